@@ -1,0 +1,196 @@
+package io.imageworker.config;
+
+import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Every setting of image-worker, under the prefix {@code image-worker}. Each property is also an environment
+ * variable ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the
+ * product's configuration surface are fixed by the contract in the README's Configuration table.
+ */
+@ConfigMapping(prefix = "image-worker")
+public interface WorkerConfig {
+
+    /** The gateway this worker turns into a pipeline. */
+    Gateway gateway();
+
+    /** Downloads of returned image URLs and of {@code https://} references. */
+    Download download();
+
+    /** Most gateway calls in flight in this process at once (the ceiling of the adaptive limit). */
+    @WithDefault("16")
+    int concurrency();
+
+    /** Consumer group of the request topic. */
+    @WithDefault("image-worker")
+    String consumerGroup();
+
+    /** Topic names. */
+    Topic topic();
+
+    /** Where images and result documents are stored. */
+    Storage storage();
+
+    /** Which sources an edit's references and mask may come from. */
+    Reference reference();
+
+    /** Retry policy per outcome class, and the total budget of one request. */
+    Retry retry();
+
+    /**
+     * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
+     * gateway to become healthy instead of failing the backlog. {@code false} fails each such request.
+     */
+    @WithDefault("true")
+    boolean pauseOnGatewayFault();
+
+    /** Gateway settings. */
+    interface Gateway {
+        /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
+        Optional<String> baseUrl();
+
+        /** The {@code sk-} bearer token. Never logged, never put in an event. */
+        Optional<String> apiKey();
+
+        /** The image model identifier, sent as {@code model}. */
+        Optional<String> model();
+
+        /** Time allowed for one gateway call, headers and body. */
+        @WithDefault("180s")
+        Duration timeout();
+
+        /** Time allowed to open a connection to the gateway. */
+        @WithDefault("10s")
+        Duration connectTimeout();
+
+        /** {@code multi} sends every reference as {@code image[]} in order; {@code single} only the base image. */
+        @WithDefault("multi")
+        EditMode editMode();
+
+        /** Largest gateway answer read, in bytes (a 4K PNG as base64 is about 30 MB). */
+        @WithDefault("67108864")
+        int maxResponseBytes();
+
+        /** How much of a gateway answer is kept in an event's {@code gatewayBody}. */
+        @WithDefault("2048")
+        int keepBodyChars();
+
+        /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
+        Optional<String> responseFormat();
+    }
+
+    /** How edit references are sent. */
+    enum EditMode {
+        /** every reference as an {@code image[]} part, in order. */
+        multi,
+        /** only the base image, as one {@code image} part. */
+        single
+    }
+
+    /** Download settings. */
+    interface Download {
+        /** Time allowed for one download, headers and body. */
+        @WithDefault("60s")
+        Duration timeout();
+
+        /** Largest downloaded image, in bytes; a larger body is cut off while reading. */
+        @WithDefault("26214400")
+        int maxBytes();
+    }
+
+    /** Topic names. */
+    interface Topic {
+        /** Requests are consumed from here. */
+        @WithDefault("image-request")
+        String request();
+
+        /** {@code image-completed} events go here. */
+        @WithDefault("image-completed")
+        String completed();
+
+        /** {@code image-failed} events go here. */
+        @WithDefault("image-failed")
+        String failed();
+
+        /** Records that cannot be read as a request go here, byte for byte. */
+        @WithDefault("image-request-dlq")
+        String dlq();
+    }
+
+    /** Object storage. */
+    interface Storage {
+        /** Bucket images are written to. */
+        @WithDefault("images")
+        String bucket();
+
+        /** Default key prefix of images. */
+        @WithDefault("images/")
+        String keyPrefix();
+
+        /** Key prefixes a request's {@code output.keyPrefix} may fall under; empty means the default prefix only. */
+        Optional<List<String>> allowedKeyPrefixes();
+
+        /** Where result documents (the idempotency record of each {@code requestId}) are written. */
+        @WithDefault("results/")
+        String resultPrefix();
+
+        /** An S3-compatible endpoint; path-style access is used when set. Empty means AWS. */
+        Optional<String> endpoint();
+
+        /** Create the bucket at start when it does not exist (local runs and tests). */
+        @WithDefault("false")
+        boolean createBucket();
+
+        /** Put a presigned GET URL of the image into {@code image-completed}. */
+        @WithDefault("false")
+        boolean presign();
+
+        /** Lifetime of a presigned URL. */
+        @WithDefault("1h")
+        Duration presignTtl();
+
+        /** Time allowed for one storage operation. */
+        @WithDefault("30s")
+        Duration timeout();
+    }
+
+    /** Reference sources for edits. */
+    interface Reference {
+        /** Buckets an {@code s3://} reference may name; empty means the storage bucket. */
+        Optional<Set<String>> allowedBuckets();
+
+        /** Hosts an {@code https://} reference may name; empty allows none. */
+        Optional<Set<String>> allowedHosts();
+    }
+
+    /** Retry policy. */
+    interface Retry {
+        /** Attempts of a call refused with 429 or never sent, before {@code RATE_LIMITED}/{@code TIMEOUT}. */
+        @WithDefault("6")
+        int maxRateLimitedAttempts();
+
+        /** Extra attempts after an outcome whose billing is unknown (timeout after sending, 5xx, reset). */
+        @WithDefault("1")
+        int unknownOutcomeRetries();
+
+        /** First back-off delay. */
+        @WithDefault("1s")
+        Duration initialBackoff();
+
+        /** Longest back-off delay. */
+        @WithDefault("60s")
+        Duration maxBackoff();
+
+        /** Total time one request may spend on retries before it fails with its last error. */
+        @WithDefault("15m")
+        Duration requestDeadline();
+
+        /** Attempts of a storage operation or of publishing a result, which cost nothing. */
+        @WithDefault("5")
+        int infrastructureAttempts();
+    }
+}
