@@ -1,27 +1,31 @@
 package io.imageworker;
 
-import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 
 /**
- * One {@code image-request} as a producer wrote it, before validation. Unknown fields are ignored (forward
- * compatible); every field may be missing or of the wrong shape until {@code RequestValidator} has accepted it.
+ * An {@code image-request} that has passed validation against the event contract.
+ *
+ * @param requestId the idempotency key
+ * @param operation generate or edit
+ * @param prompt the prompt, trimmed
+ * @param size the size as the producer wrote it ({@code WIDTHxHEIGHT}, {@code W:H}, {@code auto}) or null
+ * @param quality {@code high}, {@code medium}, {@code low} or null (not sent)
+ * @param references the edit's image sources in order, the first being the image edited; empty for generate
+ * @param mask the edit's mask, or null
+ * @param keyPrefix where to store the image
+ * @param deadline the instant after which the request must not start, or null
+ * @param metadata echoed unchanged on the result
  */
-@JsonIgnoreProperties(ignoreUnknown = true)
 public record ImageRequest(
         String requestId,
-        String operation,
+        Operation operation,
         String prompt,
         String size,
         String quality,
         List<ImageSource> references,
         ImageSource mask,
-        Output output,
-        String deadline,
-        Map<String, String> metadata) {
-
-    /** Where the producer wants the image stored. */
-    @JsonIgnoreProperties(ignoreUnknown = true)
-    public record Output(String keyPrefix) {}
-}
+        String keyPrefix,
+        Instant deadline,
+        Map<String, String> metadata) {}

@@ -48,6 +48,14 @@ public interface WorkerConfig {
     @WithDefault("true")
     boolean pauseOnGatewayFault();
 
+    /**
+     * On SIGTERM, how long requests in progress may take to finish and publish their results before the process
+     * exits; what did not finish is left uncommitted and redelivered. The Helm chart's termination grace is derived
+     * from it.
+     */
+    @WithDefault("60s")
+    Duration shutdownGrace();
+
     /** Gateway settings. */
     interface Gateway {
         /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
@@ -78,6 +86,14 @@ public interface WorkerConfig {
         /** How much of a gateway answer is kept in an event's {@code gatewayBody}. */
         @WithDefault("2048")
         int keepBodyChars();
+
+        /** Gateway faults (401, wrong address) in a row after which intake pauses and the gateway is probed. */
+        @WithDefault("3")
+        int faultThreshold();
+
+        /** How often a paused worker probes the gateway, with calls that cannot be billed. */
+        @WithDefault("30s")
+        Duration probeInterval();
 
         /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
         Optional<String> responseFormat();
@@ -141,6 +157,15 @@ public interface WorkerConfig {
         /** An S3-compatible endpoint; path-style access is used when set. Empty means AWS. */
         Optional<String> endpoint();
 
+        /** Region of the store; empty uses the AWS default chain ({@code AWS_REGION}), or us-east-1 with an endpoint. */
+        Optional<String> region();
+
+        /** Access key; empty uses the AWS default credentials chain ({@code AWS_ACCESS_KEY_ID}, roles, ...). */
+        Optional<String> accessKeyId();
+
+        /** Secret key, with {@link #accessKeyId()}. */
+        Optional<String> secretAccessKey();
+
         /** Create the bucket at start when it does not exist (local runs and tests). */
         @WithDefault("false")
         boolean createBucket();
@@ -189,8 +214,11 @@ public interface WorkerConfig {
         @WithDefault("15m")
         Duration requestDeadline();
 
-        /** Attempts of a storage operation or of publishing a result, which cost nothing. */
-        @WithDefault("5")
-        int infrastructureAttempts();
+        /**
+         * How long storage operations, downloads and result publishing (which cost nothing) are retried before the
+         * request fails with {@code STORAGE_ERROR}, or, for publishing, before the worker stops consuming.
+         */
+        @WithDefault("2m")
+        Duration infrastructurePatience();
     }
 }

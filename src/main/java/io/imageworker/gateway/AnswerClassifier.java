@@ -1,0 +1,291 @@
+package io.imageworker.gateway;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.netty.channel.ConnectTimeoutException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Turns what came back from one gateway call into a {@link GatewayAnswer}: the one place where status codes, bodies
+ * and transport errors are interpreted (spec section 7, and the open-source gateway's real answers). Pure, so every
+ * rule is unit-tested without a server.
+ */
+public final class AnswerClassifier {
+
+    private final ObjectMapper mapper;
+    private final int keepBodyChars;
+
+    /** A classifier keeping at most {@code keepBodyChars} of an answer for events. */
+    public AnswerClassifier(ObjectMapper mapper, int keepBodyChars) {
+        this.mapper = mapper;
+        this.keepBodyChars = keepBodyChars;
+    }
+
+    /** Classifies an HTTP answer. {@code retryAfter} is the raw header value, or null. */
+    public GatewayAnswer classify(int status, String contentType, String retryAfter, String body, long latencyMs) {
+        String text = body == null ? "" : body;
+        boolean html = isHtml(contentType, text);
+        if (status >= 200 && status < 300) {
+            return html
+                    ? failure(
+                            FailureKind.MISCONFIGURED,
+                            "the gateway answered an HTML page instead of JSON: the base"
+                                    + " address points at a web page, not the API",
+                            status,
+                            text,
+                            null,
+                            latencyMs)
+                    : successBody(status, text, latencyMs);
+        }
+        if (status >= 300 && status < 400) {
+            return failure(
+                    FailureKind.MISCONFIGURED,
+                    "the gateway redirected the call (" + status + "): the base" + " address has a wrong path",
+                    status,
+                    text,
+                    null,
+                    latencyMs);
+        }
+        return switch (status) {
+            case 401 ->
+                failure(
+                        FailureKind.UNAUTHORIZED,
+                        "the gateway refused the token (401): it is wrong, deleted,"
+                                + " out of quota, or the header is malformed",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            case 404 ->
+                failure(
+                        FailureKind.MISCONFIGURED,
+                        "the gateway answered 404 Invalid URL: the base address is" + " wrong",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            case 429 ->
+                failure(
+                        FailureKind.RATE_LIMITED,
+                        "the gateway is rate limiting (429)",
+                        status,
+                        text,
+                        parseRetryAfter(retryAfter, Instant.now()).orElse(null),
+                        latencyMs);
+            case 504, 524 ->
+                failure(
+                        FailureKind.TIMED_OUT,
+                        "a proxy in front of the gateway gave up waiting (" + status
+                                + "); the call may still be billed",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            default -> classifyOther(status, html, text, latencyMs);
+        };
+    }
+
+    private GatewayAnswer classifyOther(int status, boolean html, String text, long latencyMs) {
+        String code = errorCode(text);
+        if (status >= 500) {
+            if (html && status == 502) {
+                return failure(
+                        FailureKind.TIMED_OUT,
+                        "a proxy in front of the gateway answered 502 with an HTML page;"
+                                + " the call may still be billed",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            }
+            if ("model_not_found".equals(code)) {
+                return failure(
+                        FailureKind.REFUSED,
+                        "the gateway has no channel for the model: check"
+                                + " IMAGE_WORKER_GATEWAY_MODEL (full name, date suffix included)",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            }
+            if ("sensitive_words_detected".equals(code)) {
+                return failure(
+                        FailureKind.REFUSED,
+                        "the gateway refused the prompt (sensitive words)",
+                        status,
+                        text,
+                        null,
+                        latencyMs);
+            }
+            return failure(FailureKind.UPSTREAM, "the gateway failed (" + status + ")", status, text, null, latencyMs);
+        }
+        if (html) {
+            return failure(
+                    FailureKind.MISCONFIGURED,
+                    "the gateway answered an HTML page (" + status + ") instead of"
+                            + " JSON: the base address points at a web page",
+                    status,
+                    text,
+                    null,
+                    latencyMs);
+        }
+        if (status == 403 || status == 413) {
+            return failure(
+                    FailureKind.REFUSED,
+                    "the gateway refused the call before any work (" + status + ")",
+                    status,
+                    text,
+                    null,
+                    latencyMs);
+        }
+        String message = errorMessage(text)
+                .map(m -> "the gateway refused the request (" + status + "): " + m)
+                .orElse("the gateway refused the request (" + status + ")");
+        return failure(FailureKind.REJECTED, message, status, text, null, latencyMs);
+    }
+
+    private GatewayAnswer successBody(int status, String text, long latencyMs) {
+        JsonNode root;
+        try {
+            root = mapper.readTree(text);
+        } catch (Exception e) {
+            return failure(
+                    FailureKind.INVALID_OUTPUT, "the gateway's 200 answer is not JSON", status, text, null, latencyMs);
+        }
+        if (root == null || !root.isObject()) {
+            return failure(
+                    FailureKind.INVALID_OUTPUT,
+                    "the gateway's 200 answer is not a JSON object",
+                    status,
+                    text,
+                    null,
+                    latencyMs);
+        }
+        JsonNode first = root.path("data").path(0);
+        String b64 = textOrNull(first.get("b64_json"));
+        String url = textOrNull(first.get("url"));
+        if (b64 != null || url != null) {
+            return new GatewayAnswer.Image(b64, url, latencyMs);
+        }
+        String detail =
+                root.has("error") ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
+        return failure(
+                FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, null, latencyMs);
+    }
+
+    /**
+     * Classifies a call that got no HTTP answer. {@code timedOut} is true when this worker's own deadline ended the
+     * call after it was sent.
+     */
+    public GatewayAnswer classify(Throwable error, long latencyMs) {
+        if (isNotSent(error)) {
+            return new GatewayAnswer.Failure(
+                    GatewayFailure.noAnswer(
+                            FailureKind.NOT_SENT, "could not connect to the gateway: " + describe(error)),
+                    latencyMs);
+        }
+        if (error instanceof java.util.concurrent.TimeoutException
+                || error instanceof io.smallrye.mutiny.TimeoutException) {
+            return new GatewayAnswer.Failure(
+                    GatewayFailure.noAnswer(FailureKind.TIMED_OUT, "the gateway did not answer in time"), latencyMs);
+        }
+        if (error instanceof BoundedBodyCodec.BodyTooLargeException) {
+            return new GatewayAnswer.Failure(
+                    GatewayFailure.noAnswer(
+                            FailureKind.INVALID_OUTPUT, "the gateway's answer was " + error.getMessage()),
+                    latencyMs);
+        }
+        return new GatewayAnswer.Failure(
+                GatewayFailure.noAnswer(FailureKind.UPSTREAM, "the gateway's answer broke off: " + describe(error)),
+                latencyMs);
+    }
+
+    /** True for failures that happen before a request can have left this process. */
+    static boolean isNotSent(Throwable error) {
+        if (error instanceof ConnectException
+                || error instanceof ConnectTimeoutException
+                || error instanceof UnknownHostException
+                || error instanceof NoRouteToHostException) {
+            return true;
+        }
+        // Vert.x reports a pool that could not hand out a connection in time as a TimeoutException with this text.
+        String message = error.getMessage();
+        return error instanceof java.util.concurrent.TimeoutException
+                && message != null
+                && message.contains("getting a connection");
+    }
+
+    private static String describe(Throwable error) {
+        String message = error.getMessage();
+        return error.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+
+    private GatewayAnswer failure(
+            FailureKind kind, String message, int status, String text, Duration retryAfter, long latencyMs) {
+        String kept = text.length() > keepBodyChars ? text.substring(0, keepBodyChars) : text;
+        return new GatewayAnswer.Failure(
+                new GatewayFailure(kind, message, status, kept, Optional.ofNullable(retryAfter)), latencyMs);
+    }
+
+    /** A {@code Retry-After} value in seconds or as an HTTP date, as a delay from {@code now}. */
+    static Optional<Duration> parseRetryAfter(String value, Instant now) {
+        if (value == null || value.isBlank()) {
+            return Optional.empty();
+        }
+        String trimmed = value.trim();
+        try {
+            long seconds = Long.parseLong(trimmed);
+            return seconds < 0 ? Optional.empty() : Optional.of(Duration.ofSeconds(seconds));
+        } catch (NumberFormatException notSeconds) {
+            try {
+                Instant at = ZonedDateTime.parse(trimmed, DateTimeFormatter.RFC_1123_DATE_TIME)
+                        .toInstant();
+                Duration delay = Duration.between(now, at);
+                return Optional.of(delay.isNegative() ? Duration.ZERO : delay);
+            } catch (DateTimeParseException notADate) {
+                return Optional.empty();
+            }
+        }
+    }
+
+    private static boolean isHtml(String contentType, String text) {
+        if (contentType != null && contentType.toLowerCase(Locale.ROOT).contains("text/html")) {
+            return true;
+        }
+        String start = text.stripLeading();
+        return start.regionMatches(true, 0, "<!doctype html", 0, 14) || start.regionMatches(true, 0, "<html", 0, 5);
+    }
+
+    private Optional<String> errorMessage(String text) {
+        try {
+            JsonNode error = mapper.readTree(text).path("error");
+            if (error.isTextual()) {
+                return Optional.of(error.asText());
+            }
+            return Optional.ofNullable(textOrNull(error.get("message")));
+        } catch (Exception e) {
+            return Optional.empty();
+        }
+    }
+
+    private String errorCode(String text) {
+        try {
+            return textOrNull(mapper.readTree(text).path("error").get("code"));
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    private static String textOrNull(JsonNode node) {
+        return node != null && node.isTextual() && !node.asText().isEmpty() ? node.asText() : null;
+    }
+}

@@ -1,0 +1,48 @@
+package io.imageworker.gateway;
+
+import io.imageworker.Billing.CallCost;
+import io.imageworker.ErrorCode;
+
+/**
+ * What went wrong with one gateway call, with what it cost and the error code a request gets when the fault
+ * persists. The retry policy decides by kind: every call is billed by the gateway, so a call is repeated only when
+ * the first one cannot have been billed, or when its fate is unknown and the configuration allows it.
+ */
+public enum FailureKind {
+    /** The call never reached the gateway (connection refused, DNS): free to repeat. */
+    NOT_SENT(CallCost.NOT_SENT, ErrorCode.UPSTREAM_ERROR),
+    /** 429: refused before any work, repeat after a back-off. */
+    RATE_LIMITED(CallCost.REFUSED, ErrorCode.RATE_LIMITED),
+    /** 401: the token is wrong, deleted, exhausted, or the header is malformed. */
+    UNAUTHORIZED(CallCost.REFUSED, ErrorCode.UNAUTHORIZED),
+    /** 404 {@code Invalid URL}, a redirect, or an HTML page at 2xx/4xx: the base address is wrong. */
+    MISCONFIGURED(CallCost.REFUSED, ErrorCode.GATEWAY_MISCONFIGURED),
+    /** 403, 413, model not found: refused before the upstream did any work; repeating cannot help. */
+    REFUSED(CallCost.REFUSED, ErrorCode.REJECTED),
+    /** 400 and other 4xx: moderation or parameter refusal, billed; never repeated. */
+    REJECTED(CallCost.BILLED, ErrorCode.REJECTED),
+    /** The call timed out after it was sent, or a proxy gave up (HTML 502/504/524): fate unknown. */
+    TIMED_OUT(CallCost.UNKNOWN, ErrorCode.TIMEOUT),
+    /** 5xx, a reset or a truncated body after sending: fate unknown. */
+    UPSTREAM(CallCost.UNKNOWN, ErrorCode.UPSTREAM_ERROR),
+    /** 200 without a usable image: billed, never repeated. */
+    INVALID_OUTPUT(CallCost.BILLED, ErrorCode.INVALID_OUTPUT);
+
+    private final CallCost cost;
+    private final ErrorCode errorCode;
+
+    FailureKind(CallCost cost, ErrorCode errorCode) {
+        this.cost = cost;
+        this.errorCode = errorCode;
+    }
+
+    /** What a call that ended this way cost. */
+    public CallCost cost() {
+        return cost;
+    }
+
+    /** The error code of a request whose last call ended this way. */
+    public ErrorCode errorCode() {
+        return errorCode;
+    }
+}

@@ -1,0 +1,17 @@
+package io.imageworker.gateway;
+
+/**
+ * The outcome of one gateway call: an {@link Image} in one of the two forms the spec allows, or a
+ * {@link Failure}.
+ */
+public sealed interface GatewayAnswer permits GatewayAnswer.Image, GatewayAnswer.Failure {
+
+    /** Milliseconds from sending to the end of the answer. */
+    long latencyMs();
+
+    /** A 200 answer carrying {@code data[0].b64_json} or {@code data[0].url}. */
+    record Image(String b64Json, String url, long latencyMs) implements GatewayAnswer {}
+
+    /** Any other outcome. */
+    record Failure(GatewayFailure failure, long latencyMs) implements GatewayAnswer {}
+}

@@ -1,0 +1,37 @@
+package io.imageworker.processing;
+
+import io.smallrye.mutiny.Uni;
+import java.time.Duration;
+import java.util.function.Predicate;
+
+/**
+ * Retries of operations that cost nothing (storage, downloads, publishing), with Mutiny's exponential back-off and
+ * jitter, for at most a configured time.
+ */
+public final class Patience {
+
+    private static final Duration FIRST_DELAY = Duration.ofMillis(200);
+    private static final Duration LONGEST_DELAY = Duration.ofSeconds(10);
+
+    private final Duration patience;
+
+    /** Retries for at most {@code patience}. */
+    public Patience(Duration patience) {
+        this.patience = patience;
+    }
+
+    /** {@code operation}, re-subscribed after each failure that {@code retryable} accepts, until patience ends. */
+    public <T> Uni<T> retry(Uni<T> operation, Predicate<Throwable> retryable) {
+        return operation
+                .onFailure(retryable)
+                .retry()
+                .withBackOff(FIRST_DELAY, LONGEST_DELAY)
+                .withJitter(0.5)
+                .expireIn(patience.toMillis());
+    }
+
+    /** {@code operation}, retried after any failure. */
+    public <T> Uni<T> retry(Uni<T> operation) {
+        return retry(operation, failure -> true);
+    }
+}

@@ -1,0 +1,83 @@
+package io.imageworker.processing;
+
+import io.imageworker.Billing.CallCost;
+import io.imageworker.TerminalEvent;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.function.Supplier;
+
+/**
+ * The worker's metrics, in Prometheus format at {@code /q/metrics}. Tags are bounded: outcome, error code, call
+ * cost, never a request id.
+ */
+public final class WorkerMetrics {
+
+    private final MeterRegistry registry;
+    private final Timer gatewayLatency;
+    private final Counter bytesStored;
+    private final Counter sizeMismatches;
+    private final Counter deadLetters;
+
+    /** Registers the worker's meters, reading the limiter's state for the gauges. */
+    public WorkerMetrics(MeterRegistry registry, ConcurrencyLimiter limiter, Supplier<Integer> ceiling) {
+        this.registry = registry;
+        this.gatewayLatency = Timer.builder("image_worker_gateway_call")
+                .description("Duration of gateway calls")
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(100))
+                .maximumExpectedValue(Duration.ofMinutes(5))
+                .register(registry);
+        this.bytesStored = Counter.builder("image_worker_stored_bytes")
+                .description("Bytes of images written to the store")
+                .register(registry);
+        this.sizeMismatches = Counter.builder("image_worker_size_mismatches")
+                .description("Images whose real size differs from the size sent (a silent gateway failure)")
+                .register(registry);
+        this.deadLetters = Counter.builder("image_worker_dead_letters")
+                .description("Records sent to the DLQ because they are not a readable request")
+                .register(registry);
+        registry.gauge("image_worker_gateway_calls_in_flight", limiter, ConcurrencyLimiter::inFlight);
+        registry.gauge("image_worker_gateway_calls_waiting", limiter, ConcurrencyLimiter::waiting);
+        registry.gauge("image_worker_concurrency_limit", limiter, ConcurrencyLimiter::limit);
+        registry.gauge("image_worker_concurrency_max", ceiling, s -> s.get());
+    }
+
+    /** A request ended with this event. */
+    public void ended(TerminalEvent event) {
+        String code = event instanceof TerminalEvent.Failed failed
+                ? failed.error().code().name()
+                : "none";
+        String outcome = event instanceof TerminalEvent.Completed ? "completed" : "failed";
+        registry.counter("image_worker_requests", "outcome", outcome, "code", code)
+                .increment();
+    }
+
+    /** A request was answered from its result document, with no gateway call. */
+    public void replayed() {
+        registry.counter("image_worker_requests_replayed").increment();
+    }
+
+    /** One gateway call ended, after {@code latencyMs}, costing {@code cost}. */
+    public void gatewayCall(CallCost cost, long latencyMs) {
+        registry.counter("image_worker_gateway_calls", "cost", cost.name().toLowerCase(java.util.Locale.ROOT))
+                .increment();
+        gatewayLatency.record(Duration.ofMillis(latencyMs));
+    }
+
+    /** An image of {@code bytes} was stored. */
+    public void stored(long bytes) {
+        bytesStored.increment(bytes);
+    }
+
+    /** The gateway returned another size than it was sent. */
+    public void sizeMismatch() {
+        sizeMismatches.increment();
+    }
+
+    /** A record went to the DLQ. */
+    public void deadLettered() {
+        deadLetters.increment();
+    }
+}

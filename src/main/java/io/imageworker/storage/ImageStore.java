@@ -1,0 +1,138 @@
+package io.imageworker.storage;
+
+import io.imageworker.config.WorkerConfig;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import software.amazon.awssdk.core.async.AsyncRequestBody;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.S3Exception;
+import software.amazon.awssdk.services.s3.presigner.S3Presigner;
+
+/**
+ * Object storage of images and of result documents, through the asynchronous S3 client. Every operation is lazy
+ * (nothing happens until subscribed, so a retry repeats the call) and bounded by the storage timeout.
+ */
+@ApplicationScoped
+public class ImageStore {
+
+    private final S3AsyncClient s3;
+    private final S3Presigner presigner;
+    private final WorkerConfig.Storage config;
+
+    ImageStore(S3AsyncClient s3, S3Presigner presigner, WorkerConfig config) {
+        this.s3 = s3;
+        this.presigner = presigner;
+        this.config = config.storage();
+    }
+
+    /** The bucket images are written to. */
+    public String bucket() {
+        return config.bucket();
+    }
+
+    /** Writes an image with its real content type and the given user metadata. */
+    public Uni<Void> putImage(String key, byte[] bytes, String contentType, Map<String, String> metadata) {
+        return call(() -> s3.putObject(
+                        put -> put.bucket(config.bucket())
+                                .key(key)
+                                .contentType(contentType)
+                                .contentLength((long) bytes.length)
+                                .metadata(metadata),
+                        AsyncRequestBody.fromBytes(bytes)))
+                .replaceWithVoid();
+    }
+
+    /** Writes the result document of a request: the terminal event it ended with. */
+    public Uni<Void> putResult(String requestId, byte[] json) {
+        return call(() -> s3.putObject(
+                        put -> put.bucket(config.bucket())
+                                .key(resultKey(requestId))
+                                .contentType("application/json")
+                                .contentLength((long) json.length),
+                        AsyncRequestBody.fromBytes(json)))
+                .replaceWithVoid();
+    }
+
+    /** The result document of a request, if its outcome is already recorded. */
+    public Uni<Optional<byte[]>> findResult(String requestId) {
+        return getObject(config.bucket(), resultKey(requestId));
+    }
+
+    /** An object's bytes, or empty when there is no such object. */
+    public Uni<Optional<byte[]>> getObject(String bucket, String key) {
+        return call(() -> s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toBytes()))
+                .map(response -> Optional.of(response.asByteArray()))
+                .onFailure(NoSuchKeyException.class)
+                .recoverWithItem(Optional.empty());
+    }
+
+    /** The size of an object, or empty when there is no such object; used to refuse large ones before reading. */
+    public Uni<Optional<Long>> sizeOf(String bucket, String key) {
+        return call(() -> s3.headObject(head -> head.bucket(bucket).key(key)))
+                .map(head -> Optional.of(head.contentLength()))
+                .onFailure(error -> error instanceof NoSuchKeyException
+                        || error instanceof S3Exception s3Error && s3Error.statusCode() == 404)
+                .recoverWithItem(Optional.empty());
+    }
+
+    /** A presigned GET URL of an image, or null when presigning is off. */
+    public String presignedUrl(String key) {
+        if (!config.presign()) {
+            return null;
+        }
+        return presigner
+                .presignGetObject(presign -> presign.signatureDuration(config.presignTtl())
+                        .getObjectRequest(get -> get.bucket(config.bucket()).key(key)))
+                .url()
+                .toString();
+    }
+
+    /** Succeeds when the bucket can be reached; for readiness. */
+    public Uni<Void> ping(Duration timeout) {
+        return Uni.createFrom()
+                .completionStage(() -> s3.headBucket(head -> head.bucket(config.bucket())))
+                .ifNoItem()
+                .after(timeout)
+                .fail()
+                .replaceWithVoid();
+    }
+
+    /** Creates the bucket when it is missing and the configuration asks for it (local runs and tests). */
+    public Uni<Void> ensureBucket() {
+        if (!config.createBucket()) {
+            return Uni.createFrom().voidItem();
+        }
+        return call(() -> s3.headBucket(head -> head.bucket(config.bucket())))
+                .replaceWithVoid()
+                .onFailure(error -> error instanceof NoSuchBucketException
+                        || error instanceof S3Exception s3Error && s3Error.statusCode() == 404)
+                .recoverWithUni(() -> {
+                    Log.infof("Creating bucket %s", config.bucket());
+                    return call(() -> s3.createBucket(create -> create.bucket(config.bucket())))
+                            .replaceWithVoid();
+                });
+    }
+
+    private String resultKey(String requestId) {
+        return config.resultPrefix() + requestId + ".json";
+    }
+
+    private <T> Uni<T> call(Supplier<CompletableFuture<T>> operation) {
+        return Uni.createFrom()
+                .completionStage(operation)
+                .ifNoItem()
+                .after(config.timeout())
+                .fail()
+                .onFailure(java.util.concurrent.CompletionException.class)
+                .transform(Throwable::getCause);
+    }
+}
