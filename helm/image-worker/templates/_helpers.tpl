@@ -1,0 +1,95 @@
+{{/*
+Expand the name of the chart.
+*/}}
+{{- define "image-worker.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Create a default fully qualified app name.
+We truncate at 63 chars because some Kubernetes name fields are limited to this (by the DNS naming spec).
+If release name contains chart name it will be used as a full name.
+*/}}
+{{- define "image-worker.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Create chart name and version as used by the chart label.
+*/}}
+{{- define "image-worker.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Common labels
+*/}}
+{{- define "image-worker.labels" -}}
+helm.sh/chart: {{ include "image-worker.chart" . }}
+{{ include "image-worker.selectorLabels" . }}
+{{- if .Chart.AppVersion }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{/*
+Selector labels
+*/}}
+{{- define "image-worker.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "image-worker.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+Create the name of the service account to use
+*/}}
+{{- define "image-worker.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "image-worker.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The container image, tag defaulting to the chart's appVersion.
+*/}}
+{{- define "image-worker.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{/*
+True (non-empty) when the chart creates the Secret from values.
+*/}}
+{{- define "image-worker.createSecret" -}}
+{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey }}true{{ end }}
+{{- end }}
+
+{{/*
+Name of the Secret read through envFrom: the user's existing one, or the one this chart creates.
+*/}}
+{{- define "image-worker.secretName" -}}
+{{- default (include "image-worker.fullname" .) .Values.secret.existingSecret }}
+{{- end }}
+
+{{/*
+Seconds between SIGTERM and SIGKILL. Derived from the worker's shutdown grace unless set explicitly:
+the 30 extra seconds cover committing offsets, flushing the producer and closing the clients after the drain.
+*/}}
+{{- define "image-worker.terminationGracePeriodSeconds" -}}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
+{{- add (int .Values.shutdownGraceSeconds) 30 }}
+{{- else }}
+{{- int .Values.terminationGracePeriodSeconds }}
+{{- end }}
+{{- end }}

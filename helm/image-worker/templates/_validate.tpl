@@ -1,0 +1,51 @@
+{{/*
+Refuse to render a release that would start but could not work, or would lose paid work.
+Each guard says why; included from deployment.yaml so it runs for every install and upgrade.
+*/}}
+{{- define "image-worker.validate" -}}
+
+{{- /* The application default (localhost:9092) never exists inside a pod: the worker would wait forever, unready. */}}
+{{- if not .Values.kafka.bootstrapServers }}
+{{- fail "kafka.bootstrapServers is required: the Kafka brokers, e.g. my-cluster-kafka-bootstrap.kafka:9092" }}
+{{- end }}
+
+{{- /* Required by the worker: without them every pod crash-loops at start; better to say so at install. */}}
+{{- if not .Values.gateway.baseUrl }}
+{{- fail "gateway.baseUrl is required: the gateway origin, e.g. https://gateway.example.com" }}
+{{- end }}
+{{- if not .Values.gateway.model }}
+{{- fail "gateway.model is required: the image model identifier sent as `model`" }}
+{{- end }}
+
+{{- /* The key comes from exactly one place: with both, one would be silently ignored. */}}
+{{- if and .Values.secret.existingSecret (include "image-worker.createSecret" .) }}
+{{- fail "set either secret.existingSecret or the secret.gatewayApiKey/awsAccessKeyId/awsSecretAccessKey values, not both" }}
+{{- end }}
+{{- if and (not .Values.secret.existingSecret) (not .Values.secret.gatewayApiKey) }}
+{{- fail "the gateway key is required: set secret.existingSecret (a Secret with the key IMAGE_WORKER_GATEWAY_API_KEY) or --set-string secret.gatewayApiKey=..." }}
+{{- end }}
+
+{{- /* Half a credential pair fails only at the first upload, after the gateway call was paid for. */}}
+{{- if and (not .Values.secret.existingSecret) (ne (empty .Values.secret.awsAccessKeyId) (empty .Values.secret.awsSecretAccessKey)) }}
+{{- fail "secret.awsAccessKeyId and secret.awsSecretAccessKey go together: set both, or neither to use the AWS SDK's default chain" }}
+{{- end }}
+
+{{- /* A SIGKILL during the drain abandons calls the gateway has already billed; they run again on redelivery. */}}
+{{- if not (kindIs "invalid" .Values.terminationGracePeriodSeconds) }}
+{{- $minimum := add (int .Values.shutdownGraceSeconds) 10 }}
+{{- if lt (int .Values.terminationGracePeriodSeconds) (int $minimum) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least shutdownGraceSeconds + 10 (%d), or the pod is killed while in-flight gateway calls drain; leave it empty to derive it" (int .Values.terminationGracePeriodSeconds) (int $minimum)) }}
+{{- end }}
+{{- end }}
+
+{{- /* KEDA creates its own HorizontalPodAutoscaler; two autoscalers on one Deployment fight over its replicas. */}}
+{{- if and .Values.autoscaling.enabled .Values.keda.enabled }}
+{{- fail "autoscaling.enabled and keda.enabled are mutually exclusive: KEDA manages its own HorizontalPodAutoscaler" }}
+{{- end }}
+
+{{- /* The API rejects a PodDisruptionBudget with both; say which values to change instead. */}}
+{{- if and .Values.podDisruptionBudget.enabled (not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable)) (not (kindIs "invalid" .Values.podDisruptionBudget.maxUnavailable)) }}
+{{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (set the other to null)" }}
+{{- end }}
+
+{{- end }}
