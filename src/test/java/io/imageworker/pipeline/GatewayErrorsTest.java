@@ -1,0 +1,139 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.Fault;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import org.junit.jupiter.api.Test;
+
+/** Each class of gateway answer ends as the error code of the contract, with the billing it really had. */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class GatewayErrorsTest extends PipelineTestSupport {
+
+    private JsonNode failedWith(String expectedCode) {
+        String id = newId(expectedCode.toLowerCase());
+        send(request(id, ""));
+        JsonNode event = body(result(id));
+        assertThat(event.path("error").path("code").asText()).isEqualTo(expectedCode);
+        return event;
+    }
+
+    @Test
+    void aModerationRefusalIsRejectedAndBilledAndNeverRetried() {
+        gateway.control().injectFault(Fault.moderationRefusal());
+
+        JsonNode event = failedWith("REJECTED");
+
+        assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(400);
+        assertThat(event.path("error").path("gatewayBody").asText()).contains("moderation_blocked");
+        assertThat(event.path("error").path("retryable").asBoolean()).isFalse();
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":1,\"billed\":1,\"unknown\":0}");
+        assertThat(event.path("attempts").asInt()).isEqualTo(1);
+    }
+
+    @Test
+    void aRateLimitThatPersistsEndsAsRateLimitedAndIsNotBilled() {
+        gateway.control().injectFault(Fault.rateLimited(), 6);
+
+        JsonNode event = failedWith("RATE_LIMITED");
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":6,\"billed\":0,\"unknown\":0}");
+        assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(429);
+    }
+
+    @Test
+    void retriesAfterRetryAfterAndSucceeds() {
+        gateway.control().injectFault(Fault.rateLimited(1));
+        String id = newId("retryafter");
+        send(request(id, ""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":1,\"unknown\":0}");
+        var calls = callsFor(id);
+        assertThat(calls).hasSize(2);
+        assertThat(java.time.Duration.between(calls.get(0).finishedAt(), calls.get(1).arrivedAt()))
+                .isGreaterThanOrEqualTo(java.time.Duration.ofMillis(900));
+    }
+
+    @Test
+    void aServerErrorIsRetriedOnceThenEndsAsUpstreamErrorOfUnknownBilling() {
+        gateway.control().injectFault(Fault.serverError(500), 2);
+
+        JsonNode event = failedWith("UPSTREAM_ERROR");
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":0,\"unknown\":2}");
+        assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(500);
+    }
+
+    @Test
+    void aServerErrorOnceIsRetriedAndCompletes() {
+        gateway.control().injectFault(Fault.serverError(502));
+        String id = newId("once");
+        send(request(id, ""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":1,\"unknown\":1}");
+        assertThat(event.path("attempts").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aHungCallEndsAsTimeoutWithinTheConfiguredTime() {
+        gateway.control().injectFault(Fault.hang(), 2);
+
+        JsonNode event = failedWith("TIMEOUT");
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":0,\"unknown\":2}");
+    }
+
+    @Test
+    void aProxyTimeoutPageIsATimeoutOfUnknownBilling() {
+        gateway.control().injectFault(Fault.proxyHtml(524, java.time.Duration.ZERO), 2);
+
+        JsonNode event = failedWith("TIMEOUT");
+
+        assertThat(event.path("billing").path("unknown").asInt()).isEqualTo(2);
+        assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(524);
+    }
+
+    @Test
+    void aTruncatedAnswerIsAnUpstreamErrorOfUnknownBilling() {
+        gateway.control().injectFault(Fault.truncatedBody(), 2);
+
+        JsonNode event = failedWith("UPSTREAM_ERROR");
+
+        assertThat(event.path("billing").path("unknown").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void bytesThatAreNoImageAreInvalidOutput() {
+        gateway.control().injectFault(Fault.nonImageBytes());
+
+        JsonNode event = failedWith("INVALID_OUTPUT");
+
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":1,\"billed\":1,\"unknown\":0}");
+    }
+
+    @Test
+    void invalidBase64IsInvalidOutput() {
+        gateway.control().injectFault(Fault.badBase64());
+
+        failedWith("INVALID_OUTPUT");
+    }
+
+    @Test
+    void anUnknownModelIsRejectedWithoutRetry() {
+        gateway.control().injectFault(Fault.status(
+                503, "{\"error\":{\"code\":\"model_not_found\",\"message\":\"No available channel\"}}"));
+
+        JsonNode event = failedWith("REJECTED");
+
+        assertThat(event.path("error").path("message").asText()).contains("IMAGE_WORKER_GATEWAY_MODEL");
+        assertThat(event.path("attempts").asInt()).isEqualTo(1);
+    }
+}

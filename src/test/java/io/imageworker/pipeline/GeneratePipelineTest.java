@@ -1,0 +1,303 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.image.ImageInspector;
+import io.imageworker.testing.KafkaTestClient;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.Fault;
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.ResponseForm;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+
+/** Text to image, end to end: the real broker, the real store, the gateway simulator. */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class GeneratePipelineTest extends PipelineTestSupport {
+
+    @Inject
+    S3AsyncClient s3;
+
+    private byte[] object(String bucket, String key) {
+        return s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toBytes())
+                .join()
+                .asByteArray();
+    }
+
+    @Test
+    void storesTheImageAndPublishesACompletedCloudEvent() {
+        String id = newId("gen");
+        String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        kafka.send(
+                WorkerTestResource.REQUESTS,
+                "key-" + id,
+                request(id, "\"size\":\"16:9\",\"quality\":\"high\",\"metadata\":{\"sku\":\"A-17\"}"),
+                Map.of("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
+
+        ConsumerRecord<byte[], byte[]> record = result(id);
+        JsonNode event = body(record);
+
+        assertThat(record.topic()).isEqualTo("image-completed");
+        assertThat(new String(record.key(), StandardCharsets.UTF_8)).isEqualTo("key-" + id);
+        assertThat(KafkaTestClient.header(record, "ce_specversion")).isEqualTo("1.0");
+        assertThat(KafkaTestClient.header(record, "ce_type")).isEqualTo("image.completed");
+        assertThat(KafkaTestClient.header(record, "ce_subject")).isEqualTo(id);
+        assertThat(KafkaTestClient.header(record, "ce_id")).isNotBlank();
+        assertThat(KafkaTestClient.header(record, "content-type")).isEqualTo("application/json");
+        assertThat(KafkaTestClient.header(record, "traceparent")).startsWith("00-" + traceId + "-").endsWith("-01");
+
+        assertThat(event.path("requestId").asText()).isEqualTo(id);
+        assertThat(event.path("operation").asText()).isEqualTo("generate");
+        assertThat(event.path("image").path("bucket").asText()).isEqualTo(WorkerTestResource.BUCKET);
+        assertThat(event.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
+        assertThat(event.path("image").path("uri").asText()).isEqualTo("s3://images/images/" + id + ".png");
+        assertThat(event.path("image").has("url")).isFalse();
+        assertThat(event.path("image").path("contentType").asText()).isEqualTo("image/png");
+        assertThat(event.path("image").path("width").asInt()).isEqualTo(1536);
+        assertThat(event.path("image").path("height").asInt()).isEqualTo(864);
+        assertThat(event.path("size").path("requested").asText()).isEqualTo("16:9");
+        assertThat(event.path("size").path("sent").asText()).isEqualTo("1536x864");
+        assertThat(event.path("size").path("actual").asText()).isEqualTo("1536x864");
+        assertThat(event.path("size").path("matched").asBoolean()).isTrue();
+        assertThat(event.path("attempts").asInt()).isEqualTo(1);
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":1,\"billed\":1,\"unknown\":0}");
+        assertThat(event.path("timings").path("gatewayMs").asLong()).isPositive();
+        assertThat(Instant.parse(event.path("timings").path("completedAt").asText()))
+                .isAfterOrEqualTo(Instant.parse(event.path("timings").path("receivedAt").asText()));
+        assertThat(event.path("metadata").toString()).isEqualTo("{\"sku\":\"A-17\"}");
+
+        byte[] stored = object(WorkerTestResource.BUCKET, "images/" + id + ".png");
+        assertThat(ImageInspector.sha256Hex(stored)).isEqualTo(event.path("image").path("sha256").asText());
+        assertThat((long) stored.length).isEqualTo(event.path("image").path("bytes").asLong());
+        var head = s3.headObject(h -> h.bucket(WorkerTestResource.BUCKET).key("images/" + id + ".png"))
+                .join();
+        assertThat(head.contentType()).isEqualTo("image/png");
+        assertThat(head.metadata())
+                .containsEntry("request-id", id)
+                .containsEntry("sha256", event.path("image").path("sha256").asText());
+
+        RecordedCall call = callsFor(id).get(0);
+        assertThat(call.textFields())
+                .containsEntry("model", WorkerTestResource.MODEL)
+                .containsEntry("size", "1536x864")
+                .containsEntry("quality", "high")
+                .doesNotContainKeys("n", "moderation");
+        assertThat(call.forbiddenFields()).isEmpty();
+    }
+
+    @Test
+    void aRequestWithoutKeyGetsItsRequestIdAsKey() {
+        String id = newId("nokey");
+        send(request(id, ""));
+
+        assertThat(new String(result(id).key(), StandardCharsets.UTF_8)).isEqualTo(id);
+    }
+
+    @Test
+    void downloadsAnImageReturnedAsUrlAndNeverPassesTheUrlOn() {
+        gateway.control().setResponseForm(ResponseForm.URL);
+        String id = newId("url");
+        send(request(id, ""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
+        assertThat(event.toString()).doesNotContain(gateway.filesBaseUrl());
+        assertThat(gateway.downloads()).isNotEmpty();
+    }
+
+    @Test
+    void failsWithInvalidOutputWhenTheReturnedUrlHasExpired() {
+        gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.expiredUrl());
+        String id = newId("expired");
+        send(request(id, ""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_OUTPUT");
+        assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
+        assertThat(callsFor(id)).hasSize(1);
+    }
+
+    @Test
+    void failsWithTimeoutWhenTheReturnedUrlHangs() {
+        gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.hangingUrl());
+        String id = newId("hangurl");
+        send(request(id, ""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("TIMEOUT");
+        assertThat(callsFor(id)).hasSize(1);
+    }
+
+    @ParameterizedTest
+    @CsvSource({
+        "'', 1024x1024",
+        "auto, 1024x1024",
+        "9:16, 864x1536",
+        "32:18, 1536x864",
+        "2048x1152, 2048x1152",
+        "1011x3500, 1008x3024",
+        "100x100, 816x816"
+    })
+    void alwaysSendsAnExplicitValidPixelSize(String requested, String sent) {
+        String id = newId("size");
+        send(request(id, requested.isEmpty() ? "" : "\"size\":\"" + requested + "\""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("size").path("sent").asText()).isEqualTo(sent);
+        assertThat(callsFor(id)).singleElement().satisfies(call -> assertThat(call.textFields())
+                .containsEntry("size", sent));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"big", "0x0", "-5x10", "16:0"})
+    void refusesAnUnusableSizeWithoutAGatewayCall(String size) {
+        String id = newId("badsize");
+        send(request(id, "\"size\":\"" + size + "\""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(event.path("error").path("message").asText()).contains("size");
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":0,\"billed\":0,\"unknown\":0}");
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    @Test
+    void refusesABrokenRequestNamingTheFieldWithoutACall() {
+        String id = newId("noprompt");
+        send("{\"requestId\":\"" + id + "\",\"quality\":\"ultra\",\"prompt\":\"x " + id + "\"}");
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(event.path("error").path("message").asText()).startsWith("quality");
+        assertThat(event.path("error").path("retryable").asBoolean()).isFalse();
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    @Test
+    void expiresARequestWhoseDeadlinePassedWithoutACall() {
+        String id = newId("late");
+        send(request(id, "\"deadline\":\"2020-01-01T00:00:00Z\""));
+
+        assertThat(body(result(id)).path("error").path("code").asText()).isEqualTo("EXPIRED");
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    @ParameterizedTest
+    @CsvSource({"not json at all", "{\"prompt\":\"no request id\"}", "[1,2,3]"})
+    void sendsAnUnreadableRecordToTheDlqByteForByte(String value) {
+        String marker = newId("dlq");
+        kafka.send(WorkerTestResource.REQUESTS, marker, value, Map.of("origin", marker));
+
+        await().atMost(WITHIN).until(() -> kafka.deadLetters().stream()
+                .anyMatch(r -> marker.equals(new String(r.key(), StandardCharsets.UTF_8))));
+        ConsumerRecord<byte[], byte[]> dead = kafka.deadLetters().stream()
+                .filter(r -> marker.equals(new String(r.key(), StandardCharsets.UTF_8)))
+                .findFirst()
+                .orElseThrow();
+
+        assertThat(dead.value()).isEqualTo(value.getBytes(StandardCharsets.UTF_8));
+        assertThat(KafkaTestClient.header(dead, "origin")).isEqualTo(marker);
+        assertThat(KafkaTestClient.header(dead, "dead-letter-reason")).isNotBlank();
+        assertThat(KafkaTestClient.header(dead, "dead-letter-topic")).isEqualTo(WorkerTestResource.REQUESTS);
+        assertThat(gateway.imageCalls()).isEmpty();
+    }
+
+    @Test
+    void acceptsACloudEventInBinaryMode() {
+        String id = newId("ce");
+        kafka.send(
+                WorkerTestResource.REQUESTS,
+                null,
+                request(id, ""),
+                Map.of(
+                        "ce_specversion", "1.0",
+                        "ce_id", id,
+                        "ce_source", "test",
+                        "ce_type", "image.request",
+                        "content-type", "application/json"));
+
+        assertThat(result(id).topic()).isEqualTo("image-completed");
+    }
+
+    @Test
+    void replaysARecordedResultWithoutCallingTheGatewayAgain() {
+        String id = newId("again");
+        send(request(id, ""));
+        JsonNode first = body(result(id));
+
+        send(request(id, ""));
+        await().atMost(WITHIN).until(() -> kafka.results(id).size() == 2);
+
+        assertThat(body(kafka.results(id).get(1))).isEqualTo(first);
+        assertThat(callsFor(id)).hasSize(1);
+    }
+
+    @Test
+    void copiesInFlightAtOnceMakeOneCall() {
+        gateway.control().setLatency(Duration.ofMillis(1500));
+        String id = newId("dup");
+        for (int i = 0; i < 3; i++) {
+            send(request(id, ""));
+        }
+
+        await().atMost(WITHIN).until(() -> kafka.results(id).size() == 3);
+
+        assertThat(callsFor(id)).hasSize(1);
+        assertThat(kafka.results(id)).allSatisfy(r -> assertThat(r.topic()).isEqualTo("image-completed"));
+    }
+
+    @Test
+    void neverHasMoreGatewayCallsInFlightThanTheConcurrencySetting() {
+        gateway.control().setLatency(Latency.fixed(Duration.ofMillis(300)));
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 24; i++) {
+            String id = newId("conc");
+            ids.add(id);
+            send(request(id, ""));
+        }
+
+        ids.forEach(PipelineTestSupport::result);
+
+        // image-worker.concurrency is 4 in WorkerTestResource.
+        assertThat(gateway.maxConcurrentImageCalls()).isEqualTo(4);
+        assertThat(gateway.imageCalls()).allSatisfy(call -> assertThat(call.concurrencyAtArrival())
+                .isLessThanOrEqualTo(4));
+    }
+
+    @Test
+    void storesAnImageOfAnotherSizeAndSaysItDidNotMatch() {
+        gateway.control().injectFault(Fault.wrongOutputSize(1024, 1024));
+        String id = newId("mismatch");
+        send(request(id, "\"size\":\"1536x1024\""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("size").path("sent").asText()).isEqualTo("1536x1024");
+        assertThat(event.path("size").path("actual").asText()).isEqualTo("1024x1024");
+        assertThat(event.path("size").path("matched").asBoolean()).isFalse();
+    }
+}

@@ -1,0 +1,70 @@
+package io.imageworker.testing;
+
+import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.Infrastructure;
+import io.quarkus.test.common.QuarkusTestResourceLifecycleManager;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Connects a {@code @QuarkusTest} worker to the real servers of this test run: the Kafka broker and S3 store owned
+ * by {@link Infrastructure} (embedded child JVMs, Testcontainers, or running servers) and one shared gateway
+ * simulator. Timeouts are shortened so failure paths run in seconds.
+ */
+public class WorkerTestResource implements QuarkusTestResourceLifecycleManager {
+
+    /** The bucket tests write to. */
+    public static final String BUCKET = "images";
+
+    /** Topics of this test run. */
+    public static final String REQUESTS = "image-request";
+
+    /** The model the simulator knows. */
+    public static final String MODEL = "gpt-image-2";
+
+    private static GatewaySimulator simulator;
+
+    /** The simulator every worker of this JVM calls. */
+    public static synchronized GatewaySimulator simulator() {
+        if (simulator == null) {
+            simulator = GatewaySimulator.start(
+                    SimulatorSettings.defaults().withModel(MODEL).withLatency(Latency.fixed(Duration.ofMillis(50))));
+            Runtime.getRuntime().addShutdownHook(new Thread(simulator::close, "gateway-simulator-stop"));
+        }
+        return simulator;
+    }
+
+    @Override
+    public Map<String, String> start() {
+        Infrastructure infra = Infrastructure.get();
+        GatewaySimulator gateway = simulator();
+        infra.kafka().createTopics(REQUESTS, "image-completed", "image-failed", "image-request-dlq");
+        Map<String, String> config = new HashMap<>();
+        config.put("kafka.bootstrap.servers", infra.kafkaBootstrapServers());
+        config.put("image-worker.storage.endpoint", infra.s3Endpoint().toString());
+        config.put("image-worker.storage.access-key-id", infra.s3AccessKey());
+        config.put("image-worker.storage.secret-access-key", infra.s3SecretKey());
+        config.put("image-worker.storage.region", infra.s3Region());
+        config.put("image-worker.storage.bucket", BUCKET);
+        config.put("image-worker.storage.create-bucket", "true");
+        config.put("image-worker.gateway.base-url", gateway.baseUrl());
+        config.put("image-worker.gateway.api-key", gateway.validApiKey());
+        config.put("image-worker.gateway.model", MODEL);
+        config.put("image-worker.gateway.timeout", "4s");
+        config.put("image-worker.gateway.probe-interval", "300ms");
+        config.put("image-worker.download.timeout", "2s");
+        config.put("image-worker.concurrency", "4");
+        config.put("image-worker.retry.initial-backoff", "50ms");
+        config.put("image-worker.retry.max-backoff", "500ms");
+        config.put("image-worker.retry.infrastructure-patience", "15s");
+        return config;
+    }
+
+    @Override
+    public void stop() {
+        // The servers and the simulator live for the whole test run; Infrastructure and the hook above stop them.
+    }
+}
