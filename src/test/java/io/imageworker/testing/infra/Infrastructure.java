@@ -1,0 +1,283 @@
+package io.imageworker.testing.infra;
+
+import java.net.URI;
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.jboss.logging.Logger;
+
+/**
+ * The one owner of the servers the tests talk to: a Kafka cluster and an S3-compatible store. {@link #get()} gives
+ * the JVM-wide instance, started on first use and ended by a shutdown hook. For each server it takes, in order:
+ *
+ * <ol>
+ *   <li>an external server named by the environment: {@code KAFKA_BOOTSTRAP_SERVERS}; {@code
+ *       IMAGE_WORKER_STORAGE_ENDPOINT} with {@code AWS_ACCESS_KEY_ID}, {@code AWS_SECRET_ACCESS_KEY} and optionally
+ *       {@code AWS_REGION};
+ *   <li>a Testcontainers container ({@code apache/kafka}, MinIO) when a Docker engine is reachable;
+ *   <li>else an embedded server in a child JVM ({@link KafkaBroker}, {@link S3Server}).
+ * </ol>
+ *
+ * <p>The system property {@value #MODE_PROPERTY} (or the environment variable {@code IMAGE_WORKER_TEST_INFRA})
+ * set to {@code embedded} or {@code containers} overrides the choice between the last two. One log line per server
+ * says which was chosen.
+ */
+public final class Infrastructure implements AutoCloseable {
+
+    /** Forces {@code embedded} or {@code containers} for the servers not named by the environment; default auto. */
+    public static final String MODE_PROPERTY = "image-worker.test.infra";
+
+    private static final Logger LOG = Logger.getLogger(Infrastructure.class);
+
+    private static Infrastructure shared;
+    private static RuntimeException sharedFailure;
+
+    private final ManagedKafka kafka;
+    private final ManagedStore store;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private Infrastructure(ManagedKafka kafka, ManagedStore store) {
+        this.kafka = kafka;
+        this.store = store;
+    }
+
+    /**
+     * The servers of this test run, started on the first call (both at once, a few seconds) and shared by every later
+     * call; a shutdown hook ends them when the JVM exits.
+     *
+     * @throws IllegalStateException when they cannot be started (again on every later call, without a retry)
+     */
+    public static synchronized Infrastructure get() {
+        if (shared != null) {
+            return shared;
+        }
+        if (sharedFailure != null) {
+            throw new IllegalStateException("The test servers failed to start earlier in this JVM", sharedFailure);
+        }
+        try {
+            shared = chooseAndStart();
+        } catch (RuntimeException e) {
+            sharedFailure = e;
+            throw e;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "image-worker-test-servers-shutdown"));
+        return shared;
+    }
+
+    /**
+     * Starts an embedded broker and an embedded S3 server on free ports, with their data under {@code dataDir}
+     * ({@code kafka/} and {@code s3/}, kept across runs), for a local run of the worker. They are stopped by
+     * {@link #close()} or, at the latest, when the JVM exits.
+     */
+    public static Infrastructure startEmbedded(Path dataDir) {
+        return startEmbedded(dataDir, 0, 0);
+    }
+
+    /**
+     * As {@link #startEmbedded(Path)}, on the given ports.
+     *
+     * @param kafkaPort the broker's client port, 0 for a free one
+     * @param s3Port the S3 server's HTTP port, 0 for a free one
+     */
+    public static Infrastructure startEmbedded(Path dataDir, int kafkaPort, int s3Port) {
+        Infrastructure infrastructure = startBoth(
+                () -> startEmbeddedKafka(KafkaBroker.persistent(dataDir.resolve("kafka"), kafkaPort)),
+                () -> startEmbeddedStore(S3Server.persistent(dataDir.resolve("s3"), s3Port)));
+        infrastructure.logChoice("embedded, data under " + dataDir.toAbsolutePath());
+        Runtime.getRuntime().addShutdownHook(new Thread(infrastructure::close, "image-worker-servers-shutdown"));
+        return infrastructure;
+    }
+
+    /** The Kafka cluster. */
+    public ManagedKafka kafka() {
+        return kafka;
+    }
+
+    /** The S3-compatible store. */
+    public ManagedStore s3() {
+        return store;
+    }
+
+    /** The Kafka {@code bootstrap.servers} value. */
+    public String kafkaBootstrapServers() {
+        return kafka.bootstrapServers();
+    }
+
+    /** The S3 endpoint override (path-style). */
+    public URI s3Endpoint() {
+        return store.endpoint();
+    }
+
+    /** The S3 access key id. */
+    public String s3AccessKey() {
+        return store.accessKey();
+    }
+
+    /** The S3 secret access key. */
+    public String s3SecretKey() {
+        return store.secretKey();
+    }
+
+    /** The S3 region. */
+    public String s3Region() {
+        return store.region();
+    }
+
+    /** Ends the servers this instance started (external servers are left alone). Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        closeQuietly(kafka);
+        closeQuietly(store);
+    }
+
+    private static Infrastructure chooseAndStart() {
+        String kafkaEnv = env("KAFKA_BOOTSTRAP_SERVERS");
+        String storeEnv = env("IMAGE_WORKER_STORAGE_ENDPOINT");
+        String preference = preference();
+        boolean containers;
+        String reason;
+        if (kafkaEnv != null && storeEnv != null) {
+            containers = false;
+            reason = "";
+        } else if (preference.equals("auto")) {
+            containers = Docker.isAvailable();
+            reason = containers ? "Docker engine found" : "no Docker engine found";
+        } else {
+            containers = preference.equals("containers");
+            reason = MODE_PROPERTY + "=" + preference;
+        }
+        Supplier<ManagedKafka> kafka;
+        if (kafkaEnv != null) {
+            kafka = () -> new ExternalKafka(kafkaEnv);
+        } else if (containers) {
+            kafka = () -> new ContainerKafka(KafkaBroker.DEFAULT_PARTITIONS);
+        } else {
+            kafka = () -> startEmbeddedKafka(KafkaBroker.temporary());
+        }
+        Supplier<ManagedStore> store;
+        if (storeEnv != null) {
+            store = () -> externalStore(storeEnv);
+        } else if (containers) {
+            store = ContainerStore::new;
+        } else {
+            store = () -> startEmbeddedStore(S3Server.temporary());
+        }
+        Infrastructure infrastructure = startBoth(kafka, store);
+        infrastructure.logChoice(reason);
+        return infrastructure;
+    }
+
+    /** Starts both servers at once; when one fails, ends the other and throws. */
+    private static Infrastructure startBoth(Supplier<ManagedKafka> kafka, Supplier<ManagedStore> store) {
+        ExecutorService starters = Executors.newFixedThreadPool(2, runnable -> {
+            Thread thread = new Thread(runnable, "image-worker-test-servers-start");
+            thread.setDaemon(true);
+            return thread;
+        });
+        try {
+            CompletableFuture<ManagedKafka> startingKafka = CompletableFuture.supplyAsync(kafka, starters);
+            CompletableFuture<ManagedStore> startingStore = CompletableFuture.supplyAsync(store, starters);
+            try {
+                CompletableFuture.allOf(startingKafka, startingStore).join();
+            } catch (CompletionException e) {
+                startingKafka.thenAccept(Infrastructure::closeQuietly);
+                startingStore.thenAccept(Infrastructure::closeQuietly);
+                throw e.getCause() instanceof RuntimeException cause ? cause : e;
+            }
+            return new Infrastructure(startingKafka.join(), startingStore.join());
+        } finally {
+            starters.shutdown();
+        }
+    }
+
+    private static KafkaBroker startEmbeddedKafka(KafkaBroker broker) {
+        try {
+            broker.start();
+            return broker;
+        } catch (RuntimeException e) {
+            broker.close();
+            throw e;
+        }
+    }
+
+    private static S3Server startEmbeddedStore(S3Server server) {
+        try {
+            server.start();
+            return server;
+        } catch (RuntimeException e) {
+            server.close();
+            throw e;
+        }
+    }
+
+    private static ExternalStore externalStore(String endpoint) {
+        String accessKey = env("AWS_ACCESS_KEY_ID");
+        String secretKey = env("AWS_SECRET_ACCESS_KEY");
+        if (accessKey == null || secretKey == null) {
+            throw new IllegalStateException("IMAGE_WORKER_STORAGE_ENDPOINT is set (" + endpoint
+                    + ") but AWS_ACCESS_KEY_ID or AWS_SECRET_ACCESS_KEY is not: the tests need both to use that store");
+        }
+        String region = env("AWS_REGION");
+        return new ExternalStore(URI.create(endpoint), accessKey, secretKey, region != null ? region : S3Server.REGION);
+    }
+
+    private void logChoice(String reason) {
+        String why = reason.isEmpty() ? "" : " (" + reason + ")";
+        switch (kafka.mode()) {
+            case EXTERNAL ->
+                LOG.infof("Kafka for tests: external broker at %s (KAFKA_BOOTSTRAP_SERVERS)", kafka.bootstrapServers());
+            case CONTAINER ->
+                LOG.infof(
+                        "Kafka for tests: Testcontainers %s at %s%s",
+                        ContainerKafka.IMAGE, kafka.bootstrapServers(), why);
+            case EMBEDDED ->
+                LOG.infof("Kafka for tests: embedded broker in its own JVM at %s%s", kafka.bootstrapServers(), why);
+        }
+        switch (store.mode()) {
+            case EXTERNAL ->
+                LOG.infof("S3 for tests: external store at %s (IMAGE_WORKER_STORAGE_ENDPOINT)", store.endpoint());
+            case CONTAINER ->
+                LOG.infof("S3 for tests: Testcontainers %s at %s%s", ContainerStore.IMAGE, store.endpoint(), why);
+            case EMBEDDED ->
+                LOG.infof(
+                        "S3 for tests: embedded S3Proxy in its own JVM at %s, objects under %s%s",
+                        store.endpoint(), store.localDataDir().orElseThrow(), why);
+        }
+    }
+
+    private static String preference() {
+        String value = System.getProperty(MODE_PROPERTY);
+        if (value == null || value.isBlank()) {
+            value = env("IMAGE_WORKER_TEST_INFRA");
+        }
+        String preference = value == null ? "auto" : value.strip().toLowerCase(Locale.ROOT);
+        if (!preference.equals("auto") && !preference.equals("embedded") && !preference.equals("containers")) {
+            throw new IllegalArgumentException(
+                    MODE_PROPERTY + " must be auto, embedded or containers, not '" + value + "'");
+        }
+        return preference;
+    }
+
+    private static String env(String name) {
+        String value = System.getenv(name);
+        return value == null || value.isBlank() ? null : value.strip();
+    }
+
+    private static void closeQuietly(Object server) {
+        if (server instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                LOG.warnf(e, "Could not end a test server cleanly");
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+package io.imageworker.testing.infra;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.ResponseBytes;
+import software.amazon.awssdk.core.async.AsyncRequestBody;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.GetObjectResponse;
+
+/** The servers of the test run are real, reachable, and keep their data across a stop, a crash and a restart. */
+class InfrastructureTest {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(30);
+    private static final byte[] PNG_BYTES = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 1, 2, 3};
+
+    private static Infrastructure infrastructure;
+
+    @BeforeAll
+    static void startServers() {
+        infrastructure = Infrastructure.get();
+    }
+
+    @Test
+    void sharesOneInstancePerTestRun() {
+        assertThat(Infrastructure.get()).isSameAs(infrastructure);
+        assertThat(infrastructure.kafkaBootstrapServers())
+                .isEqualTo(infrastructure.kafka().bootstrapServers());
+        assertThat(infrastructure.s3Endpoint()).isEqualTo(infrastructure.s3().endpoint());
+    }
+
+    @Test
+    void consumesARecordProducedThroughTheBroker() {
+        String topic = uniqueName("produce-consume");
+        infrastructure.kafka().createTopics(topic);
+
+        send(topic, "request-1", "{\"prompt\":\"a red fox\"}");
+
+        try (KafkaConsumer<String, String> consumer = consumer(uniqueName("group"))) {
+            consumer.subscribe(List.of(topic));
+            List<ConsumerRecord<String, String>> records = pollUntil(consumer, 1);
+            assertThat(records).singleElement().satisfies(record -> {
+                assertThat(record.key()).isEqualTo("request-1");
+                assertThat(record.value()).isEqualTo("{\"prompt\":\"a red fox\"}");
+            });
+        }
+    }
+
+    @Test
+    void keepsARecordProducedBeforeTheBrokerStops() {
+        ManagedKafka kafka = infrastructure.kafka();
+        assumeTrue(kafka.supportsRestart(), "the broker is external");
+        String topic = uniqueName("survives-stop");
+        TopicPartition partition = new TopicPartition(topic, 0);
+        send(topic, "before-stop", "still here");
+
+        kafka.stop();
+        try (Admin admin = KafkaAdmin.admin(kafka.bootstrapServers())) {
+            assertThatThrownBy(() -> admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+                            .nodes()
+                            .get())
+                    .as("the stopped broker answers nothing")
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+        }
+        kafka.start();
+
+        try (KafkaConsumer<String, String> consumer = consumer(uniqueName("group"))) {
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            assertThat(pollUntil(consumer, 1))
+                    .extracting(ConsumerRecord::key, ConsumerRecord::value)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple("before-stop", "still here"));
+        }
+    }
+
+    @Test
+    void keepsACommittedOffsetWhenTheBrokerIsKilled() {
+        ManagedKafka kafka = infrastructure.kafka();
+        assumeTrue(kafka.supportsRestart(), "the broker is external");
+        String topic = uniqueName("offset-survives-kill");
+        String group = uniqueName("group");
+        TopicPartition partition = new TopicPartition(topic, 0);
+        send(topic, "a", "first");
+        send(topic, "b", "second");
+        send(topic, "c", "third");
+        try (KafkaConsumer<String, String> consumer = consumer(group)) {
+            consumer.assign(List.of(partition));
+            assertThat(pollUntil(consumer, 3)).hasSize(3);
+            // Done with the first two records only.
+            consumer.commitSync(Map.of(partition, new OffsetAndMetadata(2)));
+        }
+
+        kafka.kill();
+        kafka.start();
+
+        try (KafkaConsumer<String, String> consumer = consumer(group)) {
+            assertThat(consumer.committed(Set.of(partition), PATIENCE))
+                    .extractingByKey(partition)
+                    .extracting(OffsetAndMetadata::offset)
+                    .isEqualTo(2L);
+            consumer.assign(List.of(partition));
+            assertThat(pollUntil(consumer, 1))
+                    .first()
+                    .extracting(ConsumerRecord::value)
+                    .isEqualTo("third");
+        }
+    }
+
+    @Test
+    void readsBackAStoredObject() {
+        String bucket = uniqueName("bucket");
+        infrastructure.s3().createBucket(bucket);
+        try (S3AsyncClient s3 = infrastructure.s3().newAsyncClient()) {
+            put(s3, bucket, "images/fox.png");
+
+            ResponseBytes<GetObjectResponse> object = get(s3, bucket, "images/fox.png");
+
+            assertThat(object.asByteArray()).isEqualTo(PNG_BYTES);
+            assertThat(object.response().contentType()).isEqualTo("image/png");
+        }
+    }
+
+    @Test
+    void failsRequestsWhileTheStoreIsDownAndKeepsObjectsAcrossItsRestart() {
+        ManagedStore store = infrastructure.s3();
+        assumeTrue(store.supportsRestart(), "the store is external");
+        String bucket = uniqueName("bucket");
+        store.createBucket(bucket);
+        try (S3AsyncClient s3 = store.newAsyncClient()) {
+            put(s3, bucket, "kept.png");
+
+            store.stop();
+            assertThatThrownBy(() -> get(s3, bucket, "kept.png"))
+                    .isInstanceOf(CompletionException.class)
+                    .hasCauseInstanceOf(SdkClientException.class);
+            store.start();
+
+            assertThat(get(s3, bucket, "kept.png").asByteArray()).isEqualTo(PNG_BYTES);
+        }
+    }
+
+    @Test
+    void embeddedStoreKeepsEachObjectAsAFileUnderItsDataDir() throws Exception {
+        ManagedStore store = infrastructure.s3();
+        assumeTrue(store.localDataDir().isPresent(), "the store is not embedded");
+        String bucket = uniqueName("bucket");
+        store.createBucket(bucket);
+        try (S3AsyncClient s3 = store.newAsyncClient()) {
+            put(s3, bucket, "images/2026/fox.png");
+        }
+
+        Path file = store.localDataDir().orElseThrow().resolve(bucket).resolve("images/2026/fox.png");
+        assertThat(file).isRegularFile();
+        assertThat(Files.readAllBytes(file)).isEqualTo(PNG_BYTES);
+    }
+
+    private static void send(String topic, String key, String value) {
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                infrastructure.kafkaBootstrapServers(),
+                ProducerConfig.ACKS_CONFIG,
+                "all",
+                ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class,
+                ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
+                StringSerializer.class))) {
+            producer.send(new ProducerRecord<>(topic, 0, key, value)).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("Could not produce to " + topic, e);
+        }
+    }
+
+    private static KafkaConsumer<String, String> consumer(String group) {
+        return new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                infrastructure.kafkaBootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG,
+                group,
+                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
+                "earliest",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                false,
+                ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class,
+                ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
+                StringDeserializer.class));
+    }
+
+    private static List<ConsumerRecord<String, String>> pollUntil(KafkaConsumer<String, String> consumer, int count) {
+        List<ConsumerRecord<String, String>> received = new ArrayList<>();
+        await().atMost(PATIENCE).until(() -> {
+            consumer.poll(Duration.ofMillis(200)).forEach(received::add);
+            return received.size() >= count;
+        });
+        return received;
+    }
+
+    private static void put(S3AsyncClient s3, String bucket, String key) {
+        s3.putObject(
+                        request -> request.bucket(bucket).key(key).contentType("image/png"),
+                        AsyncRequestBody.fromBytes(PNG_BYTES))
+                .join();
+    }
+
+    private static ResponseBytes<GetObjectResponse> get(S3AsyncClient s3, String bucket, String key) {
+        return s3.getObject(request -> request.bucket(bucket).key(key), AsyncResponseTransformer.toBytes())
+                .join();
+    }
+
+    private static String uniqueName(String prefix) {
+        return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,115 @@
+package io.imageworker.testing.infra;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
+
+/** What the infrastructure asks of any Kafka cluster, whichever way it runs: is it up, and topic creation. */
+final class KafkaAdmin {
+
+    private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+    private KafkaAdmin() {}
+
+    /** An admin client with short timeouts, so that a down broker is noticed in seconds. */
+    static Admin admin(String bootstrapServers) {
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "image-worker-test-infra",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                5_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10_000));
+    }
+
+    /**
+     * Waits until the cluster answers a describe-cluster request with at least one broker.
+     *
+     * @param alive false as soon as the server cannot come up any more (its process exited): fails at once
+     * @param diagnostics what to add to the failure message (where the log is)
+     * @throws IllegalStateException when the cluster does not answer within {@code timeout}
+     */
+    static void awaitReady(
+            String bootstrapServers, Duration timeout, BooleanSupplier alive, Supplier<String> diagnostics) {
+        String first = bootstrapServers.split(",")[0].strip();
+        String host = first.substring(0, first.lastIndexOf(':'));
+        int port = Integer.parseInt(first.substring(first.lastIndexOf(':') + 1));
+        try {
+            // The port first: a plain connect is quiet, where an admin client logs every refused connection.
+            await("Kafka listening at " + first)
+                    .atMost(timeout)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100))
+                    .failFast("the Kafka process exited", () -> !alive.getAsBoolean())
+                    .until(() -> accepts(host, port));
+            try (Admin admin = admin(bootstrapServers)) {
+                await("Kafka at " + bootstrapServers + " describing its cluster")
+                        .atMost(timeout)
+                        .pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(200))
+                        .ignoreExceptions()
+                        .failFast("the Kafka process exited", () -> !alive.getAsBoolean())
+                        .until(() -> !admin.describeCluster()
+                                .nodes()
+                                .get(5, TimeUnit.SECONDS)
+                                .isEmpty());
+            }
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            throw new IllegalStateException(
+                    "Kafka at " + bootstrapServers + " did not become ready: " + e.getMessage() + diagnostics.get(), e);
+        }
+    }
+
+    /** Creates each topic that does not exist yet, with {@code partitions} partitions and one replica. */
+    static void createTopics(String bootstrapServers, int partitions, String... names) {
+        List<NewTopic> topics = Arrays.stream(names)
+                .map(name -> new NewTopic(name, partitions, (short) 1))
+                .toList();
+        try (Admin admin = admin(bootstrapServers)) {
+            for (Map.Entry<String, KafkaFuture<Void>> created :
+                    admin.createTopics(topics).values().entrySet()) {
+                try {
+                    created.getValue().get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw new IllegalStateException("Cannot create topic " + created.getKey(), e.getCause());
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while creating topics", e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("Kafka at " + bootstrapServers + " did not create topics in time", e);
+        }
+    }
+
+    private static boolean accepts(String host, int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}
