@@ -191,7 +191,8 @@ public record Fault(
     /** Whether this fault only changes what a success looks like (as opposed to replacing the answer). */
     boolean altersSuccess() {
         return switch (kind) {
-            case WRONG_OUTPUT_SIZE,
+            case TRUNCATED_BODY,
+                    WRONG_OUTPUT_SIZE,
                     DROP_LATER_REFERENCE_IMAGES,
                     BAD_BASE64,
                     NON_IMAGE_BYTES,
