@@ -1,0 +1,151 @@
+package io.imageworker.testing.gateway;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.UnaryOperator;
+
+/**
+ * Run-time controls of a running {@link GatewaySimulator}. Each change applies to calls arriving after it. Setters
+ * return {@code this} so they chain. {@link GatewaySimulator#reset()} undoes all of them.
+ */
+public final class SimulatorControl {
+
+    private final SimulatorState state;
+
+    SimulatorControl(SimulatorState state) {
+        this.state = state;
+    }
+
+    /** The settings now in force. */
+    public SimulatorSettings settings() {
+        return state.settings();
+    }
+
+    /** Changes any setting; ports cannot change while running and are kept. */
+    public SimulatorControl update(UnaryOperator<SimulatorSettings> change) {
+        synchronized (state) {
+            SimulatorSettings current = state.settings();
+            SimulatorSettings next = Objects.requireNonNull(change.apply(current), "settings");
+            state.settings(next.withPort(current.port()).withFilesPort(current.filesPort()));
+        }
+        return this;
+    }
+
+    /** Latency of each image call from now on. */
+    public SimulatorControl setLatency(Latency latency) {
+        return update(s -> s.withLatency(latency));
+    }
+
+    /** A fixed latency of each image call from now on. */
+    public SimulatorControl setLatency(Duration fixed) {
+        return setLatency(Latency.fixed(fixed));
+    }
+
+    /** Image calls above {@code cap} in flight get 429, with {@code Retry-After} when {@code retryAfterSeconds > 0}. */
+    public SimulatorControl setConcurrencyCap(int cap, int retryAfterSeconds) {
+        return update(s -> s.withConcurrencyCap(cap, retryAfterSeconds));
+    }
+
+    public SimulatorControl setResponseForm(ResponseForm form) {
+        return update(s -> s.withResponseForm(form));
+    }
+
+    /** The form of successes; with {@link ResponseForm#MIXED}, {@code urlRatio} of them carry a {@code url}. */
+    public SimulatorControl setResponseForm(ResponseForm form, double urlRatio) {
+        return update(s -> s.withResponseForm(form, urlRatio));
+    }
+
+    /** How long returned URLs stay downloadable; applies to URLs returned from now on. */
+    public SimulatorControl setUrlLifetime(Duration lifetime) {
+        return update(s -> s.withUrlLifetime(lifetime));
+    }
+
+    public SimulatorControl setOversizeMode(OversizeMode mode) {
+        return update(s -> s.withOversizeMode(mode));
+    }
+
+    public SimulatorControl setFlavour(Flavour flavour) {
+        return update(s -> s.withFlavour(flavour));
+    }
+
+    /** The one image model the gateway accepts. */
+    public SimulatorControl setModel(String model) {
+        return update(s -> s.withModel(model));
+    }
+
+    /** Quota units billed per image call (times {@code n}). */
+    public SimulatorControl setPricePerCall(long units) {
+        return update(s -> s.withPricePerCall(units));
+    }
+
+    /** The token answers 401 {@code Invalid token} on every route until {@link #restoreToken()}. */
+    public SimulatorControl revokeToken() {
+        state.revoked(true);
+        return this;
+    }
+
+    public SimulatorControl restoreToken() {
+        state.revoked(false);
+        return this;
+    }
+
+    public boolean tokenRevoked() {
+        return state.revoked();
+    }
+
+    /** Sets the token's remaining quota (units; 500000 per dollar). At or below 0 the token answers 401. */
+    public SimulatorControl setQuotaRemaining(long units) {
+        state.ledger.remaining(units);
+        return this;
+    }
+
+    /** Removes the token's quota cap. */
+    public SimulatorControl setUnlimitedQuota() {
+        state.ledger.unlimited();
+        return this;
+    }
+
+    /** Remaining quota units; {@link Long#MAX_VALUE} when unlimited. May be negative after the last call. */
+    public long quotaRemaining() {
+        return state.ledger.remaining();
+    }
+
+    /** Quota units billed since the last reset. */
+    public long billedUnits() {
+        return state.ledger.billedTotal();
+    }
+
+    /** The next image call that passes the gateway's checks takes this fault. */
+    public SimulatorControl injectFault(Fault fault) {
+        return injectFault(fault, 1);
+    }
+
+    /** The next {@code times} image calls that pass the gateway's checks take this fault, after any queued. */
+    public SimulatorControl injectFault(Fault fault, int times) {
+        Objects.requireNonNull(fault, "fault");
+        if (times < 1) {
+            throw new IllegalArgumentException("times must be >= 1");
+        }
+        state.addFaults(fault, times);
+        return this;
+    }
+
+    /** Queues these faults, one per image call, in this order. */
+    public SimulatorControl injectFaults(Fault... faults) {
+        for (Fault fault : faults) {
+            injectFault(fault, 1);
+        }
+        return this;
+    }
+
+    /** Faults not yet taken, in the order they will be. */
+    public List<Fault> pendingFaults() {
+        return state.pendingFaults();
+    }
+
+    public SimulatorControl clearFaults() {
+        state.clearFaults();
+        return this;
+    }
+}

@@ -1,0 +1,457 @@
+package io.imageworker.testing.gateway;
+
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Everything the simulator can be told at start. Immutable; change one value with a {@code with...} method:
+ *
+ * <pre>{@code
+ * GatewaySimulator.start(SimulatorSettings.defaults()
+ *         .withLatency(Latency.fixedMillis(200))
+ *         .withConcurrencyCap(4, 2)
+ *         .withResponseForm(ResponseForm.MIXED, 0.5));
+ * }</pre>
+ *
+ * @param port port of the gateway origin; 0 takes a free port
+ * @param filesPort port of the second origin that serves returned {@code url}s; 0 takes a free port
+ * @param apiKey the one valid token, {@code sk-} followed by letters and digits (no {@code -})
+ * @param quota quota units of that token at start; 500000 units are one dollar; {@link #UNLIMITED_QUOTA} for none
+ * @param pricePerCall quota units billed per image call, multiplied by the request's {@code n}
+ * @param model the only image model the gateway knows
+ * @param latency time the upstream takes for each image call
+ * @param concurrencyCap image calls in flight above this number get 429; 0 for no cap
+ * @param retryAfterSeconds {@code Retry-After} header value on those 429s; 0 sends no header
+ * @param responseForm how a success carries the image
+ * @param urlRatio with {@link ResponseForm#MIXED}, the share of successes answered with a {@code url} (0..1)
+ * @param urlLifetime how long a returned {@code url} can be downloaded; then it answers 404
+ * @param oversizeMode what a size breaking the hard limits gets
+ * @param flavour which gateway is played
+ * @param moderationTrigger a prompt containing this text gets a moderation refusal (400)
+ * @param sensitiveWord a prompt containing this text gets 500 {@code sensitive_words_detected} (new-api default)
+ * @param maxBodyBytes larger request bodies get 413 (new-api default 128 MB)
+ */
+public record SimulatorSettings(
+        int port,
+        int filesPort,
+        String apiKey,
+        long quota,
+        long pricePerCall,
+        String model,
+        Latency latency,
+        int concurrencyCap,
+        int retryAfterSeconds,
+        ResponseForm responseForm,
+        double urlRatio,
+        Duration urlLifetime,
+        OversizeMode oversizeMode,
+        Flavour flavour,
+        String moderationTrigger,
+        String sensitiveWord,
+        long maxBodyBytes) {
+
+    /** Quota units of one dollar. */
+    public static final long UNITS_PER_DOLLAR = 500_000L;
+
+    /** {@link #quota()} value of a token without a cap. */
+    public static final long UNLIMITED_QUOTA = -1L;
+
+    /** The image model identifier the simulator accepts unless told otherwise. */
+    public static final String DEFAULT_MODEL = "gpt-image-2";
+
+    /** The prompt text that triggers a moderation refusal unless told otherwise. */
+    public static final String DEFAULT_MODERATION_TRIGGER = "[[moderate]]";
+
+    public SimulatorSettings {
+        Objects.requireNonNull(apiKey, "apiKey");
+        Objects.requireNonNull(model, "model");
+        Objects.requireNonNull(latency, "latency");
+        Objects.requireNonNull(responseForm, "responseForm");
+        Objects.requireNonNull(urlLifetime, "urlLifetime");
+        Objects.requireNonNull(oversizeMode, "oversizeMode");
+        Objects.requireNonNull(flavour, "flavour");
+        Objects.requireNonNull(moderationTrigger, "moderationTrigger");
+        Objects.requireNonNull(sensitiveWord, "sensitiveWord");
+        if (!apiKey.startsWith("sk-") || apiKey.length() < 4 || apiKey.indexOf('-', 3) >= 0) {
+            throw new IllegalArgumentException("apiKey must be sk- followed by letters and digits");
+        }
+        if (port < 0 || filesPort < 0 || concurrencyCap < 0 || retryAfterSeconds < 0 || pricePerCall < 0) {
+            throw new IllegalArgumentException("ports, cap, Retry-After and price must not be negative");
+        }
+        if (quota < 0 && quota != UNLIMITED_QUOTA) {
+            throw new IllegalArgumentException("quota must be >= 0 or UNLIMITED_QUOTA");
+        }
+        if (urlRatio < 0 || urlRatio > 1) {
+            throw new IllegalArgumentException("urlRatio must be within 0..1, got " + urlRatio);
+        }
+        if (maxBodyBytes <= 0) {
+            throw new IllegalArgumentException("maxBodyBytes must be positive");
+        }
+    }
+
+    /**
+     * Free ports, a fresh random key with $100 of quota, 0.04 dollar (20000 units) per call, model
+     * {@value #DEFAULT_MODEL}, no latency, no cap, {@code b64_json} answers, URLs living one hour, oversize rejected,
+     * flavour {@link Flavour#SPEC}.
+     */
+    public static SimulatorSettings defaults() {
+        return new SimulatorSettings(
+                0,
+                0,
+                randomKey(),
+                100 * UNITS_PER_DOLLAR,
+                20_000L,
+                DEFAULT_MODEL,
+                Latency.none(),
+                0,
+                0,
+                ResponseForm.B64,
+                0.5,
+                Duration.ofHours(1),
+                OversizeMode.REJECT,
+                Flavour.SPEC,
+                DEFAULT_MODERATION_TRIGGER,
+                "test_sensitive",
+                128L * 1024 * 1024);
+    }
+
+    /** A key like new-api's: {@code sk-} and 48 random letters and digits. */
+    public static String randomKey() {
+        String alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        SecureRandom random = new SecureRandom();
+        StringBuilder key = new StringBuilder("sk-");
+        for (int i = 0; i < 48; i++) {
+            key.append(alphabet.charAt(random.nextInt(alphabet.length())));
+        }
+        return key.toString();
+    }
+
+    /** {@code true} when the token has no quota cap. */
+    public boolean unlimitedQuota() {
+        return quota == UNLIMITED_QUOTA;
+    }
+
+    public SimulatorSettings withPort(int value) {
+        return new SimulatorSettings(
+                value,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withFilesPort(int value) {
+        return new SimulatorSettings(
+                port,
+                value,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withApiKey(String value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                value,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    /** Quota units of the token at start (500000 per dollar), or {@link #UNLIMITED_QUOTA}. */
+    public SimulatorSettings withQuota(long value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                value,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    /** Quota units billed per image call (times {@code n}). */
+    public SimulatorSettings withPricePerCall(long value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                value,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withModel(String value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                value,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withLatency(Latency value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                value,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    /** Image calls above {@code cap} in flight get 429 with {@code Retry-After: retryAfterSeconds} (0: no header). */
+    public SimulatorSettings withConcurrencyCap(int cap, int retryAfter) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                cap,
+                retryAfter,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withResponseForm(ResponseForm value) {
+        return withResponseForm(value, urlRatio);
+    }
+
+    /** The form of successes; {@code ratio} is the share of {@code url} answers under {@link ResponseForm#MIXED}. */
+    public SimulatorSettings withResponseForm(ResponseForm value, double ratio) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                value,
+                ratio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withUrlLifetime(Duration value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                value,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withOversizeMode(OversizeMode value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                value,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withFlavour(Flavour value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                value,
+                moderationTrigger,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withModerationTrigger(String value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                value,
+                sensitiveWord,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withSensitiveWord(String value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                value,
+                maxBodyBytes);
+    }
+
+    public SimulatorSettings withMaxBodyBytes(long value) {
+        return new SimulatorSettings(
+                port,
+                filesPort,
+                apiKey,
+                quota,
+                pricePerCall,
+                model,
+                latency,
+                concurrencyCap,
+                retryAfterSeconds,
+                responseForm,
+                urlRatio,
+                urlLifetime,
+                oversizeMode,
+                flavour,
+                moderationTrigger,
+                sensitiveWord,
+                value);
+    }
+}
