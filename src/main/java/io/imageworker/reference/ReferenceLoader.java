@@ -25,10 +25,12 @@ public class ReferenceLoader {
     public static final long MAX_BYTES = 25L * 1024 * 1024;
 
     private final ImageStore store;
+    private final HttpsReferenceFetcher https;
     private final Set<String> allowedBuckets;
 
-    ReferenceLoader(ImageStore store, WorkerConfig config) {
+    ReferenceLoader(ImageStore store, HttpsReferenceFetcher https, WorkerConfig config) {
         this.store = store;
+        this.https = https;
         this.allowedBuckets = config.reference()
                 .allowedBuckets()
                 .orElse(Set.of(config.storage().bucket()));
@@ -55,9 +57,8 @@ public class ReferenceLoader {
         } else if (source.uri().startsWith("s3://")) {
             bytes = fromStore(source.uri(), name);
         } else {
-            bytes = Uni.createFrom()
-                    .failure(new ReferenceRefusedException(
-                            name + ": https references are not accepted by this" + " worker (no host is allowed)"));
+            // Every other URI, http:// included, goes to the fetcher, which refuses anything but an allowed https://.
+            bytes = https.fetch(source.uri(), name);
         }
         return bytes.map(data -> checked(data, name));
     }

@@ -1,0 +1,473 @@
+package io.imageworker.reference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.image.ImageFormat;
+import io.imageworker.image.ImageInspector;
+import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.PemTrustOptions;
+import io.vertx.core.net.SelfSignedCertificate;
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class HttpsReferenceFetcherTest {
+
+    private static final String NAME = "references[2]";
+    private static final long MB = 1024 * 1024;
+
+    /**
+     * The only loosening of the address rule in these tests, and only where a test says so: the loopback address
+     * the local servers listen on ({@code ::1} too, where {@code localhost} also resolves to it). Every other
+     * address, {@code 127.0.0.2} included, is judged by the production rule.
+     */
+    private static final AddressPolicy LOCAL_TEST_SERVER_ONLY =
+            address -> Set.of("127.0.0.1", "0:0:0:0:0:0:0:1").contains(address.getHostAddress())
+                    ? Optional.empty()
+                    : AddressPolicy.PUBLIC_ONLY.refusal(address);
+
+    private static Vertx vertx;
+    private static SelfSignedCertificate certificate;
+    private LocalServer server;
+
+    @BeforeAll
+    static void startVertx() {
+        vertx = Vertx.vertx();
+        certificate = SelfSignedCertificate.create("localhost");
+    }
+
+    @AfterAll
+    static void stopVertx() throws Exception {
+        certificate.delete();
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @BeforeEach
+    void startServer() throws Exception {
+        server = LocalServer.start(vertx, "127.0.0.1", certificate);
+    }
+
+    @AfterEach
+    void stopServer() throws Exception {
+        server.close();
+    }
+
+    // --- refusals by the URL rules -----------------------------------------------------------------------------
+
+    @Test
+    void refusesHostNotOnAllowList() {
+        HttpsReferenceFetcher fetcher = trustingLocalServer("images.example.com", "5s");
+
+        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
+
+        assertThat(refusal)
+                .startsWith("references[2]: ")
+                .contains("host 'localhost' is not in IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
+        assertThat(server.connections).hasValue(0);
+    }
+
+    @Test
+    void refusesEveryHostWhenAllowListIsEmpty() {
+        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(vertx, TestConfig.worker(null, "5s"));
+
+        assertThat(refusal(fetcher, "https://images.example.com/a.png"))
+                .isEqualTo("references[2]: host 'images.example.com' is not in IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
+    }
+
+    @Test
+    void comparesHostNamesCaseInsensitively() throws Exception {
+        byte[] png = png();
+        server.answering(request -> request.response().end(Buffer.buffer(png)));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("LocalHost", "5s");
+
+        assertThat(fetch(fetcher, server.url("LOCALHOST", "/a.png"))).isEqualTo(png);
+    }
+
+    @Test
+    void refusesPlainHttp() throws Exception {
+        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null)) {
+            HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+            String refusal = refusal(fetcher, plain.url("localhost", "/a.png"));
+
+            assertThat(refusal).isEqualTo("references[2]: only https:// references are fetched, not http://");
+            assertThat(plain.connections).hasValue(0);
+        }
+    }
+
+    @Test
+    void refusesInvalidUrlWithoutRepeatingIt() {
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(refusal(fetcher, "https://localhost/a b.png?signature=secret"))
+                .isEqualTo("references[2]: the reference is not a valid URL");
+    }
+
+    @Test
+    void refusesUserInformationInUrl() {
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(refusal(fetcher, "https://user:secret@localhost:" + server.port() + "/a.png"))
+                .isEqualTo("references[2]: a reference URL must not carry user information");
+        assertThat(server.connections).hasValue(0);
+    }
+
+    // --- refusals by the address rule (the production policy) --------------------------------------------------
+
+    @Test
+    void refusesLoopbackLiteral() {
+        HttpsReferenceFetcher fetcher = production("127.0.0.1", "5s");
+
+        String refusal = refusal(fetcher, server.url("127.0.0.1", "/a.png"));
+
+        assertThat(refusal).startsWith("references[2]: ").contains("127.0.0.1, which is loopback");
+        assertThat(server.connections).hasValue(0);
+    }
+
+    @Test
+    void refusesCloudMetadataAddress() {
+        HttpsReferenceFetcher fetcher = production("169.254.169.254", "30s");
+
+        // Refused before any connection: a connection attempt would take until the 30 s timeout or fail otherwise.
+        String refusal = refusal(fetcher, "https://169.254.169.254/latest/meta-data", Duration.ofSeconds(5));
+
+        assertThat(refusal)
+                .isEqualTo("references[2]: host '169.254.169.254' has address 169.254.169.254, which is link-local"
+                        + " (cloud metadata): references are never fetched from such an address");
+    }
+
+    @Test
+    void refusesPrivateAddress() {
+        HttpsReferenceFetcher fetcher = production("10.0.0.5", "30s");
+
+        String refusal = refusal(fetcher, "https://10.0.0.5/x", Duration.ofSeconds(5));
+
+        assertThat(refusal).startsWith("references[2]: ").contains("10.0.0.5, which is private");
+    }
+
+    @Test
+    void refusesIpv4MappedIpv6LoopbackLiteral() {
+        HttpsReferenceFetcher fetcher = production("::ffff:127.0.0.1", "5s");
+
+        String refusal = refusal(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png");
+
+        assertThat(refusal).startsWith("references[2]: ").contains("which is loopback");
+        assertThat(server.connections).hasValue(0);
+    }
+
+    @Test
+    void refusesNameResolvingToLoopback() throws Exception {
+        assertThat(InetAddress.getAllByName("localhost")).allMatch(InetAddress::isLoopbackAddress);
+        HttpsReferenceFetcher fetcher = production("localhost", "5s");
+
+        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
+
+        assertThat(refusal)
+                .startsWith("references[2]: host 'localhost' has address ")
+                .contains("which is loopback");
+        assertThat(server.connections).hasValue(0);
+    }
+
+    @Test
+    void checksAddressActuallyConnectedBeforeSendingAnything() throws Exception {
+        // Allows every address of localhost while the name is resolved, refuses from then on: only the check of
+        // the connection's remote address can refuse this download.
+        int resolved = InetAddress.getAllByName("localhost").length;
+        AtomicInteger asked = new AtomicInteger();
+        AddressPolicy changesItsMind = address ->
+                asked.incrementAndGet() <= resolved ? Optional.empty() : Optional.of("refused on the connection");
+        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
+                vertx, TestConfig.worker("localhost", "5s"), changesItsMind, certificate.trustOptions());
+
+        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
+
+        assertThat(refusal)
+                .isEqualTo("references[2]: host 'localhost': the connection reached 127.0.0.1, which is refused on"
+                        + " the connection");
+        // The server sees the connection after its side of the handshake, which may come after the refusal.
+        await().atMost(LocalServer.patience())
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        assertThat(server.connections).hasValue(1);
+        assertThat(server.requests).hasValue(0);
+    }
+
+    // --- redirects --------------------------------------------------------------------------------------------
+
+    @Test
+    void refusesRedirectToLoopbackAddress() throws Exception {
+        try (LocalServer elsewhere = LocalServer.start(vertx, "127.0.0.2", certificate)) {
+            server.answering(request -> LocalServer.redirect(request, elsewhere.url("127.0.0.2", "/a.png")));
+            // 127.0.0.2 is on the host list: only the address rule can refuse it.
+            HttpsReferenceFetcher fetcher = trustingLocalServer("localhost,127.0.0.2", "5s");
+
+            String refusal = refusal(fetcher, server.url("localhost", "/start"));
+
+            assertThat(refusal)
+                    .startsWith("references[2]: redirect 1 leads to a refused location: ")
+                    .contains("127.0.0.2, which is loopback");
+            assertThat(server.requests).hasValue(1);
+            assertThat(elsewhere.connections).hasValue(0);
+        }
+    }
+
+    @Test
+    void refusesRedirectToCloudMetadata() {
+        server.answering(request -> LocalServer.redirect(request, "https://169.254.169.254/latest/meta-data"));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost,169.254.169.254", "30s");
+
+        String refusal = refusal(fetcher, server.url("localhost", "/start"), Duration.ofSeconds(5));
+
+        assertThat(refusal)
+                .startsWith("references[2]: redirect 1 leads to a refused location: ")
+                .contains("link-local (cloud metadata)");
+    }
+
+    @Test
+    void refusesRedirectToHostNotOnAllowList() {
+        server.answering(request -> LocalServer.redirect(request, "https://attacker.example/a.png"));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(refusal(fetcher, server.url("localhost", "/start")))
+                .isEqualTo("references[2]: redirect 1 leads to a refused location: host 'attacker.example' is not in"
+                        + " IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
+    }
+
+    @Test
+    void refusesRedirectToPlainHttp() throws Exception {
+        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null)) {
+            server.answering(request -> LocalServer.redirect(request, plain.url("localhost", "/a.png")));
+            HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+            assertThat(refusal(fetcher, server.url("localhost", "/start")))
+                    .isEqualTo("references[2]: redirect 1 leads to a refused location: only https:// references are"
+                            + " fetched, not http://");
+            assertThat(plain.connections).hasValue(0);
+        }
+    }
+
+    @Test
+    void followsRelativeRedirectToAllowedLocation() throws Exception {
+        byte[] png = png();
+        server.answering(request -> {
+            if (request.path().equals("/start")) {
+                LocalServer.redirect(request, "/images/a.png");
+            } else {
+                request.response().end(Buffer.buffer(png));
+            }
+        });
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(fetch(fetcher, server.url("localhost", "/start"))).isEqualTo(png);
+        assertThat(server.requests).hasValue(2);
+    }
+
+    @Test
+    void followsRelativeRedirectFromUrlWithoutPath() throws Exception {
+        byte[] png = png();
+        server.answering(request -> {
+            if (request.path().equals("/")) {
+                LocalServer.redirect(request, "a.png");
+            } else {
+                request.response().end(Buffer.buffer(png));
+            }
+        });
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(fetch(fetcher, server.url("localhost", ""))).isEqualTo(png);
+    }
+
+    @Test
+    void refusesMoreThanThreeRedirects() {
+        server.answering(request -> LocalServer.redirect(request, "/again" + server.requests.get()));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(refusal(fetcher, server.url("localhost", "/start")))
+                .isEqualTo("references[2]: more than 3 redirects");
+        assertThat(server.requests).hasValue(1 + HttpsReferenceFetcher.MAX_REDIRECTS);
+    }
+
+    // --- the positive path ------------------------------------------------------------------------------------
+
+    @Test
+    void fetchesPngFromAllowedHostOverVerifiedTls() throws Exception {
+        byte[] png = png();
+        server.answering(request ->
+                request.response().putHeader("Content-Type", "image/png").end(Buffer.buffer(png)));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        byte[] fetched = fetch(fetcher, server.url("localhost", "/images/a.png?sig=abc"));
+
+        assertThat(fetched).isEqualTo(png);
+        assertThat(ImageInspector.inspect(fetched).format()).isEqualTo(ImageFormat.PNG);
+        // Connected to the checked address, but TLS and HTTP still name the host.
+        assertThat(server.serverNames).containsExactly("localhost");
+        assertThat(server.hostHeaders).containsExactly("localhost:" + server.port());
+        assertThat(server.connections).hasValue(1);
+    }
+
+    @Test
+    void refusesCertificateNotIssuedForTheHost() throws Exception {
+        SelfSignedCertificate other = SelfSignedCertificate.create("images.example.com");
+        try (LocalServer impostor = LocalServer.start(vertx, "127.0.0.1", other)) {
+            impostor.answering(request -> request.response().end("not for you"));
+            // Trusts both certificates: only host name verification can refuse this one.
+            HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
+                    vertx,
+                    TestConfig.worker("localhost", "5s"),
+                    LOCAL_TEST_SERVER_ONLY,
+                    new PemTrustOptions()
+                            .addCertPath(certificate.certificatePath())
+                            .addCertPath(other.certificatePath()));
+
+            String refusal = refusal(fetcher, impostor.url("localhost", "/a.png"));
+
+            assertThat(refusal).startsWith("references[2]: could not connect to host 'localhost'");
+            assertThat(impostor.requests).hasValue(0);
+        } finally {
+            other.delete();
+        }
+    }
+
+    @Test
+    void refusesAnswerOtherThan200() {
+        server.answering(request -> request.response().setStatusCode(403).end("expired"));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
+
+        assertThat(refusal(fetcher, server.url("localhost", "/a.png")))
+                .isEqualTo("references[2]: host 'localhost' answered 403");
+    }
+
+    // --- size and time limits ---------------------------------------------------------------------------------
+
+    @Test
+    void cutsOffOversizedChunkedBodyWhileReading() {
+        long total = 26 * MB;
+        // No Content-Length: the cap can only be enforced while reading. The server holds just past the cap.
+        server.answering(request ->
+                server.stream(request.response().setChunked(true), total, ReferenceLoader.MAX_BYTES + 64 * 1024));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "20s");
+
+        String refusal = refusal(fetcher, server.url("localhost", "/big.png"));
+
+        assertThat(refusal)
+                .isEqualTo("references[2]: the body from host 'localhost' is over the 26214400 bytes limit; cut off"
+                        + " while reading");
+        await().atMost(LocalServer.HOLD.dividedBy(2))
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        assertThat(server.finishedWriting).isFalse();
+        assertThat(server.bodyBytesWritten.get()).isLessThan(total);
+    }
+
+    @Test
+    void refusesContentLengthOverCapWithoutReadingBody() {
+        long total = 26 * MB;
+        // Headers and the first 64 KiB, then the server holds: the client has all it needs to refuse.
+        server.answering(request ->
+                server.stream(request.response().putHeader("Content-Length", Long.toString(total)), total, 64 * 1024));
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "20s");
+
+        String refusal = refusal(fetcher, server.url("localhost", "/big.png"));
+
+        assertThat(refusal)
+                .isEqualTo("references[2]: host 'localhost' announced 27262976 bytes (Content-Length), over the"
+                        + " 26214400 bytes limit; not downloaded");
+        await().atMost(LocalServer.HOLD.dividedBy(2))
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        assertThat(server.finishedWriting).isFalse();
+        assertThat(server.bodyBytesWritten.get()).isLessThanOrEqualTo(64 * 1024);
+    }
+
+    @Test
+    void refusesHangingServerWhenDownloadTimeoutExpires() {
+        server.answering(request -> {
+            // Never answers.
+        });
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "500ms");
+        long started = System.nanoTime();
+
+        String refusal = refusal(fetcher, server.url("localhost", "/slow.png"));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .isBetween(Duration.ofMillis(500), Duration.ofSeconds(5));
+        assertThat(refusal).isEqualTo("references[2]: the download from host 'localhost' did not finish within 500 ms");
+        await().atMost(LocalServer.patience())
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+    }
+
+    @Test
+    void closesConnectionWhenCancelled() {
+        server.answering(request -> {
+            // Never answers.
+        });
+        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "60s");
+        UniAssertSubscriber<byte[]> subscriber = fetcher.fetch(server.url("localhost", "/slow.png"), NAME)
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
+        await().atMost(LocalServer.patience())
+                .untilAsserted(() -> assertThat(server.requests).hasValue(1));
+
+        // As when another reference of the same request is refused first.
+        subscriber.cancel();
+
+        await().atMost(LocalServer.patience())
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+    }
+
+    // --- helpers ----------------------------------------------------------------------------------------------
+
+    /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
+    private static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
+        return new HttpsReferenceFetcher(vertx, TestConfig.worker(allowedHosts, timeout));
+    }
+
+    /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
+    private static HttpsReferenceFetcher trustingLocalServer(String allowedHosts, String timeout) {
+        return new HttpsReferenceFetcher(
+                vertx, TestConfig.worker(allowedHosts, timeout), LOCAL_TEST_SERVER_ONLY, certificate.trustOptions());
+    }
+
+    private static byte[] fetch(HttpsReferenceFetcher fetcher, String url) {
+        return fetcher.fetch(url, NAME)
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitItem(LocalServer.patience())
+                .getItem();
+    }
+
+    private static String refusal(HttpsReferenceFetcher fetcher, String url) {
+        return refusal(fetcher, url, LocalServer.patience());
+    }
+
+    private static String refusal(HttpsReferenceFetcher fetcher, String url, Duration within) {
+        Throwable failure = fetcher.fetch(url, NAME)
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitFailure(within)
+                .getFailure();
+        assertThat(failure).isInstanceOf(ReferenceRefusedException.class);
+        return failure.getMessage();
+    }
+
+    static byte[] png() throws IOException {
+        BufferedImage image = new BufferedImage(64, 48, BufferedImage.TYPE_INT_RGB);
+        image.setRGB(3, 4, 0xff8800);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ImageIO.write(image, "png", out);
+        return out.toByteArray();
+    }
+}

@@ -1,0 +1,128 @@
+package io.imageworker.reference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.ImageRequest;
+import io.imageworker.ImageSource;
+import io.imageworker.Operation;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.image.ImageFormat;
+import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
+import io.vertx.core.Vertx;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.net.SelfSignedCertificate;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** How {@link ReferenceLoader} hands {@code https://} references to {@link HttpsReferenceFetcher}. */
+class ReferenceLoaderTest {
+
+    private static Vertx vertx;
+    private static SelfSignedCertificate certificate;
+    private LocalServer server;
+    private byte[] png;
+
+    @BeforeAll
+    static void startVertx() {
+        vertx = Vertx.vertx();
+        certificate = SelfSignedCertificate.create("localhost");
+    }
+
+    @AfterAll
+    static void stopVertx() throws Exception {
+        certificate.delete();
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @BeforeEach
+    void startServer() throws Exception {
+        png = HttpsReferenceFetcherTest.png();
+        server = LocalServer.start(vertx, "127.0.0.1", certificate)
+                .answering(request -> request.response().end(Buffer.buffer(png)));
+    }
+
+    @AfterEach
+    void stopServer() throws Exception {
+        server.close();
+    }
+
+    @Test
+    void loadsHttpsReferenceFromAllowedHostAsInspectedImage() {
+        ReferenceLoader loader = loaderTrustingLocalServer();
+
+        EditInputs inputs = loader.load(edit(List.of(https("/base.png")), https("/mask.png")))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitItem(Duration.ofSeconds(20))
+                .getItem();
+
+        assertThat(inputs.references()).hasSize(1);
+        assertThat(inputs.references().get(0).bytes()).isEqualTo(png);
+        assertThat(inputs.references().get(0).info().format()).isEqualTo(ImageFormat.PNG);
+        assertThat(inputs.mask().info().format()).isEqualTo(ImageFormat.PNG);
+    }
+
+    @Test
+    void namesRefusedHttpsReferenceByItsPosition() {
+        ReferenceLoader loader = loaderTrustingLocalServer();
+        ImageSource inline = new ImageSource(null, Base64.getEncoder().encodeToString(png), "image/png");
+        ImageSource metadata = new ImageSource("https://169.254.169.254/latest/meta-data", null, null);
+
+        Throwable failure = loader.load(edit(List.of(inline, inline, metadata), null))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitFailure(Duration.ofSeconds(20))
+                .getFailure();
+
+        assertThat(failure)
+                .isInstanceOf(ReferenceRefusedException.class)
+                .hasMessageStartingWith(
+                        "references[2]: host '169.254.169.254' is not in" + " IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
+    }
+
+    @Test
+    void refusesPlainHttpMaskNamingTheMask() {
+        ReferenceLoader loader = loaderTrustingLocalServer();
+
+        Throwable failure = loader.load(
+                        edit(List.of(https("/base.png")), new ImageSource("http://localhost/mask.png", null, null)))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitFailure(Duration.ofSeconds(20))
+                .getFailure();
+
+        assertThat(failure).hasMessage("mask: only https:// references are fetched, not http://");
+    }
+
+    private ReferenceLoader loaderTrustingLocalServer() {
+        WorkerConfig config = TestConfig.worker("localhost", "5s");
+        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
+                vertx,
+                config,
+                address ->
+                        address.isLoopbackAddress() && address.getHostAddress().equals("127.0.0.1")
+                                ? Optional.empty()
+                                : AddressPolicy.PUBLIC_ONLY.refusal(address),
+                certificate.trustOptions());
+        // No s3:// reference in these tests: the store is never used.
+        return new ReferenceLoader(null, fetcher, config);
+    }
+
+    private ImageSource https(String path) {
+        return new ImageSource(server.url("localhost", path), null, null);
+    }
+
+    private static ImageRequest edit(List<ImageSource> references, ImageSource mask) {
+        return new ImageRequest(
+                "r-1", Operation.EDIT, "a cat", null, null, references, mask, "images/", null, Map.of());
+    }
+}
