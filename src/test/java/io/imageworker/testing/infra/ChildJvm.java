@@ -1,6 +1,8 @@
 package io.imageworker.testing.infra;
 
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -8,6 +10,7 @@ import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,7 +50,7 @@ final class ChildJvm {
      */
     ChildJvm(String name, List<String> jvmOptions, String mainClass, List<String> args, Path logFile) {
         this.name = name;
-        this.classpath = classpath(name);
+        this.classpath = parentWatchClasspath() + File.pathSeparator + classpath(name);
         this.jvmOptions = List.copyOf(jvmOptions);
         this.mainClass = mainClass;
         this.args = List.copyOf(args);
@@ -89,6 +92,8 @@ final class ChildJvm {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
+        // Through ParentWatch, which ends the server when this JVM is gone (it keeps the child's stdin pipe open).
+        command.add(ParentWatch.class.getName());
         command.add(main);
         command.addAll(mainArgs);
         ProcessBuilder builder = new ProcessBuilder(command)
@@ -180,6 +185,8 @@ final class ChildJvm {
                 // Small, short-lived servers on a 2-core machine: a serial GC and C1 only start fastest.
                 "-XX:+UseSerialGC",
                 "-XX:TieredStopAtLevel=1",
+                // A server out of memory dies (its log says why) instead of hanging the tests.
+                "-XX:+ExitOnOutOfMemoryError",
                 "-Djava.awt.headless=true",
                 "-Djava.net.preferIPv4Stack=true",
                 "-Dlogback.configurationFile=" + logbackXml);
@@ -201,6 +208,29 @@ final class ChildJvm {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * A directory holding only {@link ParentWatch}'s class file (copied there from this JVM's classpath), so that the
+     * server JVM gets it without the rest of the test classes.
+     */
+    private static synchronized String parentWatchClasspath() {
+        Path root = buildDir().resolve("infra").resolve("parent-watch");
+        String resource = ParentWatch.class.getName().replace('.', '/') + ".class";
+        Path target = root.resolve(resource);
+        try (InputStream in = ParentWatch.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("No class file " + resource + " on the classpath");
+            }
+            Files.createDirectories(target.getParent());
+            Path partial = Files.createTempFile(target.getParent(), "ParentWatch", ".partial");
+            Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
+            // Atomic: another JVM (a second test fork, a local run) may be reading the same file.
+            Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return root.toString();
     }
 
     /**

@@ -1,8 +1,11 @@
 package io.imageworker.testing.infra;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -23,6 +26,8 @@ import org.jboss.logging.Logger;
  *   <li>else an embedded server in a child JVM ({@link KafkaBroker}, {@link S3Server}).
  * </ol>
  *
+ * <p>One per JVM, even where Quarkus loads test classes in class loaders of its own: see {@link SharedInfrastructure}.
+ *
  * <p>The system property {@value #MODE_PROPERTY} (or the environment variable {@code IMAGE_WORKER_TEST_INFRA})
  * set to {@code embedded} or {@code containers} overrides the choice between the last two. One log line per server
  * says which was chosen.
@@ -41,7 +46,7 @@ public final class Infrastructure implements AutoCloseable {
     private final ManagedStore store;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private Infrastructure(ManagedKafka kafka, ManagedStore store) {
+    Infrastructure(ManagedKafka kafka, ManagedStore store) {
         this.kafka = kafka;
         this.store = store;
     }
@@ -52,21 +57,63 @@ public final class Infrastructure implements AutoCloseable {
      *
      * @throws IllegalStateException when they cannot be started (again on every later call, without a retry)
      */
-    public static synchronized Infrastructure get() {
-        if (shared != null) {
+    public static Infrastructure get() {
+        synchronized (SharedInfrastructure.LOCK) {
+            if (shared != null) {
+                return shared;
+            }
+            if (sharedFailure != null) {
+                throw new IllegalStateException("The test servers failed to start earlier in this JVM", sharedFailure);
+            }
+            startInApplicationClassLoader();
+            Optional<Infrastructure> started = SharedInfrastructure.attach();
+            if (started.isPresent()) {
+                shared = started.get();
+                return shared;
+            }
+            try {
+                shared = chooseAndStart();
+            } catch (RuntimeException e) {
+                sharedFailure = e;
+                throw e;
+            }
+            SharedInfrastructure.publish(shared);
+            Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "image-worker-test-servers-shutdown"));
             return shared;
         }
-        if (sharedFailure != null) {
-            throw new IllegalStateException("The test servers failed to start earlier in this JVM", sharedFailure);
+    }
+
+    /**
+     * Called in a class loader of Quarkus's, has the application class loader's copy of this class own the servers:
+     * it outlives the Quarkus class loaders, which are closed after their tests.
+     */
+    private static void startInApplicationClassLoader() {
+        ClassLoader application = ClassLoader.getSystemClassLoader();
+        if (Infrastructure.class.getClassLoader() == application) {
+            return;
         }
+        Class<?> owner;
         try {
-            shared = chooseAndStart();
-        } catch (RuntimeException e) {
-            sharedFailure = e;
-            throw e;
+            owner = Class.forName(Infrastructure.class.getName(), true, application);
+        } catch (ClassNotFoundException | LinkageError e) {
+            return; // Test classes not on the application class path (an unusual runner): this class loader owns them.
         }
-        Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "image-worker-test-servers-shutdown"));
-        return shared;
+        Method get;
+        try {
+            get = owner.getMethod("get");
+        } catch (NoSuchMethodException e) {
+            throw new IllegalStateException(e);
+        }
+        // Its code runs Kafka clients, which load plugins through the context class loader: make it theirs.
+        SharedInfrastructure.inClassLoader(application, () -> {
+            try {
+                return get.invoke(null);
+            } catch (InvocationTargetException e) {
+                throw e.getCause() instanceof RuntimeException cause ? cause : new IllegalStateException(e.getCause());
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 
     /**
@@ -88,7 +135,7 @@ public final class Infrastructure implements AutoCloseable {
         Infrastructure infrastructure = startBoth(
                 () -> startEmbeddedKafka(KafkaBroker.persistent(dataDir.resolve("kafka"), kafkaPort)),
                 () -> startEmbeddedStore(S3Server.persistent(dataDir.resolve("s3"), s3Port)));
-        infrastructure.logChoice("embedded, data under " + dataDir.toAbsolutePath());
+        infrastructure.logChoice("the local run", "");
         Runtime.getRuntime().addShutdownHook(new Thread(infrastructure::close, "image-worker-servers-shutdown"));
         return infrastructure;
     }
@@ -171,7 +218,7 @@ public final class Infrastructure implements AutoCloseable {
             store = () -> startEmbeddedStore(S3Server.temporary());
         }
         Infrastructure infrastructure = startBoth(kafka, store);
-        infrastructure.logChoice(reason);
+        infrastructure.logChoice("tests", reason);
         return infrastructure;
     }
 
@@ -180,6 +227,7 @@ public final class Infrastructure implements AutoCloseable {
         ExecutorService starters = Executors.newFixedThreadPool(2, runnable -> {
             Thread thread = new Thread(runnable, "image-worker-test-servers-start");
             thread.setDaemon(true);
+            thread.setContextClassLoader(Infrastructure.class.getClassLoader());
             return thread;
         });
         try {
@@ -229,27 +277,30 @@ public final class Infrastructure implements AutoCloseable {
         return new ExternalStore(URI.create(endpoint), accessKey, secretKey, region != null ? region : S3Server.REGION);
     }
 
-    private void logChoice(String reason) {
+    private void logChoice(String purpose, String reason) {
         String why = reason.isEmpty() ? "" : " (" + reason + ")";
         switch (kafka.mode()) {
             case EXTERNAL ->
-                LOG.infof("Kafka for tests: external broker at %s (KAFKA_BOOTSTRAP_SERVERS)", kafka.bootstrapServers());
+                LOG.infof(
+                        "Kafka for %s: external broker at %s (KAFKA_BOOTSTRAP_SERVERS)",
+                        purpose, kafka.bootstrapServers());
             case CONTAINER ->
                 LOG.infof(
-                        "Kafka for tests: Testcontainers %s at %s%s",
-                        ContainerKafka.IMAGE, kafka.bootstrapServers(), why);
+                        "Kafka for %s: Testcontainers %s at %s%s",
+                        purpose, ContainerKafka.IMAGE, kafka.bootstrapServers(), why);
             case EMBEDDED ->
-                LOG.infof("Kafka for tests: embedded broker in its own JVM at %s%s", kafka.bootstrapServers(), why);
+                LOG.infof(
+                        "Kafka for %s: embedded broker in its own JVM at %s%s", purpose, kafka.bootstrapServers(), why);
         }
         switch (store.mode()) {
             case EXTERNAL ->
-                LOG.infof("S3 for tests: external store at %s (IMAGE_WORKER_STORAGE_ENDPOINT)", store.endpoint());
+                LOG.infof("S3 for %s: external store at %s (IMAGE_WORKER_STORAGE_ENDPOINT)", purpose, store.endpoint());
             case CONTAINER ->
-                LOG.infof("S3 for tests: Testcontainers %s at %s%s", ContainerStore.IMAGE, store.endpoint(), why);
+                LOG.infof("S3 for %s: Testcontainers %s at %s%s", purpose, ContainerStore.IMAGE, store.endpoint(), why);
             case EMBEDDED ->
                 LOG.infof(
-                        "S3 for tests: embedded S3Proxy in its own JVM at %s, objects under %s%s",
-                        store.endpoint(), store.localDataDir().orElseThrow(), why);
+                        "S3 for %s: embedded S3Proxy in its own JVM at %s, objects under %s%s",
+                        purpose, store.endpoint(), store.localDataDir().orElseThrow(), why);
         }
     }
 

@@ -58,6 +58,29 @@ class InfrastructureTest {
     }
 
     @Test
+    void sharesItsServersWithTestsOfAnotherClassLoader() throws Exception {
+        // As Quarkus does for a @QuarkusTest: this package's classes loaded afresh, everything else shared.
+        try (PackageFirstClassLoader quarkusLike =
+                new PackageFirstClassLoader(getClass().getClassLoader())) {
+            Class<?> otherCopy = quarkusLike.loadClass(Infrastructure.class.getName());
+            assertThat(otherCopy).isNotSameAs(Infrastructure.class);
+
+            Object other = otherCopy.getMethod("get").invoke(null);
+
+            assertThat(otherCopy.getMethod("kafkaBootstrapServers").invoke(other))
+                    .isEqualTo(infrastructure.kafkaBootstrapServers());
+            assertThat(otherCopy.getMethod("s3Endpoint").invoke(other)).isEqualTo(infrastructure.s3Endpoint());
+            assertThat(otherCopy.getMethod("s3SecretKey").invoke(other)).isEqualTo(infrastructure.s3SecretKey());
+            Object otherStore = otherCopy.getMethod("s3").invoke(other);
+            assertThat(quarkusLike
+                            .loadClass(ManagedStore.class.getName())
+                            .getMethod("localDataDir")
+                            .invoke(otherStore))
+                    .isEqualTo(infrastructure.s3().localDataDir());
+        }
+    }
+
+    @Test
     void consumesARecordProducedThroughTheBroker() {
         String topic = uniqueName("produce-consume");
         infrastructure.kafka().createTopics(topic);
@@ -237,5 +260,39 @@ class InfrastructureTest {
 
     private static String uniqueName(String prefix) {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    /** Loads the classes of this package itself, from the same class files; delegates everything else. */
+    private static final class PackageFirstClassLoader extends ClassLoader implements AutoCloseable {
+
+        PackageFirstClassLoader(ClassLoader parent) {
+            super("package-first", parent);
+        }
+
+        @Override
+        protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.startsWith(Infrastructure.class.getPackageName() + ".")) {
+                return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+                Class<?> loaded = findLoadedClass(name);
+                if (loaded == null) {
+                    String file = name.replace('.', '/') + ".class";
+                    try (var in = getParent().getResourceAsStream(file)) {
+                        if (in == null) {
+                            throw new ClassNotFoundException(name);
+                        }
+                        byte[] bytes = in.readAllBytes();
+                        loaded = defineClass(name, bytes, 0, bytes.length);
+                    } catch (java.io.IOException e) {
+                        throw new ClassNotFoundException(name, e);
+                    }
+                }
+                return loaded;
+            }
+        }
+
+        @Override
+        public void close() {}
     }
 }
