@@ -5,6 +5,7 @@ import io.imageworker.config.StartupCheck;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.Patience;
 import io.imageworker.processing.RequestProcessor;
+import io.imageworker.storage.ImageStore;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Multi;
@@ -15,6 +16,7 @@ import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.time.Instant;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -42,6 +44,7 @@ public class RequestConsumer {
     private final RequestProcessor processor;
     private final ResultPublisher publisher;
     private final Patience patience;
+    private final ImageStore store;
     private final int parallelism;
     private volatile Cancellable subscription;
 
@@ -53,10 +56,13 @@ public class RequestConsumer {
         this.parallelism = Math.max(1, config.concurrency()) * 2;
     }
 
-    void start(@Observes @Priority(10) StartupEvent event, StartupCheck check) {
+    /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
+    void start(@Observes @Priority(2000) StartupEvent event, StartupCheck check) {
         if (!check.passed()) {
             return;
         }
+        // Local runs and tests create their bucket; in production it exists and this is one HEAD request.
+        store.ensureBucket().await().atMost(Duration.ofSeconds(60));
         subscription = requests.onItem()
                 .transformToUni(this::handle)
                 .merge(parallelism)

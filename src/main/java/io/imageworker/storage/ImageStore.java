@@ -71,7 +71,7 @@ public class ImageStore {
     public Uni<Optional<byte[]>> getObject(String bucket, String key) {
         return call(() -> s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toBytes()))
                 .map(response -> Optional.of(response.asByteArray()))
-                .onFailure(NoSuchKeyException.class)
+                .onFailure(ImageStore::isNotFound)
                 .recoverWithItem(Optional.empty());
     }
 
@@ -79,8 +79,7 @@ public class ImageStore {
     public Uni<Optional<Long>> sizeOf(String bucket, String key) {
         return call(() -> s3.headObject(head -> head.bucket(bucket).key(key)))
                 .map(head -> Optional.of(head.contentLength()))
-                .onFailure(error -> error instanceof NoSuchKeyException
-                        || error instanceof S3Exception s3Error && s3Error.statusCode() == 404)
+                .onFailure(ImageStore::isNotFound)
                 .recoverWithItem(Optional.empty());
     }
 
@@ -120,6 +119,11 @@ public class ImageStore {
                     return call(() -> s3.createBucket(create -> create.bucket(config.bucket())))
                             .replaceWithVoid();
                 });
+    }
+
+    private static boolean isNotFound(Throwable error) {
+        return error instanceof NoSuchKeyException
+                || error instanceof S3Exception s3Error && s3Error.statusCode() == 404 && !(error instanceof NoSuchBucketException);
     }
 
     private String resultKey(String requestId) {

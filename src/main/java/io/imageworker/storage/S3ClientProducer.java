@@ -9,6 +9,8 @@ import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
@@ -35,7 +37,12 @@ public class S3ClientProducer {
         var builder = S3AsyncClient.builder()
                 .httpClientBuilder(NettyNioAsyncHttpClient.builder().maxConcurrency(256))
                 .credentialsProvider(credentials())
-                .region(region());
+                .region(region())
+                // Checksums only where S3 requires them: since SDK 2.30 every upload carries a trailing checksum by
+                // default, which S3-compatible stores (S3Proxy, older MinIO) refuse. Each image's sha256 is kept as
+                // object metadata and in the event instead.
+                .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
+                .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED);
         config.endpoint().ifPresent(endpoint -> builder.endpointOverride(URI.create(endpoint))
                 .forcePathStyle(true));
         return builder.build();

@@ -56,7 +56,8 @@ class GatewayErrorsTest extends PipelineTestSupport {
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":1,\"unknown\":0}");
         var calls = callsFor(id);
         assertThat(calls).hasSize(2);
-        assertThat(java.time.Duration.between(calls.get(0).finishedAt(), calls.get(1).arrivedAt()))
+        assertThat(java.time.Duration.between(
+                        calls.get(0).finishedAt(), calls.get(1).arrivedAt()))
                 .isGreaterThanOrEqualTo(java.time.Duration.ofMillis(900));
     }
 
@@ -128,8 +129,9 @@ class GatewayErrorsTest extends PipelineTestSupport {
 
     @Test
     void anUnknownModelIsRejectedWithoutRetry() {
-        gateway.control().injectFault(Fault.status(
-                503, "{\"error\":{\"code\":\"model_not_found\",\"message\":\"No available channel\"}}"));
+        gateway.control()
+                .injectFault(Fault.status(
+                        503, "{\"error\":{\"code\":\"model_not_found\",\"message\":\"No available channel\"}}"));
 
         JsonNode event = failedWith("REJECTED");
 

@@ -62,7 +62,9 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(KafkaTestClient.header(record, "ce_subject")).isEqualTo(id);
         assertThat(KafkaTestClient.header(record, "ce_id")).isNotBlank();
         assertThat(KafkaTestClient.header(record, "content-type")).isEqualTo("application/json");
-        assertThat(KafkaTestClient.header(record, "traceparent")).startsWith("00-" + traceId + "-").endsWith("-01");
+        assertThat(KafkaTestClient.header(record, "traceparent"))
+                .startsWith("00-" + traceId + "-")
+                .endsWith("-01");
 
         assertThat(event.path("requestId").asText()).isEqualTo(id);
         assertThat(event.path("operation").asText()).isEqualTo("generate");
@@ -81,12 +83,15 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":1,\"billed\":1,\"unknown\":0}");
         assertThat(event.path("timings").path("gatewayMs").asLong()).isPositive();
         assertThat(Instant.parse(event.path("timings").path("completedAt").asText()))
-                .isAfterOrEqualTo(Instant.parse(event.path("timings").path("receivedAt").asText()));
+                .isAfterOrEqualTo(
+                        Instant.parse(event.path("timings").path("receivedAt").asText()));
         assertThat(event.path("metadata").toString()).isEqualTo("{\"sku\":\"A-17\"}");
 
         byte[] stored = object(WorkerTestResource.BUCKET, "images/" + id + ".png");
-        assertThat(ImageInspector.sha256Hex(stored)).isEqualTo(event.path("image").path("sha256").asText());
-        assertThat((long) stored.length).isEqualTo(event.path("image").path("bytes").asLong());
+        assertThat(ImageInspector.sha256Hex(stored))
+                .isEqualTo(event.path("image").path("sha256").asText());
+        assertThat((long) stored.length)
+                .isEqualTo(event.path("image").path("bytes").asLong());
         var head = s3.headObject(h -> h.bucket(WorkerTestResource.BUCKET).key("images/" + id + ".png"))
                 .join();
         assertThat(head.contentType()).isEqualTo("image/png");
@@ -284,8 +289,8 @@ class GeneratePipelineTest extends PipelineTestSupport {
 
         // image-worker.concurrency is 4 in WorkerTestResource.
         assertThat(gateway.maxConcurrentImageCalls()).isEqualTo(4);
-        assertThat(gateway.imageCalls()).allSatisfy(call -> assertThat(call.concurrencyAtArrival())
-                .isLessThanOrEqualTo(4));
+        assertThat(gateway.imageCalls())
+                .allSatisfy(call -> assertThat(call.concurrencyAtArrival()).isLessThanOrEqualTo(4));
     }
 
     @Test

@@ -78,8 +78,11 @@ public final class KafkaTestClient implements AutoCloseable {
 
     /** Sends a record and waits for the broker's acknowledgement. */
     public void send(String topic, String key, String value, Map<String, String> headers) {
-        sendBytes(topic, key == null ? null : key.getBytes(StandardCharsets.UTF_8),
-                value == null ? null : value.getBytes(StandardCharsets.UTF_8), headers);
+        sendBytes(
+                topic,
+                key == null ? null : key.getBytes(StandardCharsets.UTF_8),
+                value == null ? null : value.getBytes(StandardCharsets.UTF_8),
+                headers);
     }
 
     /** Sends raw bytes and waits for the broker's acknowledgement. */
@@ -88,7 +91,8 @@ public final class KafkaTestClient implements AutoCloseable {
         headers.forEach((name, headerValue) ->
                 recordHeaders.add(new RecordHeader(name, headerValue.getBytes(StandardCharsets.UTF_8))));
         try {
-            producer.send(new ProducerRecord<>(topic, null, key, value, recordHeaders)).get(30, TimeUnit.SECONDS);
+            producer.send(new ProducerRecord<>(topic, null, key, value, recordHeaders))
+                    .get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
             throw new IllegalStateException("could not send to " + topic, e);
         }
@@ -104,7 +108,8 @@ public final class KafkaTestClient implements AutoCloseable {
 
     /** Waits until {@code requestId} has a terminal event and returns the first one. */
     public ConsumerRecord<byte[], byte[]> awaitResult(String requestId, Duration within) {
-        await().atMost(within).pollInterval(Duration.ofMillis(50)).until(() -> !results(requestId).isEmpty());
+        await().atMost(within).pollInterval(Duration.ofMillis(50)).until(() -> !results(requestId)
+                .isEmpty());
         return results(requestId).get(0);
     }
 
