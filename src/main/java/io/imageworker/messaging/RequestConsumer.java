@@ -48,7 +48,13 @@ public class RequestConsumer {
     private final int parallelism;
     private volatile Cancellable subscription;
 
-    RequestConsumer(RecordReader reader, RequestProcessor processor, ResultPublisher publisher, WorkerConfig config) {
+    RequestConsumer(
+            RecordReader reader,
+            RequestProcessor processor,
+            ResultPublisher publisher,
+            ImageStore store,
+            WorkerConfig config) {
+        this.store = store;
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;

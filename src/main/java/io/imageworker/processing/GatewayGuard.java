@@ -100,7 +100,7 @@ public class GatewayGuard {
         }
         if (closeNow) {
             Log.errorf(
-                    "Pausing intake: %d gateway calls in a row answered '%s' at %s. %s Probing every %d s with"
+                    "Pausing intake: %d gateway calls in a row answered '%s' at %s. %s Probing every %d ms with"
                             + " unbillable calls; intake resumes by itself when the gateway answers as it should.",
                     threshold,
                     failure.message(),
@@ -110,7 +110,7 @@ public class GatewayGuard {
                                     + " exists and is enabled, its remaining quota, then the model group."
                             : "Check the base address (spec section 4.1): IMAGE_WORKER_GATEWAY_BASE_URL must be the"
                                     + " gateway origin, with or without /v1, not a console page.",
-                    probeIntervalMs / 1000);
+                    probeIntervalMs);
             scheduleProbe();
         }
     }
@@ -145,18 +145,18 @@ public class GatewayGuard {
                                 reopen();
                             } else {
                                 Log.infof(
-                                        "Gateway probe: still unhealthy (%s); next probe in %d s",
+                                        "Gateway probe: still unhealthy (%s); next probe in %d ms",
                                         tokenStatus == -1
                                                 ? "the address does not answer as an API"
                                                 : "token " + tokenStatus,
-                                        probeIntervalMs / 1000);
+                                        probeIntervalMs);
                                 scheduleProbe();
                             }
                         },
                         error -> {
                             Log.infof(
-                                    "Gateway probe failed (%s); next probe in %d s",
-                                    error.toString(), probeIntervalMs / 1000);
+                                    "Gateway probe failed (%s); next probe in %d ms",
+                                    error.toString(), probeIntervalMs);
                             scheduleProbe();
                         });
     }

@@ -27,7 +27,16 @@ public final class Patience {
                 .retry()
                 .withBackOff(FIRST_DELAY, LONGEST_DELAY)
                 .withJitter(0.5)
-                .expireIn(patience.toMillis());
+                .expireIn(patience.toMillis())
+                // Mutiny reports exhausted retries as its own exception: give callers the failure that persisted.
+                .onFailure(Patience::isExhausted)
+                .transform(Throwable::getCause);
+    }
+
+    private static boolean isExhausted(Throwable error) {
+        return error instanceof IllegalStateException
+                && error.getCause() != null
+                && String.valueOf(error.getMessage()).startsWith("Retries exhausted");
     }
 
     /** {@code operation}, retried after any failure. */

@@ -112,19 +112,23 @@ public class RequestProcessor {
 
     private Uni<TerminalEvent> recordedOrFresh(String requestId, JsonNode json, Instant receivedAt) {
         return patience.retry(store.findResult(requestId))
-                .onItem()
-                .transformToUni(recorded -> recorded.isPresent()
-                        ? Uni.createFrom().item(replay(requestId, recorded.get()))
-                        : fresh(requestId, json, receivedAt))
-                .onFailure()
-                .recoverWithItem(error -> {
-                    Log.errorf("[%s] the result store cannot be read: %s", requestId, error.toString());
-                    return failed(
-                            requestId,
-                            json,
-                            receivedAt,
-                            ErrorCode.STORAGE_ERROR,
-                            "the result store cannot be read, so the request was not sent to the gateway: " + error);
+                .onItemOrFailure()
+                .transformToUni((recorded, lookupFailure) -> {
+                    if (lookupFailure != null) {
+                        // Without the record, a call could bill a request that already ended: do not call.
+                        Log.errorf("[%s] the result store cannot be read: %s", requestId, lookupFailure.toString());
+                        return Uni.createFrom()
+                                .item(failed(
+                                        requestId,
+                                        json,
+                                        receivedAt,
+                                        ErrorCode.STORAGE_ERROR,
+                                        "the result store cannot be read, so the request was not sent to the gateway: "
+                                                + lookupFailure.getMessage()));
+                    }
+                    return recorded.isPresent()
+                            ? Uni.createFrom().item(replay(requestId, recorded.get()))
+                            : fresh(requestId, json, receivedAt);
                 })
                 .invoke(metrics::ended);
     }
@@ -166,7 +170,17 @@ public class RequestProcessor {
                             null));
         }
         Uni<TerminalEvent> outcome = request.operation() == Operation.GENERATE ? generate(run) : edit(run);
-        return outcome.onItem().transformToUni(event -> record(run, event));
+        return outcome.onFailure()
+                .recoverWithItem(error -> {
+                    // Every expected failure is already an event; this is a defect, reported as such, not hidden.
+                    Log.errorf(error, "[%s] unexpected failure", requestId);
+                    ErrorCode code = error instanceof software.amazon.awssdk.core.exception.SdkException
+                            ? ErrorCode.STORAGE_ERROR
+                            : ErrorCode.UPSTREAM_ERROR;
+                    return run.failed(code, "unexpected failure: " + error, null);
+                })
+                .onItem()
+                .transformToUni(event -> record(run, event));
     }
 
     private Uni<TerminalEvent> generate(Run run) {
@@ -250,7 +264,7 @@ public class RequestProcessor {
         }
         if (guard.holdsBack(failure)) {
             // A dead token or a wrong address fails every request the same way: wait for the gateway instead.
-            Duration wait = retryPolicy.backoff(Math.min(run.attempts, 6));
+            Duration wait = retryPolicy.backoff(Math.min(run.attempts, 6)).plusMillis(1);
             Log.warnf(
                     "[%s] %s; holding the request back (not failing it), next try in %d ms",
                     run.request.requestId(), failure.message(), wait.toMillis());
@@ -275,7 +289,7 @@ public class RequestProcessor {
                     .voidItem()
                     .onItem()
                     .delayIt()
-                    .by(delay.get())
+                    .by(delay.get().plusMillis(1))
                     .onItem()
                     .transformToUni(ignored -> callGateway(run, call));
         }
@@ -290,7 +304,10 @@ public class RequestProcessor {
         } else {
             bytes = patience.retry(
                     downloader.download(image.url()),
-                    error -> error instanceof DownloadException download && download.transientFailure());
+                    // A timeout already took the whole download time: one attempt. Other transient failures are free.
+                    error -> error instanceof DownloadException download
+                            && download.transientFailure()
+                            && !download.timedOut());
         }
         return bytes.onItem()
                 .transformToUni(data -> storeImage(run, data))

@@ -123,7 +123,9 @@ public class ImageStore {
 
     private static boolean isNotFound(Throwable error) {
         return error instanceof NoSuchKeyException
-                || error instanceof S3Exception s3Error && s3Error.statusCode() == 404 && !(error instanceof NoSuchBucketException);
+                || error instanceof S3Exception s3Error
+                        && s3Error.statusCode() == 404
+                        && !(error instanceof NoSuchBucketException);
     }
 
     private String resultKey(String requestId) {
