@@ -1,5 +1,6 @@
 package io.imageworker.config;
 
+import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
@@ -7,6 +8,7 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,14 +27,43 @@ public class StartupCheck {
         this.config = config;
     }
 
-    void check(@Observes @Priority(1) StartupEvent event) {
+    void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
         List<String> problems = problems(config);
+        if (problems.isEmpty() && config.gateway().checkAtStart()) {
+            addressProblem(gateway).ifPresent(problems::add);
+        }
         if (problems.isEmpty()) {
             passed = true;
             return;
         }
         Log.errorf("image-worker cannot start: %s", String.join("; ", problems));
         Quarkus.asyncExit(1);
+    }
+
+    /**
+     * One unbillable probe of the base address: a deliberately wrong key and an empty JSON body on the chat route
+     * must get 401, because authentication is checked before the body on every real route (spec 5.3). A 404 or an
+     * HTML page means the address is wrong; anything else (the gateway down, a timeout) is left to the retries and
+     * to readiness, since the address may well be right.
+     */
+    private static Optional<String> addressProblem(GatewayClient gateway) {
+        String tried = gateway.endpoint().resolve(GatewayEndpoint.CHAT);
+        try {
+            int status = gateway.probe(GatewayEndpoint.CHAT, false).await().atMost(Duration.ofSeconds(30));
+            if (status == 404 || status < 0 || status >= 300 && status < 400) {
+                return Optional.of("the gateway address looks wrong: POST " + tried + " with a wrong key answered "
+                        + (status < 0 ? "an HTML page (" + -status + ")" : String.valueOf(status))
+                        + " instead of 401. IMAGE_WORKER_GATEWAY_BASE_URL must be the gateway origin, with or"
+                        + " without /v1 (spec section 4.1), not the web console");
+            }
+            if (status != 401) {
+                Log.warnf("Start-up probe of %s answered %d (401 expected); going on", tried, status);
+            }
+        } catch (RuntimeException e) {
+            Log.warnf(
+                    "Start-up probe of %s failed (%s); going on, readiness and retries will tell", tried, e.toString());
+        }
+        return Optional.empty();
     }
 
     /** Whether the configuration is complete; nothing is consumed otherwise. */

@@ -56,6 +56,9 @@ public interface WorkerConfig {
     @WithDefault("60s")
     Duration shutdownGrace();
 
+    /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
+    Budget budget();
+
     /** Gateway settings. */
     interface Gateway {
         /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
@@ -87,6 +90,13 @@ public interface WorkerConfig {
         @WithDefault("2048")
         int keepBodyChars();
 
+        /**
+         * Probe the base address once at start with an unbillable call (a wrong key and an empty body must get 401);
+         * a 404 or an HTML page stops start-up with a message saying what to check.
+         */
+        @WithDefault("true")
+        boolean checkAtStart();
+
         /** Gateway faults (401, wrong address) in a row after which intake pauses and the gateway is probed. */
         @WithDefault("3")
         int faultThreshold();
@@ -97,6 +107,36 @@ public interface WorkerConfig {
 
         /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
         Optional<String> responseFormat();
+    }
+
+    /** Spend guard settings. */
+    interface Budget {
+        /**
+         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window;
+         * empty means no cap. A call counts from the moment it is sent; one refused before any work gives its place
+         * back.
+         */
+        Optional<Integer> maxCalls();
+
+        /** Length of the window the cap applies to. */
+        @WithDefault("1h")
+        Duration window();
+
+        /** Price of one image call in quota units (500000 = 1 dollar), to report spend in metrics; 0 = unknown. */
+        @WithDefault("0")
+        long pricePerCall();
+
+        /** Over the cap: {@code pause} waits for the next window, {@code fail} ends the request BUDGET_EXCEEDED. */
+        @WithDefault("pause")
+        BudgetAction onExceeded();
+    }
+
+    /** What the spend guard does over its cap. */
+    enum BudgetAction {
+        /** Hold requests until the window allows another call. */
+        pause,
+        /** Fail the request with {@code BUDGET_EXCEEDED}. */
+        fail
     }
 
     /** How edit references are sent. */

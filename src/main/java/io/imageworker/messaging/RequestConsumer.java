@@ -7,10 +7,12 @@ import io.imageworker.processing.Patience;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.storage.ImageStore;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
+import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -18,6 +20,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -46,6 +49,10 @@ public class RequestConsumer {
     private final Patience patience;
     private final ImageStore store;
     private final int parallelism;
+    private final Duration shutdownGrace;
+    private final KafkaClientService kafkaClients;
+    private final AtomicInteger inProgress = new AtomicInteger();
+    private volatile boolean draining;
     private volatile Cancellable subscription;
 
     RequestConsumer(
@@ -53,8 +60,11 @@ public class RequestConsumer {
             RequestProcessor processor,
             ResultPublisher publisher,
             ImageStore store,
+            KafkaClientService kafkaClients,
             WorkerConfig config) {
         this.store = store;
+        this.kafkaClients = kafkaClients;
+        this.shutdownGrace = config.shutdownGrace();
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -81,15 +91,71 @@ public class RequestConsumer {
                 parallelism, processor.limiter().limit());
     }
 
-    /** Stops taking new records; requests in progress go on. */
-    public void stopIntake() {
+    /**
+     * Graceful shutdown, before the Kafka connector closes: stop polling, take no new record (a record still in the
+     * connector's queue is left unacknowledged, so it is redelivered), let the requests in progress finish and publish
+     * within the shutdown grace, then let the connector commit what was acknowledged and close. A request still
+     * running when the grace ends is not acknowledged either: it is redelivered, never lost and never failed twice.
+     */
+    void drain(@Observes @Priority(1) ShutdownEvent event) {
+        draining = true;
+        try {
+            kafkaClients.getConsumer("requests").pause().await().atMost(Duration.ofSeconds(5));
+        } catch (RuntimeException e) {
+            Log.debugf("Could not pause the request consumer: %s", e.toString());
+        }
+        long deadline = System.nanoTime() + shutdownGrace.toNanos();
+        Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", shutdownGrace, inProgress.get());
+        synchronized (inProgress) {
+            long remaining;
+            while (inProgress.get() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
+                try {
+                    // The shutdown thread waits, not an event loop; finished requests notify.
+                    inProgress.wait(Math.max(1, remaining / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        int left = inProgress.get();
+        if (left > 0) {
+            Log.warnf(
+                    "Shutdown grace over: %d request(s) did not finish; they are not committed and will be"
+                            + " redelivered",
+                    left);
+        } else {
+            Log.info("Every request in progress has finished; committing and closing");
+        }
         Cancellable current = subscription;
         if (current != null) {
             current.cancel();
         }
     }
 
+    private void finished() {
+        if (inProgress.decrementAndGet() == 0 && draining) {
+            synchronized (inProgress) {
+                inProgress.notifyAll();
+            }
+        }
+    }
+
+    /** Requests in progress now, for health and tests. */
+    public int inProgress() {
+        return inProgress.get();
+    }
+
     private Uni<Void> handle(Message<byte[]> message) {
+        if (draining) {
+            // Shutting down: leave the record unacknowledged, it is redelivered to the next consumer.
+            return Uni.createFrom().voidItem();
+        }
+        inProgress.incrementAndGet();
+        return handleRecord(message).onTermination().invoke(this::finished);
+    }
+
+    private Uni<Void> handleRecord(Message<byte[]> message) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();

@@ -61,6 +61,7 @@ public class RequestProcessor {
     private final Patience patience;
     private final WorkerMetrics metrics;
     private final GatewayGuard guard;
+    private final BudgetGuard budget;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
 
     RequestProcessor(
@@ -72,7 +73,9 @@ public class RequestProcessor {
             ReferenceLoader references,
             ObjectMapper mapper,
             MeterRegistry registry,
-            GatewayGuard guard) {
+            GatewayGuard guard,
+            BudgetGuard budget) {
+        this.budget = budget;
         this.config = config;
         this.validator = validator;
         this.gateway = gateway;
@@ -227,31 +230,45 @@ public class RequestProcessor {
                 image.info().format().mimeType());
     }
 
-    /** Calls the gateway until it gives an image or the retry policy gives up, each call within the limiter. */
+    /**
+     * Calls the gateway until it gives an image or the retry policy gives up. Each call waits for an open gateway
+     * guard and a place in the spend budget (holding no permit while it waits), then runs within the limiter.
+     */
     private Uni<TerminalEvent> callGateway(Run run, Supplier<Uni<GatewayAnswer>> call) {
         return guard.awaitOpen()
                 .onItem()
-                .transformToUni(open -> limiter.run(call))
+                .transformToUni(open -> budget.reserve())
                 .onItem()
-                .transformToUni(answer -> {
-                    run.attempts++;
-                    run.gatewayMs += answer.latencyMs();
-                    if (answer instanceof GatewayAnswer.Image image) {
-                        run.billing = run.billing.plus(Billing.CallCost.BILLED);
-                        metrics.gatewayCall(Billing.CallCost.BILLED, answer.latencyMs());
-                        limiter.onSuccess();
-                        guard.onHealthyAnswer();
-                        return takeImage(run, image);
-                    }
-                    GatewayFailure failure = ((GatewayAnswer.Failure) answer).failure();
-                    return onFailure(run, failure, call);
-                });
+                .transformToUni(allowed -> allowed
+                        ? limiter.run(call).onItem().transformToUni(answer -> onAnswer(run, answer, call))
+                        : Uni.createFrom()
+                                .item(run.failed(
+                                        ErrorCode.BUDGET_EXCEEDED,
+                                        "the spend guard allows no more gateway calls in this window"
+                                                + " (IMAGE_WORKER_BUDGET_MAX_CALLS)",
+                                        null)));
     }
 
-    private Uni<TerminalEvent> onFailure(Run run, GatewayFailure failure, Supplier<Uni<GatewayAnswer>> call) {
+    private Uni<TerminalEvent> onAnswer(Run run, GatewayAnswer answer, Supplier<Uni<GatewayAnswer>> call) {
+        run.attempts++;
+        run.gatewayMs += answer.latencyMs();
+        if (answer instanceof GatewayAnswer.Image image) {
+            run.billing = run.billing.plus(Billing.CallCost.BILLED);
+            metrics.gatewayCall(Billing.CallCost.BILLED, answer.latencyMs());
+            budget.settle(Billing.CallCost.BILLED);
+            limiter.onSuccess();
+            guard.onHealthyAnswer();
+            return takeImage(run, image);
+        }
+        return onFailure(run, ((GatewayAnswer.Failure) answer).failure(), answer.latencyMs(), call);
+    }
+
+    private Uni<TerminalEvent> onFailure(
+            Run run, GatewayFailure failure, long latencyMs, Supplier<Uni<GatewayAnswer>> call) {
         FailureKind kind = failure.kind();
         run.billing = run.billing.plus(kind.cost());
-        metrics.gatewayCall(kind.cost(), 0);
+        metrics.gatewayCall(kind.cost(), latencyMs);
+        budget.settle(kind.cost());
         switch (kind) {
             case NOT_SENT, RATE_LIMITED -> run.freeAttempts++;
             case TIMED_OUT, UPSTREAM -> run.unknownAttempts++;
