@@ -143,7 +143,10 @@ public interface WorkerConfig {
     enum EditMode {
         /** every reference as an {@code image[]} part, in order. */
         multi,
-        /** only the base image, as one {@code image} part. */
+        /**
+         * only the base image, as one {@code image} part. The other references are still read and checked, so that
+         * whether a request is accepted does not depend on how the worker is deployed.
+         */
         single
     }
 

@@ -2,6 +2,7 @@ package io.imageworker.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
+import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClientOptions;
@@ -82,6 +83,15 @@ public class GatewayClient {
      * {@code POST /v1/images/edits} as multipart. The form encoder makes the boundary: the {@code Content-Type}
      * header is never set by hand (spec 4.3). Parts are sent in the given order; each part's filename extension and
      * content type come from its real format.
+     *
+     * <p>Every file is its own {@code form-data} part, repeated {@code image[]} fields included. The encoder's default
+     * (Netty's RFC 2388 mode) would nest a second file of the same field name with the first in one {@code
+     * multipart/mixed} part, which the gateway reads as no image at all; HTML5 mode ({@code multipartMixed(false)})
+     * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
+     *
+     * @param images the base image first, then the references; in single mode only the first is sent, as {@code image}
+     * @param mask the mask, or null
+     * @param single whether to send the single-image form ({@code IMAGE_WORKER_GATEWAY_EDIT_MODE=single})
      */
     public Uni<GatewayAnswer> edit(
             String prompt, String size, String quality, List<FilePart> images, FilePart mask, boolean single) {
@@ -93,19 +103,19 @@ public class GatewayClient {
             form.attribute("quality", quality);
         }
         config.responseFormat().ifPresent(format -> form.attribute("response_format", format));
-        if (single) {
-            FilePart base = images.get(0);
-            form.binaryFileUpload("image", base.filename(), Buffer.buffer(base.bytes()), base.contentType());
-        } else {
-            for (FilePart part : images) {
-                form.binaryFileUpload("image[]", part.filename(), Buffer.buffer(part.bytes()), part.contentType());
-            }
+        for (FilePart part : single ? images.subList(0, 1) : images) {
+            form.binaryFileUpload(single ? "image" : "image[]", part.filename(), wrapped(part), part.contentType());
         }
         if (mask != null) {
-            form.binaryFileUpload("mask", mask.filename(), Buffer.buffer(mask.bytes()), mask.contentType());
+            form.binaryFileUpload("mask", mask.filename(), wrapped(mask), mask.contentType());
         }
-        HttpRequest<io.vertx.core.buffer.Buffer> request = post(GatewayEndpoint.EDITS);
+        HttpRequest<io.vertx.core.buffer.Buffer> request =
+                post(GatewayEndpoint.EDITS).multipartMixed(false);
         return call(() -> request.sendMultipartForm(form));
+    }
+
+    private static Buffer wrapped(FilePart part) {
+        return Buffer.newInstance(io.vertx.core.buffer.Buffer.buffer(Unpooled.wrappedBuffer(part.bytes())));
     }
 
     /**

@@ -22,6 +22,7 @@ import io.imageworker.image.SizePolicy;
 import io.imageworker.reference.LoadedImage;
 import io.imageworker.reference.ReferenceLoader;
 import io.imageworker.reference.ReferenceRefusedException;
+import io.imageworker.reference.ReferenceStoreException;
 import io.imageworker.storage.ImageStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -196,17 +197,32 @@ public class RequestProcessor {
         return callGateway(run, () -> gateway.generate(run.request.prompt(), size, run.request.quality()));
     }
 
+    /**
+     * Loads every reference and the mask (one at a time, see {@link ReferenceLoader}), decides the size from the base
+     * image, then makes the multipart call. An unusable {@code size} is refused first, without reading anything. No call is made before every input is loaded and checked: a refused input
+     * ends as {@code INVALID_REFERENCE}, a store that cannot be read as {@code STORAGE_ERROR}.
+     */
     private Uni<TerminalEvent> edit(Run run) {
+        String requestId = run.request.requestId();
+        // A size that no image can make acceptable is refused before any reference is read.
+        if (SizePolicy.forGenerate(run.request.size()) instanceof SizeDecision.Refused refused) {
+            return Uni.createFrom().item(run.invalid(refused.message()));
+        }
         return references
                 .load(run.request)
                 .onItem()
                 .transformToUni(inputs -> {
-                    SizeDecision decision = SizePolicy.forEdit(
-                            run.request.size(), inputs.references().get(0).info());
+                    ImageInfo base = inputs.references().get(0).info();
+                    SizeDecision decision = SizePolicy.forEdit(run.request.size(), base);
                     if (decision instanceof SizeDecision.Refused refused) {
                         return Uni.createFrom().item(run.invalid(refused.message()));
                     }
                     run.size = (SizeDecision.Accepted) decision;
+                    if (base.size().isEmpty()) {
+                        Log.warnf(
+                                "[%s] the base image is %s but its size cannot be read: sending it with %s",
+                                requestId, base.format().mimeType(), run.size.sent());
+                    }
                     String size = run.size.sent().toString();
                     boolean single = config.gateway().editMode() == WorkerConfig.EditMode.single;
                     List<GatewayClient.FilePart> parts = new ArrayList<>();
@@ -219,7 +235,15 @@ public class RequestProcessor {
                             () -> gateway.edit(run.request.prompt(), size, run.request.quality(), parts, mask, single));
                 })
                 .onFailure(ReferenceRefusedException.class)
-                .recoverWithItem(error -> run.failed(ErrorCode.INVALID_REFERENCE, error.getMessage(), null));
+                .recoverWithItem(error -> {
+                    Log.infof("[%s] refused: %s", requestId, error.getMessage());
+                    return run.failed(ErrorCode.INVALID_REFERENCE, error.getMessage(), null);
+                })
+                .onFailure(ReferenceStoreException.class)
+                .recoverWithItem(error -> {
+                    Log.errorf("[%s] not sent to the gateway: %s", requestId, error.getMessage());
+                    return run.failed(ErrorCode.STORAGE_ERROR, error.getMessage(), null);
+                });
     }
 
     private static GatewayClient.FilePart filePart(LoadedImage image, String name) {

@@ -5,18 +5,49 @@ import io.imageworker.ImageSource;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.processing.Patience;
 import io.imageworker.storage.ImageStore;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeoutException;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkServiceException;
+import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 
 /**
  * Reads an edit's references and mask from their sources, in order, and refuses anything the gateway must not be
  * sent (spec 4.3: reject unsupported formats and files over 25 MB locally, a bad request can take 90 s to be
  * refused). Every refusal is a {@link ReferenceRefusedException} naming the reference, before any gateway call.
+ *
+ * <h2>One source at a time</h2>
+ *
+ * The sources are read one after the other, in the request's order, not all at once: at most one read is in flight,
+ * the first refused source (by position, not by speed) is the one the refusal names, and nothing after it is read.
+ * What stays in memory is the images already accepted, each at most {@link #MAX_BYTES}, since the multipart call
+ * needs all of them; a source larger than that is never held whole: an {@code s3://} object is refused from its size
+ * (a HEAD) and then read with a range of at most {@link #MAX_BYTES} + 1 bytes, an {@code https://} body is cut off
+ * at the cap by {@link HttpsReferenceFetcher}, inline base64 is refused from its length before decoding. Reading
+ * them concurrently would save the round trips of small images but let up to 16 downloads fill memory at once for a
+ * request that may be refused by its first reference.
+ *
+ * <h2>Refused, or the store failed</h2>
+ *
+ * An {@code s3://} reference that does not exist, or that the store refuses to give (403 and other 4xx), is refused.
+ * A store that cannot be reached, times out or answers 5xx is an infrastructure failure: the read is retried within
+ * {@code IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE}, then fails with {@link ReferenceStoreException}, never as a
+ * refused reference.
+ *
+ * <h2>Formats</h2>
+ *
+ * The real format is read from the bytes: png, jpeg and webp are accepted, whatever a key, URL or declared type says;
+ * anything else is refused. An image of a supported format whose size cannot be read is accepted (the event contract:
+ * the size of an {@code auto} edit is then {@code 1024x1024}).
  */
 @ApplicationScoped
 public class ReferenceLoader {
@@ -27,6 +58,7 @@ public class ReferenceLoader {
     private final ImageStore store;
     private final HttpsReferenceFetcher https;
     private final Set<String> allowedBuckets;
+    private final Patience patience;
 
     ReferenceLoader(ImageStore store, HttpsReferenceFetcher https, WorkerConfig config) {
         this.store = store;
@@ -34,20 +66,33 @@ public class ReferenceLoader {
         this.allowedBuckets = config.reference()
                 .allowedBuckets()
                 .orElse(Set.of(config.storage().bucket()));
+        this.patience = new Patience(config.retry().infrastructurePatience());
     }
 
-    /** The edit's inputs, or a failure with {@link ReferenceRefusedException}. */
+    /**
+     * The edit's inputs, read one after the other, or a failure: {@link ReferenceRefusedException} for the first
+     * source in the request's order that is refused, {@link ReferenceStoreException} when the store failed.
+     */
     public Uni<EditInputs> load(ImageRequest request) {
-        List<Uni<LoadedImage>> loads = new ArrayList<>();
-        for (int i = 0; i < request.references().size(); i++) {
-            loads.add(load(request.references().get(i), "references[" + i + "]"));
+        List<ImageSource> sources = new ArrayList<>(request.references());
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < sources.size(); i++) {
+            names.add("references[" + i + "]");
         }
-        Uni<List<LoadedImage>> all = Uni.join().all(loads).andFailFast();
-        if (request.mask() == null) {
-            return all.map(images -> new EditInputs(images, null));
+        if (request.mask() != null) {
+            sources.add(request.mask());
+            names.add("mask");
         }
-        return all.onItem()
-                .transformToUni(images -> load(request.mask(), "mask").map(mask -> new EditInputs(images, mask)));
+        int references = request.references().size();
+        return Multi.createFrom()
+                .range(0, sources.size())
+                .onItem()
+                .transformToUniAndConcatenate(i -> load(sources.get(i), names.get(i)))
+                .collect()
+                .asList()
+                .map(images -> new EditInputs(
+                        List.copyOf(images.subList(0, references)),
+                        request.mask() == null ? null : images.get(references)));
     }
 
     private Uni<LoadedImage> load(ImageSource source, String name) {
@@ -77,20 +122,66 @@ public class ReferenceLoader {
                     .failure(new ReferenceRefusedException(
                             name + ": bucket '" + bucket + "' is not in" + " IMAGE_WORKER_REFERENCE_ALLOWED_BUCKETS"));
         }
-        // The size is checked before reading, so an oversized object is never loaded into memory.
-        return store.sizeOf(bucket, key).onItem().transformToUni(size -> {
+        // The size is checked before reading, so an oversized object is never loaded into memory; the read itself
+        // is bounded too, in case the object was replaced by a larger one in between.
+        return readFromStore(store.sizeOf(bucket, key), uri, name).onItem().transformToUni(size -> {
             if (size.isEmpty()) {
-                return Uni.createFrom().failure(new ReferenceRefusedException(name + ": " + uri + " does not exist"));
+                return Uni.createFrom().failure(doesNotExist(uri, name));
             }
             if (size.get() > MAX_BYTES) {
                 return Uni.createFrom()
-                        .failure(new ReferenceRefusedException(
-                                name + ": " + uri + " is " + size.get() + " bytes, over the 25 MB limit"));
+                        .failure(new ReferenceRefusedException(name + ": " + uri + " is " + size.get()
+                                + " bytes, over the 25 MB limit (" + MAX_BYTES + " bytes); not read"));
             }
-            return store.getObject(bucket, key)
-                    .map(found -> found.orElseThrow(
-                            () -> new ReferenceRefusedException(name + ": " + uri + " does not exist")));
+            if (size.get() == 0) {
+                return Uni.createFrom().failure(new ReferenceRefusedException(name + ": " + uri + " is empty"));
+            }
+            return readFromStore(store.readAtMost(bucket, key, MAX_BYTES), uri, name)
+                    .map(found -> found.orElseThrow(() -> doesNotExist(uri, name)));
         });
+    }
+
+    /** A store read with patience for the store's transient failures, and the rest of its failures classified. */
+    private <T> Uni<T> readFromStore(Uni<T> operation, String uri, String name) {
+        return patience.retry(operation, ReferenceLoader::isTransientStoreFailure)
+                .onFailure(ReferenceLoader::isTransientStoreFailure)
+                .transform(error -> new ReferenceStoreException(
+                        name + ": the store could not be read for " + uri + ": " + briefly(error), error))
+                .onFailure(NoSuchBucketException.class)
+                .transform(error -> doesNotExist(uri, name))
+                .onFailure(SdkServiceException.class)
+                .transform(error -> new ReferenceRefusedException(name + ": " + uri + " cannot be read: the store"
+                        + " answered " + ((SdkServiceException) error).statusCode()));
+    }
+
+    /**
+     * Whether a store failure may pass by itself: no answer (connection refused or reset, timeout), or an answer
+     * saying the store is busy or broken (5xx, 408, 429). A 4xx about the object is the answer, not a failure.
+     */
+    static boolean isTransientStoreFailure(Throwable error) {
+        if (error instanceof SdkServiceException service) {
+            int status = service.statusCode();
+            return status >= 500 || status == 408 || status == 429;
+        }
+        // ImageStore bounds each operation with Mutiny's ifNoItem(), whose TimeoutException is not the JDK's.
+        return error instanceof SdkClientException
+                || error instanceof io.smallrye.mutiny.TimeoutException
+                || error instanceof TimeoutException
+                || error instanceof IOException;
+    }
+
+    /** The failure's type and the first sentence of its message: the SDK's messages go on with advice. */
+    private static String briefly(Throwable error) {
+        if (error instanceof SdkServiceException service) {
+            return "the store answered " + service.statusCode();
+        }
+        String message = String.valueOf(error.getMessage());
+        int end = message.indexOf(". ");
+        return error.getClass().getSimpleName() + ": " + (end < 0 ? message : message.substring(0, end + 1));
+    }
+
+    private static ReferenceRefusedException doesNotExist(String uri, String name) {
+        return new ReferenceRefusedException(name + ": " + uri + " does not exist");
     }
 
     private static byte[] decode(String base64, String name) {
@@ -109,8 +200,12 @@ public class ReferenceLoader {
         if (data.length > MAX_BYTES) {
             throw new ReferenceRefusedException(name + ": image is over the 25 MB limit");
         }
+        if (data.length == 0) {
+            throw new ReferenceRefusedException(name + ": image is empty");
+        }
         ImageInfo info = ImageInspector.inspect(data);
-        if (!info.isUsable()) {
+        // Only the format decides: a png, jpeg or webp whose size cannot be read is still sent (see the class comment).
+        if (!info.format().isSupported()) {
             throw new ReferenceRefusedException(name + ": " + info.refusal().orElse("not a png, jpeg or webp image"));
         }
         return new LoadedImage(data, info);

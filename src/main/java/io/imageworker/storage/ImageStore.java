@@ -75,6 +75,20 @@ public class ImageStore {
                 .recoverWithItem(Optional.empty());
     }
 
+    /**
+     * At most the first {@code maxBytes + 1} bytes of an object, read with a ranged GET, or empty when there is no such
+     * object. More than {@code maxBytes} bytes in the answer means the object is larger than {@code maxBytes}: memory
+     * never holds more than that, whatever the object's size.
+     */
+    public Uni<Optional<byte[]>> readAtMost(String bucket, String key, long maxBytes) {
+        return call(() -> s3.getObject(
+                        get -> get.bucket(bucket).key(key).range("bytes=0-" + maxBytes),
+                        AsyncResponseTransformer.toBytes()))
+                .map(response -> Optional.of(response.asByteArray()))
+                .onFailure(ImageStore::isNotFound)
+                .recoverWithItem(Optional.empty());
+    }
+
     /** The size of an object, or empty when there is no such object; used to refuse large ones before reading. */
     public Uni<Optional<Long>> sizeOf(String bucket, String key) {
         return call(() -> s3.headObject(head -> head.bucket(bucket).key(key)))

@@ -7,6 +7,7 @@ import io.imageworker.ImageSource;
 import io.imageworker.Operation;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageFormat;
+import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /** How {@link ReferenceLoader} hands {@code https://} references to {@link HttpsReferenceFetcher}. */
 class ReferenceLoaderTest {
@@ -101,6 +104,63 @@ class ReferenceLoaderTest {
                 .getFailure();
 
         assertThat(failure).hasMessage("mask: only https:// references are fetched, not http://");
+    }
+
+    @Test
+    void readsNothingAfterTheFirstRefusedSourceAndNamesIt() {
+        ReferenceLoader loader = loaderTrustingLocalServer();
+        ImageSource gif = new ImageSource(null, Base64.getEncoder().encodeToString(TestImages.gif(8, 8)), "image/png");
+
+        Throwable failure = loader.load(edit(List.of(https("/base.png"), gif, https("/later.png")), https("/mask.png")))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitFailure(Duration.ofSeconds(20))
+                .getFailure();
+
+        assertThat(failure).hasMessageStartingWith("references[1]: is a GIF file");
+        // One source at a time: the base was fetched, nothing after the refused one.
+        assertThat(server.requests).hasValue(1);
+    }
+
+    @Test
+    void acceptsASupportedFormatWhoseSizeCannotBeRead() {
+        ReferenceLoader loader = loaderTrustingLocalServer();
+        byte[] cut = java.util.Arrays.copyOf(png, 40);
+        ImageSource inline = new ImageSource(null, Base64.getEncoder().encodeToString(cut), "image/png");
+
+        EditInputs inputs = loader.load(edit(List.of(inline), null))
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create())
+                .awaitItem(Duration.ofSeconds(20))
+                .getItem();
+
+        assertThat(inputs.references().get(0).info().format()).isEqualTo(ImageFormat.PNG);
+        assertThat(inputs.references().get(0).info().size()).isEmpty();
+    }
+
+    @Test
+    void treatsAnUnreachableOrFailingStoreAsTransientAndAnAnswerAboutTheObjectAsFinal() {
+        assertThat(ReferenceLoader.isTransientStoreFailure(
+                        SdkClientException.create("Unable to execute HTTP request: connection refused")))
+                .isTrue();
+        assertThat(ReferenceLoader.isTransientStoreFailure(new io.smallrye.mutiny.TimeoutException()))
+                .isTrue();
+        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(503))).isTrue();
+        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(500))).isTrue();
+        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(429))).isTrue();
+        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(403))).isFalse();
+        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(404))).isFalse();
+        assertThat(ReferenceLoader.isTransientStoreFailure(new ReferenceRefusedException("references[0]: x")))
+                .isFalse();
+        assertThat(ReferenceLoader.isTransientStoreFailure(new IllegalStateException("a defect")))
+                .isFalse();
+    }
+
+    private static S3Exception s3Error(int status) {
+        return (S3Exception) S3Exception.builder()
+                .statusCode(status)
+                .message("status " + status)
+                .build();
     }
 
     private ReferenceLoader loaderTrustingLocalServer() {

@@ -1,0 +1,161 @@
+package io.imageworker.testing;
+
+import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpClientResponse;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.RequestOptions;
+import io.vertx.core.net.SocketAddress;
+import java.net.URI;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A recording reverse proxy in front of the real S3 store: the worker talks to the store through it, so a test can see
+ * which S3 operations a request made (a HEAD, a GET and its {@code Range}) and can make the store unreachable for some
+ * keys only, as a store that is down would be, while the rest of the worker's storage (result documents, images)
+ * keeps working.
+ *
+ * <p>Requests are forwarded unchanged, {@code Host} header included, so the client's AWS signature stays valid; only
+ * hop-by-hop headers and {@code Expect} (answered here) are dropped. Bodies are streamed, never held.
+ */
+public final class StoreProxy implements AutoCloseable {
+
+    /**
+     * One S3 request as the proxy saw it.
+     *
+     * @param method the HTTP method
+     * @param path the path, {@code /bucket/key} (path-style)
+     * @param range the {@code Range} header, or null
+     * @param status the store's status; 0 when the proxy dropped the connection instead
+     */
+    public record Exchange(String method, String path, String range, int status) {}
+
+    private static final Set<String> NOT_FORWARDED = Set.of(
+            "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect");
+
+    private static StoreProxy shared;
+
+    private final Vertx vertx;
+    private final HttpClient client;
+    private final HttpServer server;
+    private final URI target;
+    private final List<Exchange> exchanges = new CopyOnWriteArrayList<>();
+    private volatile String unreachable;
+
+    private StoreProxy(URI target) {
+        this.target = target;
+        this.vertx = Vertx.vertx();
+        this.client = vertx.createHttpClient(new HttpClientOptions().setMaxPoolSize(64));
+        this.server = vertx.createHttpServer(new HttpServerOptions().setHandle100ContinueAutomatically(true))
+                .requestHandler(this::forward);
+        await(server.listen(0, "127.0.0.1"));
+    }
+
+    /** The one proxy of this JVM, in front of {@code target}; started on first use. */
+    public static synchronized StoreProxy shared(URI target) {
+        if (shared == null) {
+            shared = new StoreProxy(target);
+            Runtime.getRuntime().addShutdownHook(new Thread(shared::close, "store-proxy-stop"));
+        }
+        return shared;
+    }
+
+    /** The one proxy of this JVM; it must have been started. */
+    public static synchronized StoreProxy shared() {
+        if (shared == null) {
+            throw new IllegalStateException("the store proxy is started by StoreProxyTestResource");
+        }
+        return shared;
+    }
+
+    /** The endpoint to give an S3 client instead of the store's. */
+    public String endpoint() {
+        return "http://127.0.0.1:" + server.actualPort();
+    }
+
+    /** The requests whose path contains {@code fragment}, in arrival order. */
+    public List<Exchange> exchangesFor(String fragment) {
+        return exchanges.stream().filter(e -> e.path().contains(fragment)).toList();
+    }
+
+    /**
+     * Closes, without an answer, every connection carrying a request whose path contains {@code fragment}: the store
+     * looks down for those keys. {@code null} makes every key reachable again.
+     */
+    public void dropConnectionsFor(String fragment) {
+        unreachable = fragment;
+    }
+
+    private void forward(HttpServerRequest request) {
+        String path = request.path();
+        String range = request.getHeader("Range");
+        String dropped = unreachable;
+        if (dropped != null && path.contains(dropped)) {
+            exchanges.add(new Exchange(request.method().name(), path, range, 0));
+            request.connection().close();
+            return;
+        }
+        request.pause();
+        String host = request.getHeader("Host");
+        int colon = host.lastIndexOf(':');
+        RequestOptions options = new RequestOptions()
+                .setMethod(request.method())
+                .setServer(SocketAddress.inetSocketAddress(target.getPort(), target.getHost()))
+                .setHost(colon < 0 ? host : host.substring(0, colon))
+                .setPort(colon < 0 ? 80 : Integer.parseInt(host.substring(colon + 1)))
+                .setURI(request.uri());
+        client.request(options)
+                .compose(out -> {
+                    request.headers().forEach(header -> {
+                        String name = header.getKey().toLowerCase(Locale.ROOT);
+                        if (!NOT_FORWARDED.contains(name) && !name.equals("host")) {
+                            out.headers().add(header.getKey(), header.getValue());
+                        }
+                    });
+                    if (request.getHeader("Content-Length") == null
+                            && "chunked".equalsIgnoreCase(request.getHeader("Transfer-Encoding"))) {
+                        out.setChunked(true);
+                    }
+                    return out.send(request);
+                })
+                .onSuccess(answer -> answer(request, answer, path, range))
+                .onFailure(error -> {
+                    exchanges.add(new Exchange(request.method().name(), path, range, 502));
+                    request.response().setStatusCode(502).end();
+                });
+    }
+
+    private void answer(HttpServerRequest request, HttpClientResponse answer, String path, String range) {
+        exchanges.add(new Exchange(request.method().name(), path, range, answer.statusCode()));
+        var response = request.response().setStatusCode(answer.statusCode());
+        answer.headers().forEach(header -> {
+            if (!NOT_FORWARDED.contains(header.getKey().toLowerCase(Locale.ROOT))) {
+                response.headers().add(header.getKey(), header.getValue());
+            }
+        });
+        if (response.headers().get("Content-Length") == null) {
+            response.setChunked(true);
+        }
+        response.send(answer);
+    }
+
+    @Override
+    public void close() {
+        await(vertx.close());
+    }
+
+    private static <T> T await(io.vertx.core.Future<T> future) {
+        try {
+            return future.toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("the store proxy did not start or stop", e);
+        }
+    }
+}
