@@ -11,6 +11,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -110,6 +111,7 @@ public final class Benchmark {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> sentAt = new LinkedHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>(count);
+        Instant firstAt = Instant.now();
         long first = System.nanoTime();
         for (int i = 1; i <= count; i++) {
             String id = prefix + "-" + runId + "-" + i;
@@ -132,7 +134,7 @@ public final class Benchmark {
         } catch (ConditionTimeoutException | TerminalFailureException e) {
             say("not every request ended: " + e.getMessage());
         }
-        return new Run(sentAt, first, published, client.results());
+        return new Run(sentAt, firstAt, first, published, client.results());
     }
 
     private static Map<String, PipelineClient.Result> terminalIds(PipelineClient client, Map<String, Long> sentAt) {
@@ -197,6 +199,19 @@ public final class Benchmark {
                 ideal.toMillis() / 1e3, requests, concurrency, latencyMs);
         System.out.printf(" efficiency            %.0f %% of ideal%n", 100 * ideal.toMillis() / 1e3 / wallSeconds);
         System.out.printf(" peak concurrent calls %d (limit %d)%n", peak, concurrency);
+        calls.stream()
+                .map(RecordedCall::arrivedAt)
+                .min(Instant::compareTo)
+                .ifPresent(firstCall -> System.out.printf(
+                        " first gateway call    %.2f s after the first send%n",
+                        Duration.between(run.firstSendAt(), firstCall).toMillis() / 1e3));
+        calls.stream()
+                .map(RecordedCall::finishedAt)
+                .filter(java.util.Objects::nonNull)
+                .max(Instant::compareTo)
+                .ifPresent(lastEnd -> System.out.printf(
+                        " last gateway answer   %.2f s after the first send%n",
+                        Duration.between(run.firstSendAt(), lastEnd).toMillis() / 1e3));
         System.out.printf(
                 " end-to-end latency    p50 %.2f s, p95 %.2f s, max %.2f s%n",
                 percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 100));
@@ -255,10 +270,15 @@ public final class Benchmark {
      * One batch of requests.
      *
      * @param sentAt each request's id and {@link System#nanoTime()} just before it was handed to the producer
+     * @param firstSendAt when the first was handed to the producer, by the wall clock (the simulator's records use it)
      * @param firstSendNanos when the first was handed to the producer
      * @param publishedNanos when the broker had acknowledged them all
      * @param results every event received by the end
      */
     private record Run(
-            Map<String, Long> sentAt, long firstSendNanos, long publishedNanos, List<PipelineClient.Result> results) {}
+            Map<String, Long> sentAt,
+            Instant firstSendAt,
+            long firstSendNanos,
+            long publishedNanos,
+            List<PipelineClient.Result> results) {}
 }
