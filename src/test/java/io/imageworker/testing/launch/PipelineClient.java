@@ -1,0 +1,230 @@
+package io.imageworker.testing.launch;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * What a producer and a consumer of image-worker do, with the plain Kafka client: publishes requests and reads every
+ * terminal event ({@code image-completed}, {@code image-failed}) as it arrives, handing each to a listener. The result
+ * topics are read without a consumer group, by partition, from their beginning or from their end as of construction,
+ * so no event published after the constructor returns is missed and no rebalance delays the first one.
+ */
+final class PipelineClient implements AutoCloseable {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final LaunchStack.Topics topics;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private final Consumer<Result> listener;
+    private final List<Result> results = new CopyOnWriteArrayList<>();
+    private final Thread poller;
+    private volatile boolean running = true;
+
+    /**
+     * @param fromEnd read only events published from now on (else every event the topics hold)
+     * @param listener called on the polling thread with each event, in arrival order
+     */
+    PipelineClient(String bootstrapServers, LaunchStack.Topics topics, boolean fromEnd, Consumer<Result> listener) {
+        this.topics = topics;
+        this.listener = listener;
+        producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrapServers,
+                        ProducerConfig.CLIENT_ID_CONFIG,
+                        "image-worker-launch-producer",
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.LINGER_MS_CONFIG,
+                        5),
+                new ByteArraySerializer(),
+                new ByteArraySerializer());
+        consumer = new KafkaConsumer<>(
+                Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrapServers,
+                        ConsumerConfig.CLIENT_ID_CONFIG,
+                        "image-worker-launch-results",
+                        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                        false,
+                        // Deliver each event as soon as the broker has it.
+                        ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
+                        50),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (String topic : List.of(topics.completed(), topics.failed())) {
+            consumer.partitionsFor(topic, Duration.ofSeconds(30))
+                    .forEach(info -> partitions.add(new TopicPartition(info.topic(), info.partition())));
+        }
+        consumer.assign(partitions);
+        if (fromEnd) {
+            consumer.seekToEnd(partitions);
+        } else {
+            consumer.seekToBeginning(partitions);
+        }
+        // Resolve the positions now: "the end" is the end as of this moment, not of the first poll.
+        partitions.forEach(partition -> consumer.position(partition, Duration.ofSeconds(30)));
+        poller = new Thread(this::poll, "launch-result-consumer");
+        poller.setDaemon(true);
+        poller.start();
+    }
+
+    private void poll() {
+        while (running) {
+            try {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+                    Result result = Result.of(record, System.nanoTime());
+                    results.add(result);
+                    listener.accept(result);
+                }
+            } catch (WakeupException e) {
+                return;
+            } catch (RuntimeException e) {
+                // A broker restarting or a listener failing: keep reading.
+                System.err.println("result consumer: " + e);
+            }
+        }
+    }
+
+    /** Publishes a request, keyed by its id ({@code null}: no key), and waits for the broker's acknowledgement. */
+    RecordMetadata send(String requestId, String json) {
+        try {
+            return sendAsync(requestId, json).get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("could not publish to " + topics.request() + ": " + e.getCause(), e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("the broker did not acknowledge a request within 30 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while publishing", e);
+        }
+    }
+
+    /** Publishes a request, keyed by its id ({@code null}: no key), without waiting. */
+    CompletableFuture<RecordMetadata> sendAsync(String requestId, String json) {
+        CompletableFuture<RecordMetadata> acknowledged = new CompletableFuture<>();
+        byte[] key = requestId == null ? null : requestId.getBytes(StandardCharsets.UTF_8);
+        producer.send(
+                new ProducerRecord<>(topics.request(), key, json.getBytes(StandardCharsets.UTF_8)),
+                (metadata, error) -> {
+                    if (error != null) {
+                        acknowledged.completeExceptionally(error);
+                    } else {
+                        acknowledged.complete(metadata);
+                    }
+                });
+        return acknowledged;
+    }
+
+    /** Sends what the producer still buffers. */
+    void flush() {
+        producer.flush();
+    }
+
+    /** Every event received so far. */
+    List<Result> results() {
+        return List.copyOf(results);
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        consumer.wakeup();
+        try {
+            poller.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        consumer.close(Duration.ofSeconds(5));
+        producer.close(Duration.ofSeconds(5));
+    }
+
+    /**
+     * One terminal event.
+     *
+     * @param topic where it came from
+     * @param requestId its {@code ce_subject}
+     * @param completed {@code image-completed} (else {@code image-failed})
+     * @param receivedNanos {@link System#nanoTime()} when this client received it
+     * @param createdAt the record's timestamp: when the worker's producer created it
+     * @param body the JSON payload ({@code null} when it is not JSON)
+     */
+    record Result(
+            String topic, String requestId, boolean completed, long receivedNanos, Instant createdAt, JsonNode body) {
+
+        static Result of(ConsumerRecord<byte[], byte[]> record, long receivedNanos) {
+            JsonNode body;
+            try {
+                body = JSON.readTree(record.value());
+            } catch (IOException | RuntimeException e) {
+                body = null;
+            }
+            String subject = header(record, "ce_subject");
+            if (subject == null && body != null && body.hasNonNull("requestId")) {
+                subject = body.get("requestId").asText();
+            }
+            return new Result(
+                    record.topic(),
+                    subject,
+                    "image.completed".equals(header(record, "ce_type")),
+                    receivedNanos,
+                    Instant.ofEpochMilli(record.timestamp()),
+                    body);
+        }
+
+        /** {@code image.key} of a completed event, else {@code null}. */
+        String imageKey() {
+            return text("image", "key");
+        }
+
+        /** {@code image.sha256} of a completed event, else {@code null}. */
+        String sha256() {
+            return text("image", "sha256");
+        }
+
+        /** {@code error.code} of a failed event, else {@code null}. */
+        String errorCode() {
+            return text("error", "code");
+        }
+
+        /** A field two levels down, as text, or {@code null}. */
+        String text(String object, String field) {
+            if (body == null || !body.path(object).hasNonNull(field)) {
+                return null;
+            }
+            return body.path(object).get(field).asText();
+        }
+
+        private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
+            Header header = record.headers().lastHeader(name);
+            return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+        }
+    }
+}

@@ -1,0 +1,458 @@
+package io.imageworker.testing.launch;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
+
+/**
+ * The packaged worker ({@code java -jar target/quarkus-app/quarkus-run.jar}) as a child process of this JVM, configured
+ * only by the environment and JVM options given here, as a deployment configures it. Its output goes to a log file
+ * under {@code target/launch-logs/} (and to this JVM's standard output when {@code echo} is on).
+ *
+ * <p>The environment is this JVM's, less every variable that could configure the worker behind the caller's back
+ * ({@code IMAGE_WORKER_*}, {@code KAFKA_*}, {@code QUARKUS_*}, {@code MP_MESSAGING_*}, {@code AWS_*}), plus the given
+ * variables. The HTTP port ({@code QUARKUS_HTTP_PORT}) is chosen free once and kept across restarts, on 127.0.0.1.
+ *
+ * <pre>{@code
+ * try (WorkerProcess worker = WorkerProcess.builder()
+ *         .env("KAFKA_BOOTSTRAP_SERVERS", kafka)
+ *         .env("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl())
+ *         ...
+ *         .build()
+ *         .start()) {          // returns once /q/health/ready answers 200
+ *     worker.kill();           // SIGKILL
+ *     worker.start();
+ * }
+ * }</pre>
+ *
+ * <p>A shutdown hook ends a worker still running when this JVM exits normally or on Ctrl-C; a worker whose parent was
+ * killed with SIGKILL is not ended (the worker has no way to notice): stop it by the pid in its log's header line.
+ */
+public final class WorkerProcess implements AutoCloseable {
+
+    /** Time allowed from the start of the process to a ready worker, unless the builder says otherwise. */
+    public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
+
+    /** Time a worker has to exit after SIGTERM before it is killed; above the worker's own 60 s shutdown grace. */
+    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(75);
+
+    private static final String HOST = "127.0.0.1";
+    private static final List<String> CLEARED_PREFIXES =
+            List.of("IMAGE_WORKER_", "KAFKA_", "QUARKUS_", "MP_MESSAGING_", "AWS_");
+
+    private final String name;
+    private final Map<String, String> environment;
+    private final List<String> jvmOptions;
+    private final int port;
+    private final Path logFile;
+    private final boolean echo;
+    private final Duration startTimeout;
+    private final HttpClient http;
+    private Process process;
+    private Thread pump;
+    private int starts;
+    private boolean hookAdded;
+
+    private WorkerProcess(Builder builder) {
+        this.name = builder.name;
+        this.port = builder.port != 0 ? builder.port : freePort();
+        Map<String, String> env = new LinkedHashMap<>(builder.environment);
+        env.put("QUARKUS_HTTP_HOST", HOST);
+        env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
+        this.environment = Map.copyOf(env);
+        this.jvmOptions = List.copyOf(builder.jvmOptions);
+        this.logFile =
+                builder.logFile != null ? builder.logFile : BuildPaths.logDir().resolve(name + "-" + port + ".log");
+        this.echo = builder.echo;
+        this.startTimeout = builder.startTimeout;
+        this.http = HttpClient.newBuilder()
+                .connectTimeout(Duration.ofSeconds(2))
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
+        try {
+            Files.createDirectories(logFile.getParent());
+            Files.deleteIfExists(logFile);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A builder: give at least the Kafka, storage and gateway settings as environment variables. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts the process and returns once {@code /q/health/ready} answers 200. Does nothing when it runs.
+     *
+     * @throws IllegalStateException when it exits or is not ready within the start timeout (the process is then
+     *     killed), with the end of its log
+     */
+    public synchronized WorkerProcess start() {
+        if (isAlive()) {
+            return this;
+        }
+        launch();
+        try {
+            awaitReady(startTimeout);
+        } catch (IllegalStateException e) {
+            killProcess();
+            throw e;
+        }
+        return this;
+    }
+
+    private void launch() {
+        List<String> command = new ArrayList<>();
+        command.add(javaCommand());
+        command.addAll(jvmOptions);
+        command.add("-jar");
+        command.add(BuildPaths.workerJar().toString());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.directory(BuildPaths.buildDir().toFile());
+        builder.environment().keySet().removeIf(variable -> CLEARED_PREFIXES.stream()
+                .anyMatch(variable::startsWith));
+        builder.environment().putAll(environment);
+        if (echo) {
+            builder.redirectOutput(ProcessBuilder.Redirect.PIPE);
+        } else {
+            builder.redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+        }
+        starts++;
+        appendToLog("==== " + Instant.now() + " " + name + " start #" + starts + ": " + String.join(" ", command));
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("Cannot start the worker: " + String.join(" ", command), e);
+        }
+        appendToLog("==== pid " + process.pid());
+        if (echo) {
+            pump = new Thread(() -> copyOutput(process), name + "-output");
+            pump.setDaemon(true);
+            pump.start();
+        }
+        if (!hookAdded) {
+            hookAdded = true;
+            Runtime.getRuntime().addShutdownHook(new Thread(this::stopAtExit, name + "-stop-at-exit"));
+        }
+    }
+
+    /**
+     * Waits until {@code /q/health/ready} answers 200.
+     *
+     * @throws IllegalStateException when the process exits or is not ready within {@code timeout}
+     */
+    public void awaitReady(Duration timeout) {
+        Process running = process;
+        if (running == null) {
+            throw new IllegalStateException(name + " is not started");
+        }
+        try {
+            await(name + " ready at " + readyUrl())
+                    .atMost(timeout)
+                    .pollDelay(Duration.ofMillis(200))
+                    .pollInterval(Duration.ofMillis(250))
+                    .failFast(name + " exited", () -> !running.isAlive())
+                    .until(this::isReady);
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            String exit = running.isAlive() ? "" : " (exit status " + running.exitValue() + ")";
+            throw new IllegalStateException(
+                    name + " did not become ready within " + timeout + exit + ": " + e.getMessage() + describeLog(), e);
+        }
+    }
+
+    /** Whether {@code /q/health/ready} answers 200 now. */
+    public boolean isReady() {
+        try {
+            HttpResponse<String> response = http.send(
+                    HttpRequest.newBuilder(readyUrl())
+                            .timeout(Duration.ofSeconds(3))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return response.statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Hard stop: SIGKILL, as if the machine lost power under the worker. Returns once the process is gone. */
+    public synchronized void kill() {
+        if (process == null) {
+            return;
+        }
+        appendToLog("==== " + Instant.now() + " " + name + " killed (SIGKILL)");
+        killProcess();
+    }
+
+    private void killProcess() {
+        process.destroyForcibly();
+        waitForExit(STOP_TIMEOUT);
+        joinPump();
+        process = null;
+    }
+
+    /**
+     * Graceful stop: SIGTERM, then waits for the exit (the worker finishes requests in progress within its shutdown
+     * grace); killed if it takes longer than 75 s. Does nothing when it does not run.
+     */
+    public synchronized void stop() {
+        if (process == null) {
+            return;
+        }
+        process.destroy();
+        if (!waitForExit(STOP_TIMEOUT)) {
+            appendToLog("==== " + Instant.now() + " no exit " + STOP_TIMEOUT.toSeconds() + " s after SIGTERM: killing");
+            process.destroyForcibly();
+            waitForExit(STOP_TIMEOUT);
+        }
+        joinPump();
+        appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), exit status " + process.exitValue());
+        process = null;
+    }
+
+    /** {@link #stop()} then {@link #start()}, on the same port. */
+    public synchronized WorkerProcess restart() {
+        stop();
+        return start();
+    }
+
+    /** Same as {@link #stop()}. */
+    @Override
+    public void close() {
+        stop();
+    }
+
+    private void stopAtExit() {
+        Process running;
+        synchronized (this) {
+            running = process;
+        }
+        if (running != null && running.isAlive()) {
+            running.destroy();
+            try {
+                if (!running.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
+                    running.destroyForcibly();
+                }
+            } catch (InterruptedException e) {
+                running.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Whether the process runs. */
+    public synchronized boolean isAlive() {
+        return process != null && process.isAlive();
+    }
+
+    /** The process id of the running worker. */
+    public synchronized long pid() {
+        if (process == null) {
+            throw new IllegalStateException(name + " is not running");
+        }
+        return process.pid();
+    }
+
+    /** How many times the process was started. */
+    public synchronized int starts() {
+        return starts;
+    }
+
+    /** The HTTP port of health and metrics. */
+    public int port() {
+        return port;
+    }
+
+    /** {@code http://127.0.0.1:<port>/q/health/ready}. */
+    public URI readyUrl() {
+        return URI.create("http://" + HOST + ":" + port + "/q/health/ready");
+    }
+
+    /** {@code http://127.0.0.1:<port>/q/metrics}. */
+    public URI metricsUrl() {
+        return URI.create("http://" + HOST + ":" + port + "/q/metrics");
+    }
+
+    /** The worker's log file: every start appends to it. */
+    public Path logFile() {
+        return logFile;
+    }
+
+    /** The environment the worker gets on top of the cleared inherited one (including the HTTP port). */
+    public Map<String, String> environment() {
+        return environment;
+    }
+
+    /** A sentence pointing at the log and quoting its last lines, for failure messages. */
+    public String describeLog() {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(logFile, StandardCharsets.UTF_8);
+        } catch (IOException | UncheckedIOException e) {
+            return " (log " + logFile + " unreadable: " + e + ")";
+        }
+        List<String> tail = lines.subList(Math.max(0, lines.size() - 40), lines.size());
+        return "; see " + logFile + ", which ends with:\n" + String.join("\n", tail);
+    }
+
+    private boolean waitForExit(Duration timeout) {
+        try {
+            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private void joinPump() {
+        if (pump != null) {
+            try {
+                pump.join(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            pump = null;
+        }
+    }
+
+    private void copyOutput(Process source) {
+        PrintStream console = System.out;
+        try (BufferedReader in =
+                        new BufferedReader(new InputStreamReader(source.getInputStream(), StandardCharsets.UTF_8));
+                Writer log = Files.newBufferedWriter(
+                        logFile, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+            String line;
+            while ((line = in.readLine()) != null) {
+                log.write(line);
+                log.write(System.lineSeparator());
+                log.flush();
+                console.println("[" + name + "] " + line);
+            }
+        } catch (IOException e) {
+            // The process is gone; what it wrote before is in the log.
+        }
+    }
+
+    private synchronized void appendToLog(String line) {
+        try {
+            Files.writeString(
+                    logFile,
+                    line + System.lineSeparator(),
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The {@code java} launcher running this JVM, so that the worker runs on the same Java. */
+    private static String javaCommand() {
+        return ProcessHandle.current().info().command().orElseGet(() -> Path.of(
+                        System.getProperty("java.home"), "bin", "java")
+                .toString());
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Settings of a {@link WorkerProcess}. */
+    public static final class Builder {
+        private String name = "worker";
+        private final Map<String, String> environment = new LinkedHashMap<>();
+        private final List<String> jvmOptions = new ArrayList<>();
+        private int port;
+        private Path logFile;
+        private boolean echo;
+        private Duration startTimeout = DEFAULT_START_TIMEOUT;
+
+        private Builder() {}
+
+        /** The name in log lines and of the log file ({@code <name>-<port>.log}); default {@code worker}. */
+        public Builder name(String value) {
+            this.name = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** One environment variable of the worker, e.g. {@code IMAGE_WORKER_CONCURRENCY}. */
+        public Builder env(String variable, String value) {
+            environment.put(variable, Objects.requireNonNull(value, variable));
+            return this;
+        }
+
+        /** Several environment variables. */
+        public Builder env(Map<String, String> variables) {
+            variables.forEach(this::env);
+            return this;
+        }
+
+        /** JVM options before {@code -jar}, e.g. {@code -Xmx512m}. */
+        public Builder jvmOptions(List<String> options) {
+            jvmOptions.addAll(options);
+            return this;
+        }
+
+        /** The HTTP port; default a free one. */
+        public Builder port(int value) {
+            this.port = value;
+            return this;
+        }
+
+        /** Where the output goes (appended per start); default {@code target/launch-logs/<name>-<port>.log}. */
+        public Builder logFile(Path value) {
+            this.logFile = value;
+            return this;
+        }
+
+        /** Also print the worker's output on this JVM's standard output, each line prefixed by the name. */
+        public Builder echo(boolean value) {
+            this.echo = value;
+            return this;
+        }
+
+        /** Time allowed for a start until ready; default 90 s. */
+        public Builder startTimeout(Duration value) {
+            this.startTimeout = Objects.requireNonNull(value);
+            return this;
+        }
+
+        /** The process description; nothing runs until {@link WorkerProcess#start()}. */
+        public WorkerProcess build() {
+            return new WorkerProcess(this);
+        }
+    }
+}

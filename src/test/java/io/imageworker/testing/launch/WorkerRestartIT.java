@@ -1,0 +1,319 @@
+package io.imageworker.testing.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+
+/**
+ * The packaged worker killed with SIGKILL while gateway calls are in flight, then started again: no request is lost,
+ * every stored image is whole, and what is repeated (a terminal event, a gateway call) is repeated only for requests
+ * the first worker had not finished with.
+ *
+ * <p>Delivery is at least once with throttled commits: the offsets of records processed after the last commit before
+ * the kill are delivered again to the new worker. A request whose result was already recorded is answered from its
+ * result document (a repeated terminal event, no gateway call); a request whose call was in progress is called
+ * again.
+ */
+class WorkerRestartIT {
+
+    private static final int REQUESTS = 40;
+    private static final int CONCURRENCY = 8;
+    private static final Duration LATENCY = Duration.ofSeconds(1);
+    private static final Duration WITHIN = Duration.ofSeconds(60);
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void everyRequestEndsWhenTheWorkerIsKilledMidCallAndStartedAgain() throws Exception {
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(LATENCY))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = WorkerProcess.builder()
+                        .name("restart-worker")
+                        .env(stack.workerEnvironment(CONCURRENCY))
+                        .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
+                        // The killed worker's consumer holds its partitions until its session expires: 6 s (the
+                        // broker's minimum) instead of 45 s, so the new worker gets them quickly.
+                        .jvmOptions(List.of(
+                                "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
+                                "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000"))
+                        .build();
+                PipelineClient client = new PipelineClient(
+                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
+                Admin admin = admin(stack.infrastructure().kafkaBootstrapServers())) {
+            worker.start();
+
+            String run = UUID.randomUUID().toString().substring(0, 8);
+            Map<String, CompletableFuture<RecordMetadata>> sending = new LinkedHashMap<>();
+            for (int i = 1; i <= REQUESTS; i++) {
+                String id = "restart-" + run + "-" + i;
+                sending.put(
+                        id,
+                        client.sendAsync(
+                                id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a red bicycle, " + id + "\"}"));
+            }
+            client.flush();
+            Map<String, RecordMetadata> sent = new LinkedHashMap<>();
+            for (Map.Entry<String, CompletableFuture<RecordMetadata>> entry : sending.entrySet()) {
+                sent.put(entry.getKey(), entry.getValue().get(30, TimeUnit.SECONDS));
+            }
+
+            // Kill once a first wave has ended (so that some results are recorded but perhaps not committed) and the
+            // next calls are in flight.
+            await("a first wave of results and calls in flight")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> client.results().size() >= CONCURRENCY
+                            && stack.gateway().imageCallsInFlight() > 0);
+            Instant killedAt = Instant.now();
+            worker.kill();
+            // Every call the first worker made, and its last commit: it is dead, neither changes any more.
+            List<RecordedCall> firstWorkerCalls = stack.gateway().imageCalls();
+            Map<TopicPartition, OffsetAndMetadata> committedAtKill = committed(admin, stack.topics());
+
+            worker.start();
+            await("a terminal event for each request")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> firstEvents(client, sent.keySet()).size() == REQUESTS);
+            // Every record committed means every result published, replays included; then read them all.
+            Map<TopicPartition, Long> requestEnds =
+                    endOffsets(admin, stack.topics().request());
+            await("every request record committed")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> allCommitted(admin, stack.topics(), requestEnds));
+            long published = endOffsets(admin, stack.topics().completed()).values().stream()
+                            .mapToLong(Long::longValue)
+                            .sum()
+                    + endOffsets(admin, stack.topics().failed()).values().stream()
+                            .mapToLong(Long::longValue)
+                            .sum();
+            await("every published event read")
+                    .atMost(WITHIN)
+                    .until(() -> client.results().size() >= published);
+
+            List<PipelineClient.Result> events = client.results().stream()
+                    .filter(result -> sent.containsKey(result.requestId()))
+                    .toList();
+            Map<String, List<PipelineClient.Result>> byRequest =
+                    events.stream().collect(Collectors.groupingBy(PipelineClient.Result::requestId));
+            Map<String, List<RecordedCall>> callsByRequest = callsByRequest(stack, sent.keySet());
+
+            // No request lost; each ended with its image (the simulator injects no fault).
+            assertThat(byRequest.keySet()).containsExactlyInAnyOrderElementsOf(sent.keySet());
+            assertThat(events).allSatisfy(event -> assertThat(event.completed())
+                    .as("%s ended with %s", event.requestId(), event.body())
+                    .isTrue());
+
+            // Each completed event's object is in the store, byte for byte what the event says.
+            try (S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
+                for (PipelineClient.Result event : events) {
+                    byte[] stored = s3.getObject(
+                                    get -> get.bucket(event.text("image", "bucket"))
+                                            .key(event.imageKey()),
+                                    AsyncResponseTransformer.toBytes())
+                            .get(30, TimeUnit.SECONDS)
+                            .asByteArray();
+                    assertThat(sha256(stored))
+                            .as("sha256 of %s", event.imageKey())
+                            .isEqualTo(event.sha256());
+                    assertThat((long) stored.length).isEqualTo(Long.parseLong(event.text("image", "bytes")));
+                }
+            }
+
+            // What the kill interrupted.
+            Set<String> callInFlightAtKill = firstWorkerCalls.stream()
+                    .filter(call ->
+                            call.finishedAt() == null || !call.finishedAt().isBefore(killedAt))
+                    .map(call -> requestOf(call, sent.keySet()))
+                    .filter(id -> id != null)
+                    .collect(Collectors.toCollection(TreeSet::new));
+            Set<String> endedBeforeKill = byRequest.entrySet().stream()
+                    .filter(entry -> entry.getValue().stream()
+                            .anyMatch(event -> event.createdAt().isBefore(killedAt)))
+                    .map(Map.Entry::getKey)
+                    .collect(Collectors.toCollection(TreeSet::new));
+            Set<String> inProgressAtKill = firstWorkerCalls.stream()
+                    .map(call -> requestOf(call, sent.keySet()))
+                    .filter(id -> id != null && !endedBeforeKill.contains(id))
+                    .collect(Collectors.toCollection(TreeSet::new));
+            Set<String> uncommittedAtKill = sent.entrySet().stream()
+                    .filter(entry -> {
+                        RecordMetadata record = entry.getValue();
+                        OffsetAndMetadata committed =
+                                committedAtKill.get(new TopicPartition(record.topic(), record.partition()));
+                        return committed == null || record.offset() >= committed.offset();
+                    })
+                    .map(Map.Entry::getKey)
+                    .collect(Collectors.toCollection(TreeSet::new));
+
+            Set<String> duplicated = byRequest.entrySet().stream()
+                    .filter(entry -> entry.getValue().size() > 1)
+                    .map(Map.Entry::getKey)
+                    .collect(Collectors.toCollection(TreeSet::new));
+            Set<String> calledAgain = callsByRequest.entrySet().stream()
+                    .filter(entry -> entry.getValue().size() > 1)
+                    .map(Map.Entry::getKey)
+                    .collect(Collectors.toCollection(TreeSet::new));
+            int extraCalls = callsByRequest.values().stream()
+                    .mapToInt(calls -> calls.size() - 1)
+                    .sum();
+            int extraBilled = callsByRequest.values().stream()
+                    .mapToInt(calls -> Math.max(
+                            0, (int) calls.stream().filter(RecordedCall::billed).count() - 1))
+                    .sum();
+            int duplicateEvents = byRequest.values().stream()
+                    .mapToInt(list -> list.size() - 1)
+                    .sum();
+
+            System.out.printf(
+                    "WorkerRestartIT: %d requests; at the kill %d had a call in flight, %d were in progress, %d had"
+                            + " ended, %d were not committed; %d requests got a duplicate terminal event (%d extra"
+                            + " events); %d requests were called again: %d image calls and %d billed calls beyond one"
+                            + " per request; worker log %s%n",
+                    REQUESTS,
+                    callInFlightAtKill.size(),
+                    inProgressAtKill.size(),
+                    endedBeforeKill.size(),
+                    uncommittedAtKill.size(),
+                    duplicated.size(),
+                    duplicateEvents,
+                    calledAgain.size(),
+                    extraCalls,
+                    extraBilled,
+                    worker.logFile());
+
+            assertThat(callInFlightAtKill)
+                    .as("the kill interrupted gateway calls")
+                    .isNotEmpty();
+            // A repeated event only for a record delivered again, i.e. not committed when the worker died.
+            assertThat(duplicated).isSubsetOf(uncommittedAtKill);
+            // A second gateway call only for a request the first worker was still working on.
+            assertThat(calledAgain).isSubsetOf(inProgressAtKill);
+            // A request that had ended is answered from its result document: a repeated event, never a new call.
+            assertThat(callsByRequest).allSatisfy((id, calls) -> assertThat(calls.size())
+                    .as("image calls for %s", id)
+                    .isBetween(1, inProgressAtKill.contains(id) ? 2 : 1));
+        }
+    }
+
+    /** The first terminal event of each of these requests received so far. */
+    private static Map<String, PipelineClient.Result> firstEvents(PipelineClient client, Set<String> ids) {
+        Map<String, PipelineClient.Result> firsts = new HashMap<>();
+        client.results().stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .forEach(result -> firsts.putIfAbsent(result.requestId(), result));
+        return firsts;
+    }
+
+    /** The simulator's image calls per request (the prompt carries the request id). */
+    private static Map<String, List<RecordedCall>> callsByRequest(LaunchStack stack, Set<String> ids) {
+        Map<String, List<RecordedCall>> calls = new HashMap<>();
+        for (RecordedCall call : stack.gateway().imageCalls()) {
+            String id = requestOf(call, ids);
+            if (id != null) {
+                calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
+            }
+        }
+        return calls;
+    }
+
+    private static String requestOf(RecordedCall call, Set<String> ids) {
+        String prompt = call.textFields().get("prompt");
+        if (prompt == null) {
+            return null;
+        }
+        String id = prompt.substring(prompt.lastIndexOf(' ') + 1);
+        return ids.contains(id) ? id : null;
+    }
+
+    private static Admin admin(String bootstrapServers) {
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "worker-restart-it",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                5_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10_000));
+    }
+
+    private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, LaunchStack.Topics topics)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(topics.consumerGroup())
+                .partitionsToOffsetAndMetadata()
+                .get(10, TimeUnit.SECONDS);
+        Map<TopicPartition, OffsetAndMetadata> present = new HashMap<>();
+        offsets.forEach((partition, offset) -> {
+            if (offset != null) {
+                present.put(partition, offset);
+            }
+        });
+        return present;
+    }
+
+    private static boolean allCommitted(Admin admin, LaunchStack.Topics topics, Map<TopicPartition, Long> ends)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        Map<TopicPartition, OffsetAndMetadata> committed = committed(admin, topics);
+        return ends.entrySet().stream()
+                .allMatch(end -> end.getValue() == 0
+                        || committed.containsKey(end.getKey())
+                                && committed.get(end.getKey()).offset() >= end.getValue());
+    }
+
+    private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic)
+            throws ExecutionException, InterruptedException, TimeoutException {
+        int partitions = admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(10, TimeUnit.SECONDS)
+                .get(topic)
+                .partitions()
+                .size();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        for (int i = 0; i < partitions; i++) {
+            request.put(new TopicPartition(topic, i), OffsetSpec.latest());
+        }
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        admin.listOffsets(request)
+                .all()
+                .get(10, TimeUnit.SECONDS)
+                .forEach((partition, info) -> ends.put(partition, info.offset()));
+        return ends;
+    }
+
+    private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    }
+}
