@@ -3,6 +3,7 @@ package io.imageworker.processing;
 import io.imageworker.Billing.CallCost;
 import io.imageworker.TerminalEvent;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -41,7 +42,11 @@ public final class WorkerMetrics {
         registry.gauge("image_worker_gateway_calls_in_flight", limiter, ConcurrencyLimiter::inFlight);
         registry.gauge("image_worker_gateway_calls_waiting", limiter, ConcurrencyLimiter::waiting);
         registry.gauge("image_worker_concurrency_limit", limiter, ConcurrencyLimiter::limit);
-        registry.gauge("image_worker_concurrency_max", ceiling, s -> s.get());
+        // A strong reference: Micrometer holds gauge objects weakly, and a lambda would be collected (NaN).
+        Gauge.builder("image_worker_concurrency_max", ceiling, s -> s.get())
+                .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A request ended with this event. */
