@@ -201,7 +201,7 @@ public final class LocalRun {
     }
 
     private void printResult(PipelineClient.Result result) {
-        Long sentAt = result.requestId() == null ? null : outstanding.remove(result.requestId());
+        Long sentAt = result.requestId() == null ? null : outstanding.get(result.requestId());
         String after = sentAt == null ? "" : String.format(" after %.1f s", (result.receivedNanos() - sentAt) / 1e9);
         StringBuilder out = new StringBuilder();
         if (result.completed()) {
@@ -222,6 +222,10 @@ public final class LocalRun {
             out.append(result.errorCode()).append(": ").append(result.text("error", "message"));
         }
         say(out.toString());
+        // Only now: the end of input waits for this, and must not report the end before the result is printed.
+        if (result.requestId() != null) {
+            outstanding.remove(result.requestId());
+        }
     }
 
     private void printBanner(Path dataDir, int concurrency, Latency latency) {

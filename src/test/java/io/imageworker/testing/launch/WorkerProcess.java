@@ -235,7 +235,8 @@ public final class WorkerProcess implements AutoCloseable {
             waitForExit(STOP_TIMEOUT);
         }
         joinPump();
-        appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), exit status " + process.exitValue());
+        String exit = process.isAlive() ? "still running" : "exit status " + process.exitValue();
+        appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), " + exit);
         process = null;
     }
 

@@ -97,6 +97,11 @@ class WorkerRestartIT {
                             && stack.gateway().imageCallsInFlight() > 0);
             Instant killedAt = Instant.now();
             worker.kill();
+            // The simulator sees the dead worker's connections close; then its record of that worker is complete.
+            await("the simulator to see the killed worker's calls end")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> stack.gateway().imageCallsInFlight() == 0);
             // Every call the first worker made, and its last commit: it is dead, neither changes any more.
             List<RecordedCall> firstWorkerCalls = stack.gateway().imageCalls();
             Map<TopicPartition, OffsetAndMetadata> committedAtKill = committed(admin, stack.topics());
