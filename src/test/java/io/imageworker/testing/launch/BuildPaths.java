@@ -7,7 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 
 /** Where the build puts things: the packaged worker, and the logs and data of launched processes. */
-final class BuildPaths {
+public final class BuildPaths {
 
     private BuildPaths() {}
 
@@ -16,7 +16,7 @@ final class BuildPaths {
      * the parent of the directory these classes were loaded from ({@code target/test-classes}), else
      * {@code ./target}.
      */
-    static Path buildDir() {
+    public static Path buildDir() {
         String configured = System.getProperty("image-worker.build-dir");
         if (configured != null && !configured.isBlank()) {
             return Path.of(configured).toAbsolutePath();
@@ -41,7 +41,7 @@ final class BuildPaths {
      *
      * @throws IllegalStateException when it has not been built
      */
-    static Path workerJar() {
+    public static Path workerJar() {
         Path jar = buildDir().resolve("quarkus-app").resolve("quarkus-run.jar");
         if (!Files.isRegularFile(jar)) {
             throw new IllegalStateException(

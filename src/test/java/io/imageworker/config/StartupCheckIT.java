@@ -1,0 +1,84 @@
+package io.imageworker.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.BuildPaths;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The packaged worker refuses to start, in one clear line, without its settings or with a wrong gateway address. */
+class StartupCheckIT {
+
+    private static GatewaySimulator gateway;
+
+    @BeforeAll
+    static void startGateway() {
+        gateway = GatewaySimulator.start(SimulatorSettings.defaults());
+    }
+
+    @AfterAll
+    static void stopGateway() {
+        gateway.close();
+    }
+
+    private record Exit(int code, String output) {}
+
+    /** Runs the packaged worker with only these settings (no Kafka is needed: it must stop before consuming). */
+    private static Exit run(Map<String, String> env) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "-jar",
+                BuildPaths.workerJar().toString()));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().keySet().removeIf(name -> name.startsWith("IMAGE_WORKER_") || name.startsWith("KAFKA_"));
+        builder.environment().put("QUARKUS_HTTP_PORT", "0");
+        builder.environment().put("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1");
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        byte[] output = process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Exit(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void refusesToStartWithoutTheRequiredSettingsNamingEach() throws Exception {
+        Exit exit = run(Map.of("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl()));
+
+        assertThat(exit.code()).isEqualTo(1);
+        assertThat(exit.output().lines().filter(line -> line.contains("image-worker cannot start")))
+                .singleElement()
+                .satisfies(line -> assertThat(line)
+                        .contains("IMAGE_WORKER_GATEWAY_API_KEY")
+                        .contains("IMAGE_WORKER_GATEWAY_MODEL")
+                        .doesNotContain("IMAGE_WORKER_GATEWAY_BASE_URL is"));
+    }
+
+    @Test
+    void refusesToStartWhenTheBaseAddressAnswersInvalidUrlAndNeverLogsTheKey() throws Exception {
+        String key = gateway.validApiKey();
+        Exit exit = run(Map.of(
+                "IMAGE_WORKER_GATEWAY_BASE_URL",
+                gateway.baseUrl() + "/console",
+                "IMAGE_WORKER_GATEWAY_API_KEY",
+                key,
+                "IMAGE_WORKER_GATEWAY_MODEL",
+                "gpt-image-2"));
+
+        assertThat(exit.code()).isEqualTo(1);
+        assertThat(exit.output())
+                .contains("the gateway address looks wrong")
+                .contains(gateway.baseUrl() + "/console/v1/chat/completions")
+                .doesNotContain(key);
+        // The probe is unbillable: a wrong key, an empty body, never an image route.
+        assertThat(gateway.imageCalls()).isEmpty();
+    }
+}
