@@ -131,13 +131,13 @@ public class RequestProcessor {
                                                 + lookupFailure.getMessage()));
                     }
                     return recorded.isPresent()
-                            ? Uni.createFrom().item(replay(requestId, recorded.get()))
+                            ? Uni.createFrom().item(replay(requestId, recorded.get(), json, receivedAt))
                             : fresh(requestId, json, receivedAt);
                 })
                 .invoke(metrics::ended);
     }
 
-    private TerminalEvent replay(String requestId, byte[] recorded) {
+    private TerminalEvent replay(String requestId, byte[] recorded, JsonNode json, Instant receivedAt) {
         try {
             TerminalEvent event = recorded(recorded);
             Log.infof(
@@ -145,8 +145,17 @@ public class RequestProcessor {
                     requestId, event.ceType());
             metrics.replayed();
             return event;
-        } catch (Exception e) {
-            throw new IllegalStateException("the result document of " + requestId + " is unreadable", e);
+        } catch (java.io.IOException | IllegalArgumentException e) {
+            // Neither crash the consumer on it (it would be redelivered forever) nor call again (it may be billed).
+            Log.errorf(
+                    "[%s] the recorded result is unreadable (%s); not calling the gateway again",
+                    requestId, e.toString());
+            return failed(
+                    requestId,
+                    json,
+                    receivedAt,
+                    ErrorCode.STORAGE_ERROR,
+                    "the recorded result of this requestId is unreadable; send a new requestId to try again");
         }
     }
 

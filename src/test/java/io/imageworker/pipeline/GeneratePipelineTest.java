@@ -305,4 +305,20 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(event.path("size").path("actual").asText()).isEqualTo("1024x1024");
         assertThat(event.path("size").path("matched").asBoolean()).isFalse();
     }
+
+    @Test
+    void anUnreadableResultDocumentFailsTheRequestWithoutCallingAgain() {
+        String id = newId("corrupt");
+        s3.putObject(
+                        put -> put.bucket(WorkerTestResource.BUCKET).key("results/" + id + ".json"),
+                        software.amazon.awssdk.core.async.AsyncRequestBody.fromString("{not json"))
+                .join();
+
+        send(request(id, ""));
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("STORAGE_ERROR");
+        assertThat(event.path("error").path("message").asText()).contains("new requestId");
+        assertThat(callsFor(id)).isEmpty();
+    }
 }
