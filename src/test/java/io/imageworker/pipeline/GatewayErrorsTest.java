@@ -45,6 +45,30 @@ class GatewayErrorsTest extends PipelineTestSupport {
         assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(429);
     }
 
+    @jakarta.inject.Inject
+    io.imageworker.processing.RequestProcessor processor;
+
+    @Test
+    void rateLimitingHalvesTheWorkersOwnLimitAndSuccessesRaiseItAgain() {
+        // Successes raise the limit back to the ceiling (4): one step per 'limit' successes in a row.
+        for (int i = 0; i < 10; i++) {
+            String warm = newId("warm");
+            send(request(warm, ""));
+            result(warm);
+        }
+        assertThat(processor.limiter().limit()).isEqualTo(4);
+
+        gateway.control().injectFault(Fault.rateLimited(2));
+        String id = newId("aimd");
+        send(request(id, ""));
+
+        // While the request waits out Retry-After, the worker's own limit is halved.
+        org.awaitility.Awaitility.await()
+                .atMost(java.time.Duration.ofSeconds(5))
+                .until(() -> processor.limiter().limit() == 2);
+        assertThat(body(result(id)).path("billing").path("calls").asInt()).isEqualTo(2);
+    }
+
     @Test
     void retriesAfterRetryAfterAndSucceeds() {
         gateway.control().injectFault(Fault.rateLimited(1));
