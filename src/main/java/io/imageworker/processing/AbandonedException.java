@@ -12,9 +12,15 @@ public final class AbandonedException extends RuntimeException {
     AbandonedException(String requestId, Throwable cause) {
         super(
                 "[" + requestId + "] abandoned at shutdown; it is left unacknowledged and will be redelivered"
-                        + (cause == null ? "" : " (" + cause + ")"),
+                        + (cause == null ? "" : " (" + firstLine(cause) + ")"),
                 cause,
                 false,
                 false);
+    }
+
+    private static String firstLine(Throwable cause) {
+        String text = cause.toString();
+        int end = text.indexOf('\n');
+        return end < 0 ? text : text.substring(0, end);
     }
 }

@@ -305,6 +305,11 @@ public class RequestProcessor {
     }
 
     private Uni<TerminalEvent> onAnswer(Run run, GatewayAnswer answer, Supplier<Uni<GatewayAnswer>> call) {
+        if (abandoned && answer instanceof GatewayAnswer.Failure) {
+            // Most likely the shutdown closing the client under the call; the beans that would account for it may be
+            // gone already.
+            return Uni.createFrom().failure(new AbandonedException(run.request.requestId(), null));
+        }
         run.attempts++;
         run.gatewayMs += answer.latencyMs();
         if (answer instanceof GatewayAnswer.Image image) {
