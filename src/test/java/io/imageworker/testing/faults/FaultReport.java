@@ -206,13 +206,16 @@ final class FaultReport {
         // Gateway calls and billing.
         long answered429 =
                 outcome.calls().stream().filter(call -> call.status() == 429).count();
+        long capped = outcome.calls().stream()
+                .filter(call -> call.status() == 429 && call.fault() == null)
+                .count();
         put(
                 "calls",
                 "gateway image calls",
                 outcome.calls().size(),
                 false,
                 (outcome.calls().size() - unattributed) + " attributed to a request; 401: " + answered401 + ", 429: "
-                        + answered429);
+                        + answered429 + " (" + capped + " by the concurrency cap)");
         long billed = outcome.calls().stream().filter(RecordedCall::billed).count();
         put("billed", "billed calls", billed, false, "");
         Map<String, Long> billedCauses = new TreeMap<>();

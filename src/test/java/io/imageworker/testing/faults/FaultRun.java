@@ -94,6 +94,7 @@ final class FaultRun {
             .build();
     private volatile Instant origin;
     private int livenessFailures;
+    private boolean supervising = true;
 
     private FaultRun(FaultScenario scenario, Consumer<String> say) {
         this.scenario = scenario;
@@ -220,7 +221,8 @@ final class FaultRun {
                     () -> client.results().size() >= events);
             supervisor.cancel(false);
             synchronized (workerLock) {
-                // Wait for a supervision step in progress to finish; none starts after the cancel.
+                // Waits for a supervision step in progress; none acts after this.
+                supervising = false;
             }
             boolean readyAtEnd = worker.isAlive() && worker.isReady();
             List<RecordedCall> calls = gateway.imageCalls();
@@ -365,6 +367,9 @@ final class FaultRun {
     /** Plays the liveness probe: restarts a worker that is not live three times in a row, or whose process ended. */
     private void supervise(WorkerProcess worker) {
         synchronized (workerLock) {
+            if (!supervising) {
+                return;
+            }
             boolean live = worker.isAlive() && isLive(worker);
             livenessFailures = live ? 0 : livenessFailures + 1;
             if (!worker.isAlive() || livenessFailures >= LIVENESS_FAILURES) {
