@@ -4,19 +4,16 @@ import io.imageworker.testing.gateway.Fault;
 import io.imageworker.testing.gateway.SimulatorControl;
 import java.util.List;
 import java.util.Random;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 
 /**
- * The faults injected continuously during a run, one at a time into the simulator's queue: the next image call takes
- * it. Weighted: 5xx (500, 502, 503) most often, then hangs, truncated bodies, expired URLs, and 429 with and without
- * {@code Retry-After}. While calls are held back (token revoked, store down) the queue is not allowed to grow beyond
- * {@value #MAX_PENDING}, so that a resumed worker does not meet a wall of faults; while {@link #hold()} is in force
- * nothing is queued.
+ * The faults injected continuously during a run: one in every {@code everyCalls} image calls takes a fault, drawn
+ * (seeded) from 5xx (500, 502, 503), hangs, truncated bodies and expired URLs. Counted in calls rather than in time,
+ * so that the share of faulty calls stays the same when the worker slows down (after a 429 storm its adaptive limit
+ * is low): a fault rate per second would then hit every call. 429s come as storms, on the scenario's timeline. While
+ * {@link #hold()} is in force nothing is queued.
  */
 final class FaultMix {
-
-    /** Faults allowed to wait in the queue at once. */
-    static final int MAX_PENDING = 3;
 
     private static final List<Fault> WEIGHTED = List.of(
             Fault.serverError(500),
@@ -28,42 +25,47 @@ final class FaultMix {
             Fault.truncatedBody(),
             Fault.truncatedBody(),
             Fault.expiredUrl(),
-            Fault.expiredUrl(),
-            Fault.rateLimited(),
-            Fault.rateLimited(1));
+            Fault.expiredUrl());
 
     private final SimulatorControl control;
+    private final IntSupplier calls;
+    private final int everyCalls;
     private final Random random;
-    private final AtomicInteger holds = new AtomicInteger();
-    private final AtomicInteger injected = new AtomicInteger();
+    private int holds;
+    private int callsAtLastFault;
 
-    FaultMix(SimulatorControl control, long seed) {
+    /**
+     * @param calls the image calls the gateway has seen so far
+     * @param everyCalls one fault per this many calls
+     */
+    FaultMix(SimulatorControl control, IntSupplier calls, int everyCalls, long seed) {
         this.control = control;
+        this.calls = calls;
+        this.everyCalls = everyCalls;
         this.random = new Random(seed);
     }
 
-    /** Queues one fault unless held or the queue is full; called on a fixed rate by the run. */
+    /** Queues one fault when {@code everyCalls} calls went by since the last and none waits; called often. */
     synchronized void tick() {
-        if (holds.get() > 0 || control.pendingFaults().size() >= MAX_PENDING) {
+        int seen = calls.getAsInt();
+        if (holds > 0
+                || seen - callsAtLastFault < everyCalls
+                || !control.pendingFaults().isEmpty()) {
             return;
         }
         control.injectFault(WEIGHTED.get(random.nextInt(WEIGHTED.size())));
-        injected.incrementAndGet();
+        callsAtLastFault = seen;
     }
 
     /** Stops queuing faults, and drops those waiting, until as many {@link #release()} calls. */
     synchronized void hold() {
-        holds.incrementAndGet();
+        holds++;
         control.clearFaults();
     }
 
-    /** Ends one {@link #hold()}. */
-    void release() {
-        holds.decrementAndGet();
-    }
-
-    /** Faults queued by this mix so far (taken or not). */
-    int injected() {
-        return injected.get();
+    /** Ends one {@link #hold()}; the count of calls starts again from here. */
+    synchronized void release() {
+        holds--;
+        callsAtLastFault = calls.getAsInt();
     }
 }

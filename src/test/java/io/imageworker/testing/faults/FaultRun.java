@@ -143,7 +143,8 @@ final class FaultRun {
 
     private Outcome drive(LaunchStack stack, WorkerProcess worker, PipelineClient client, Admin admin, long wallStart) {
         GatewaySimulator gateway = stack.gateway();
-        FaultMix mix = new FaultMix(gateway.control(), scenario.seed());
+        FaultMix mix = new FaultMix(
+                gateway.control(), () -> gateway.imageCalls().size(), scenario.faultEveryCalls(), scenario.seed());
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, CompletableFuture<RecordMetadata>> sent = new ConcurrentHashMap<>();
         List<String> ids = new ArrayList<>();
@@ -164,12 +165,9 @@ final class FaultRun {
                 steps.add(at(publisher, Duration.ofNanos(spacingNanos * i), () -> sent.put(id, publish(client, id))));
             }
             ScheduledFuture<?> injector = null;
-            if (!scenario.faultEvery().isZero()) {
-                injector = background.scheduleAtFixedRate(
-                        () -> guarded("fault injection", mix::tick),
-                        scenario.faultEvery().toMillis(),
-                        scenario.faultEvery().toMillis(),
-                        TimeUnit.MILLISECONDS);
+            if (scenario.faultEveryCalls() > 0) {
+                injector = background.scheduleWithFixedDelay(
+                        () -> guarded("fault injection", mix::tick), 100, 100, TimeUnit.MILLISECONDS);
             }
             for (Incident incident : scenario.timeline()) {
                 steps.addAll(schedule(timeline, incident, stack, worker, mix));

@@ -18,8 +18,7 @@ import java.util.Objects;
  * @param concurrency {@code IMAGE_WORKER_CONCURRENCY}: the limit the gateway's peak is held to
  * @param latency the simulated gateway's time per image call
  * @param urlRatio share of successes answered with a {@code url} instead of {@code b64_json}
- * @param faultEvery one fault from the {@link FaultMix} is queued this often (while fewer than a few wait); zero for
- *     none
+ * @param faultEveryCalls one image call in this many takes a fault from the {@link FaultMix}; zero for none
  * @param gatewayTimeout {@code IMAGE_WORKER_GATEWAY_TIMEOUT}: how long a hung call lasts
  * @param probeInterval {@code IMAGE_WORKER_GATEWAY_PROBE_INTERVAL}: how soon a paused worker sees a restored token
  * @param settleTimeout after the last incident, how long every request has to reach its terminal event
@@ -33,7 +32,7 @@ public record FaultScenario(
         int concurrency,
         Latency latency,
         double urlRatio,
-        Duration faultEvery,
+        int faultEveryCalls,
         Duration gatewayTimeout,
         Duration probeInterval,
         Duration settleTimeout,
@@ -49,12 +48,12 @@ public record FaultScenario(
     }
 
     /**
-     * The whole suite, about four minutes: 300 requests over 150 s at concurrency 16, a gateway taking 0.5 to 2 s,
-     * half the answers as URLs, a fault every 2 s (5xx, hangs, truncated bodies, expired URLs, 429 with and without
-     * {@code Retry-After}), and on the timeline: a burst of 30 429 without {@code Retry-After}, the worker killed
-     * with SIGKILL and restarted, the broker stopped for 10 s, a 429 storm from a concurrency cap of 2 with
-     * {@code Retry-After} while the backlog drains, the store down for 30 s, the token revoked for 12 s, and a second
-     * SIGKILL.
+     * The whole suite, about three minutes: 300 requests over 150 s at concurrency 16, a gateway taking 0.5 to 2 s,
+     * half the answers as URLs, one call in six with a fault (5xx, hangs, truncated bodies, expired URLs), and on the
+     * timeline: a storm of 20 upstream 429 without {@code Retry-After}, the worker killed with SIGKILL and restarted,
+     * the broker stopped for 10 s, a 429 storm from a concurrency cap of 2 with {@code Retry-After} while the backlog
+     * drains, a storm of 15 upstream 429 with {@code Retry-After}, the store down for 30 s, the token revoked for
+     * 12 s, and a second SIGKILL.
      */
     public static FaultScenario full() {
         return new FaultScenario(
@@ -64,17 +63,18 @@ public record FaultScenario(
                 16,
                 Latency.uniform(Duration.ofMillis(500), Duration.ofMillis(2_000)),
                 0.5,
-                Duration.ofSeconds(2),
+                6,
                 Duration.ofSeconds(8),
                 Duration.ofSeconds(2),
                 Duration.ofMinutes(5),
                 5,
                 List.of(
-                        new Incident.RateLimitBurst(seconds(12), 30, 0),
+                        new Incident.RateLimitBurst(seconds(12), 20, 0),
                         new Incident.WorkerKill(seconds(25)),
                         new Incident.BrokerOutage(seconds(45), seconds(10)),
                         // Right after the broker is back, when the backlog pushes the calls in flight up.
                         new Incident.RateLimitCap(seconds(57), seconds(10), 2, 1),
+                        new Incident.RateLimitBurst(seconds(69), 15, 2),
                         new Incident.StoreOutage(seconds(75), seconds(30)),
                         new Incident.TokenRevoked(seconds(115), seconds(12), seconds(35)),
                         new Incident.WorkerKill(seconds(140))));
@@ -82,8 +82,8 @@ public record FaultScenario(
 
     /**
      * The subset run by {@code ./mvnw verify}, under two minutes: 60 requests over 30 s at concurrency 8, a gateway
-     * taking 0.3 to 1.2 s, a fault every second, a 429 storm, one SIGKILL, the broker stopped for 5 s, the token
-     * revoked for 6 s and the store down for 8 s.
+     * taking 0.3 to 1.2 s, one call in four with a fault, 429 storms (a concurrency cap with {@code Retry-After}, a
+     * burst without), one SIGKILL, the broker stopped for 5 s, the token revoked for 6 s and the store down for 8 s.
      */
     public static FaultScenario ci() {
         return new FaultScenario(
@@ -93,7 +93,7 @@ public record FaultScenario(
                 8,
                 Latency.uniform(Duration.ofMillis(300), Duration.ofMillis(1_200)),
                 0.5,
-                Duration.ofSeconds(1),
+                4,
                 Duration.ofSeconds(4),
                 Duration.ofSeconds(1),
                 Duration.ofMinutes(3),
@@ -101,6 +101,7 @@ public record FaultScenario(
                 List.of(
                         new Incident.RateLimitCap(seconds(2), seconds(4), 2, 1),
                         new Incident.WorkerKill(seconds(7)),
+                        new Incident.RateLimitBurst(seconds(11), 6, 0),
                         new Incident.BrokerOutage(seconds(16), seconds(5)),
                         new Incident.TokenRevoked(seconds(23), seconds(6), seconds(25)),
                         new Incident.StoreOutage(seconds(32), seconds(8))));
@@ -109,8 +110,8 @@ public record FaultScenario(
     /**
      * {@link #full()} with the sizes given as system properties: {@code faults.requests},
      * {@code faults.publish-over-s}, {@code faults.concurrency}, {@code faults.latency-min-ms},
-     * {@code faults.latency-max-ms}, {@code faults.fault-every-ms} (0: no continuous faults), {@code faults.seed}. The
-     * timeline stays as it is.
+     * {@code faults.latency-max-ms}, {@code faults.fault-every-calls} (0: no continuous faults), {@code faults.seed}.
+     * The timeline stays as it is.
      */
     public static FaultScenario fromSystemProperties() {
         FaultScenario s = full();
@@ -127,8 +128,7 @@ public record FaultScenario(
                 Integer.getInteger("faults.concurrency", s.concurrency()),
                 latency,
                 s.urlRatio(),
-                Duration.ofMillis(
-                        Long.getLong("faults.fault-every-ms", s.faultEvery().toMillis())),
+                Integer.getInteger("faults.fault-every-calls", s.faultEveryCalls()),
                 s.gatewayTimeout(),
                 s.probeInterval(),
                 s.settleTimeout(),

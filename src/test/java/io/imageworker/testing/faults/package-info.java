@@ -4,7 +4,7 @@
  *
  * <ul>
  *   <li>{@link io.imageworker.testing.faults.FaultSuite}, {@code ./mvnw -Pfaults}: 300 requests over 150 s at
- *       concurrency 16 ({@link io.imageworker.testing.faults.FaultScenario#full()}), about four minutes; sizes with
+ *       concurrency 16 ({@link io.imageworker.testing.faults.FaultScenario#full()}), about three minutes; sizes with
  *       {@code -Dfaults.requests=...} and the others listed there.
  *   <li>{@link io.imageworker.testing.faults.FaultSuiteIT}, part of {@code ./mvnw verify}: the same engine on 60
  *       requests ({@link io.imageworker.testing.faults.FaultScenario#ci()}), about a minute and a half.
