@@ -3,6 +3,7 @@ package io.imageworker.messaging;
 import io.imageworker.TerminalEvent;
 import io.imageworker.config.StartupCheck;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.processing.AbandonedException;
 import io.imageworker.processing.Patience;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.storage.ImageStore;
@@ -95,7 +96,9 @@ public class RequestConsumer {
      * Graceful shutdown, before the Kafka connector closes: stop polling, take no new record (a record still in the
      * connector's queue is left unacknowledged, so it is redelivered), let the requests in progress finish and publish
      * within the shutdown grace, then let the connector commit what was acknowledged and close. A request still
-     * running when the grace ends is not acknowledged either: it is redelivered, never lost and never failed twice.
+     * running when the grace ends is abandoned ({@link RequestProcessor#abandonUnfinished()}): it makes no new gateway
+     * call, no failure is recorded or published for it, and its record is not acknowledged: it is redelivered, never
+     * lost and never failed by the shutdown.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
         draining = true;
@@ -118,6 +121,8 @@ public class RequestConsumer {
                 }
             }
         }
+        // From here on, what still runs must neither start a gateway call nor end as a failure: it is redelivered.
+        processor.abandonUnfinished();
         int left = inProgress.get();
         if (left > 0) {
             Log.warnf(
@@ -179,6 +184,10 @@ public class RequestConsumer {
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack());
+            }
+            if (failure instanceof AbandonedException) {
+                // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
+                return Uni.createFrom().voidItem();
             }
             Log.errorf(
                     failure,

@@ -64,6 +64,7 @@ public class RequestProcessor {
     private final GatewayGuard guard;
     private final BudgetGuard budget;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
+    private volatile boolean abandoned;
 
     RequestProcessor(
             WorkerConfig config,
@@ -102,16 +103,40 @@ public class RequestProcessor {
     }
 
     /**
+     * Called when the shutdown grace is over, for the requests still running: they start no more gateway calls, and
+     * none of them ends as a failure, recorded or returned. A failure now may be the shutdown's own doing (the
+     * gateway and storage clients closing under a call), and a recorded one would be replayed to the next worker as
+     * the request's outcome. A success is still stored and recorded, which spares the next worker a second billed
+     * call. Such requests end with {@link AbandonedException}: their records are left for redelivery.
+     */
+    public void abandonUnfinished() {
+        abandoned = true;
+    }
+
+    /**
      * The terminal event of a request with a usable id. Copies of one {@code requestId} arriving while it runs share
      * this execution, so they make one gateway call between them.
      */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt) {
         return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
                 .deferred(() -> recordedOrFresh(id, json, receivedAt))
+                .onItem()
+                .transformToUni(event -> abandoned && event instanceof TerminalEvent.Failed
+                        ? Uni.createFrom().<TerminalEvent>failure(abandon(id, null))
+                        : Uni.createFrom().item(event))
+                .onFailure(error -> abandoned)
+                .transform(error -> abandon(id, error instanceof AbandonedException ? null : error))
                 .onTermination()
                 .invoke(() -> inFlight.remove(id))
                 .memoize()
                 .indefinitely());
+    }
+
+    /** The end of a request given up at shutdown, logged once. */
+    private AbandonedException abandon(String requestId, Throwable cause) {
+        AbandonedException abandonment = new AbandonedException(requestId, cause);
+        Log.info(abandonment.getMessage());
+        return abandonment;
     }
 
     private Uni<TerminalEvent> recordedOrFresh(String requestId, JsonNode json, Instant receivedAt) {
@@ -183,7 +208,7 @@ public class RequestProcessor {
                             null));
         }
         Uni<TerminalEvent> outcome = request.operation() == Operation.GENERATE ? generate(run) : edit(run);
-        return outcome.onFailure()
+        return outcome.onFailure(error -> !abandoned && !(error instanceof AbandonedException))
                 .recoverWithItem(error -> {
                     // Every expected failure is already an event; this is a defect, reported as such, not hidden.
                     Log.errorf(error, "[%s] unexpected failure", requestId);
@@ -268,12 +293,18 @@ public class RequestProcessor {
      * guard and a place in the spend budget (holding no permit while it waits), then runs within the limiter.
      */
     private Uni<TerminalEvent> callGateway(Run run, Supplier<Uni<GatewayAnswer>> call) {
+        String requestId = run.request.requestId();
+        // Once the shutdown grace is over, no new call: a call cut off by the exit would be billed for nothing.
+        Supplier<Uni<GatewayAnswer>> unlessAbandoned =
+                () -> abandoned ? Uni.createFrom().failure(new AbandonedException(requestId, null)) : call.get();
         return guard.awaitOpen()
                 .onItem()
-                .transformToUni(open -> budget.reserve())
+                .transformToUni(open -> abandoned
+                        ? Uni.createFrom().<Boolean>failure(new AbandonedException(requestId, null))
+                        : budget.reserve())
                 .onItem()
                 .transformToUni(allowed -> allowed
-                        ? limiter.run(call).onItem().transformToUni(answer -> onAnswer(run, answer, call))
+                        ? limiter.run(unlessAbandoned).onItem().transformToUni(answer -> onAnswer(run, answer, call))
                         : Uni.createFrom()
                                 .item(run.failed(
                                         ErrorCode.BUDGET_EXCEEDED,
@@ -283,6 +314,11 @@ public class RequestProcessor {
     }
 
     private Uni<TerminalEvent> onAnswer(Run run, GatewayAnswer answer, Supplier<Uni<GatewayAnswer>> call) {
+        if (abandoned && answer instanceof GatewayAnswer.Failure) {
+            // Most likely the shutdown closing the client under the call; the beans that would account for it may be
+            // gone already.
+            return Uni.createFrom().failure(new AbandonedException(run.request.requestId(), null));
+        }
         run.attempts++;
         run.gatewayMs += answer.latencyMs();
         if (answer instanceof GatewayAnswer.Image image) {
@@ -429,8 +465,14 @@ public class RequestProcessor {
                         ErrorCode.STORAGE_ERROR, "the image could not be stored: " + error.getMessage(), null));
     }
 
-    /** Writes the result document, so a redelivery or a duplicate replays this event without a call. */
+    /**
+     * Writes the result document, so a redelivery or a duplicate replays this event without a call. Once the
+     * shutdown grace is over, a failure is not recorded (see {@link #abandonUnfinished()}).
+     */
     private Uni<TerminalEvent> record(Run run, TerminalEvent event) {
+        if (abandoned && event instanceof TerminalEvent.Failed) {
+            return Uni.createFrom().failure(new AbandonedException(event.requestId(), null));
+        }
         if (run.billing.calls() == 0 && event instanceof TerminalEvent.Failed) {
             // Refused locally: deterministic and free to decide again; nothing worth recording.
             return Uni.createFrom().item(event);

@@ -13,10 +13,10 @@ import java.util.UUID;
  * What a packaged worker needs around it: a Kafka broker and an S3-compatible store ({@link Infrastructure}), the
  * gateway simulator, the topics and the bucket; and the environment that points a {@link WorkerProcess} at them.
  */
-final class LaunchStack implements AutoCloseable {
+public final class LaunchStack implements AutoCloseable {
 
     /** The bucket images are stored in. */
-    static final String BUCKET = "images";
+    public static final String BUCKET = "images";
 
     private final Infrastructure infrastructure;
     private final boolean ownsInfrastructure;
@@ -37,7 +37,7 @@ final class LaunchStack implements AutoCloseable {
      * Starts an embedded broker and S3 server with their data under {@code dataDir} (kept), on the given ports (0:
      * free ones), and a simulator; creates the default topics and the bucket.
      */
-    static LaunchStack startEmbedded(Path dataDir, int kafkaPort, int s3Port, SimulatorSettings simulator) {
+    public static LaunchStack startEmbedded(Path dataDir, int kafkaPort, int s3Port, SimulatorSettings simulator) {
         Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, kafkaPort, s3Port);
         return complete(infrastructure, true, simulator, Topics.defaults());
     }
@@ -46,7 +46,7 @@ final class LaunchStack implements AutoCloseable {
      * Uses this JVM's shared test servers ({@link Infrastructure#get()}: external, containers or embedded), a new
      * simulator, and topics and a consumer group of their own, so that earlier runs on the same servers do not count.
      */
-    static LaunchStack onSharedServers(SimulatorSettings simulator) {
+    public static LaunchStack onSharedServers(SimulatorSettings simulator) {
         return complete(Infrastructure.get(), false, simulator, Topics.unique());
     }
 
@@ -69,20 +69,20 @@ final class LaunchStack implements AutoCloseable {
         }
     }
 
-    Infrastructure infrastructure() {
+    public Infrastructure infrastructure() {
         return infrastructure;
     }
 
-    GatewaySimulator gateway() {
+    public GatewaySimulator gateway() {
         return gateway;
     }
 
-    Topics topics() {
+    public Topics topics() {
         return topics;
     }
 
     /** Where the store keeps the objects on this machine ({@code <dir>/<bucket>/<key>}), when it is embedded. */
-    Optional<Path> objectPath(String bucket, String key) {
+    public Optional<Path> objectPath(String bucket, String key) {
         return infrastructure.s3().localDataDir().map(dir -> dir.resolve(bucket).resolve(key));
     }
 
@@ -90,7 +90,7 @@ final class LaunchStack implements AutoCloseable {
      * The environment of a worker on this stack, by the names of the configuration surface: Kafka, topics, group,
      * store, gateway, and {@code IMAGE_WORKER_CONCURRENCY}.
      */
-    Map<String, String> workerEnvironment(int concurrency) {
+    public Map<String, String> workerEnvironment(int concurrency) {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("KAFKA_BOOTSTRAP_SERVERS", infrastructure.kafkaBootstrapServers());
         env.put("IMAGE_WORKER_TOPIC_REQUEST", topics.request());
@@ -121,15 +121,15 @@ final class LaunchStack implements AutoCloseable {
     }
 
     /** Topic names and the worker's consumer group. */
-    record Topics(String request, String completed, String failed, String dlq, String consumerGroup) {
+    public record Topics(String request, String completed, String failed, String dlq, String consumerGroup) {
 
         /** The product's default names. */
-        static Topics defaults() {
+        public static Topics defaults() {
             return new Topics("image-request", "image-completed", "image-failed", "image-request-dlq", "image-worker");
         }
 
         /** Names of their own, {@code <prefix>-image-request} and so on. */
-        static Topics unique() {
+        public static Topics unique() {
             String prefix = "launch-" + UUID.randomUUID().toString().substring(0, 8) + "-";
             return new Topics(
                     prefix + "image-request",

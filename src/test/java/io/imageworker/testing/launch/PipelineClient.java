@@ -34,7 +34,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * topics are read without a consumer group, by partition, from their beginning or from their end as of construction,
  * so no event published after the constructor returns is missed and no rebalance delays the first one.
  */
-final class PipelineClient implements AutoCloseable {
+public final class PipelineClient implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -50,7 +50,8 @@ final class PipelineClient implements AutoCloseable {
      * @param fromEnd read only events published from now on (else every event the topics hold)
      * @param listener called on the polling thread with each event, in arrival order
      */
-    PipelineClient(String bootstrapServers, LaunchStack.Topics topics, boolean fromEnd, Consumer<Result> listener) {
+    public PipelineClient(
+            String bootstrapServers, LaunchStack.Topics topics, boolean fromEnd, Consumer<Result> listener) {
         this.topics = topics;
         this.listener = listener;
         producer = new KafkaProducer<>(
@@ -114,7 +115,7 @@ final class PipelineClient implements AutoCloseable {
     }
 
     /** Publishes a request, keyed by its id ({@code null}: no key), and waits for the broker's acknowledgement. */
-    RecordMetadata send(String requestId, String json) {
+    public RecordMetadata send(String requestId, String json) {
         try {
             return sendAsync(requestId, json).get(30, TimeUnit.SECONDS);
         } catch (ExecutionException e) {
@@ -128,7 +129,7 @@ final class PipelineClient implements AutoCloseable {
     }
 
     /** Publishes a request, keyed by its id ({@code null}: no key), without waiting. */
-    CompletableFuture<RecordMetadata> sendAsync(String requestId, String json) {
+    public CompletableFuture<RecordMetadata> sendAsync(String requestId, String json) {
         CompletableFuture<RecordMetadata> acknowledged = new CompletableFuture<>();
         byte[] key = requestId == null ? null : requestId.getBytes(StandardCharsets.UTF_8);
         producer.send(
@@ -144,12 +145,12 @@ final class PipelineClient implements AutoCloseable {
     }
 
     /** Sends what the producer still buffers. */
-    void flush() {
+    public void flush() {
         producer.flush();
     }
 
     /** Every event received so far. */
-    List<Result> results() {
+    public List<Result> results() {
         return List.copyOf(results);
     }
 
@@ -176,7 +177,7 @@ final class PipelineClient implements AutoCloseable {
      * @param createdAt the record's timestamp: when the worker's producer created it
      * @param body the JSON payload ({@code null} when it is not JSON)
      */
-    record Result(
+    public record Result(
             String topic, String requestId, boolean completed, long receivedNanos, Instant createdAt, JsonNode body) {
 
         static Result of(ConsumerRecord<byte[], byte[]> record, long receivedNanos) {
@@ -200,22 +201,22 @@ final class PipelineClient implements AutoCloseable {
         }
 
         /** {@code image.key} of a completed event, else {@code null}. */
-        String imageKey() {
+        public String imageKey() {
             return text("image", "key");
         }
 
         /** {@code image.sha256} of a completed event, else {@code null}. */
-        String sha256() {
+        public String sha256() {
             return text("image", "sha256");
         }
 
         /** {@code error.code} of a failed event, else {@code null}. */
-        String errorCode() {
+        public String errorCode() {
             return text("error", "code");
         }
 
         /** A field two levels down, as text, or {@code null}. */
-        String text(String object, String field) {
+        public String text(String object, String field) {
             if (body == null || !body.path(object).hasNonNull(field)) {
                 return null;
             }

@@ -25,6 +25,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
@@ -77,6 +78,7 @@ public final class WorkerProcess implements AutoCloseable {
     private Thread pump;
     private int starts;
     private boolean hookAdded;
+    private volatile Exit lastExit;
 
     private WorkerProcess(Builder builder) {
         this.name = builder.name;
@@ -217,7 +219,14 @@ public final class WorkerProcess implements AutoCloseable {
         process.destroyForcibly();
         waitForExit(STOP_TIMEOUT);
         joinPump();
+        recordExit(true);
         process = null;
+    }
+
+    private void recordExit(boolean killed) {
+        if (!process.isAlive()) {
+            lastExit = new Exit(process.exitValue(), Instant.now(), killed);
+        }
     }
 
     /**
@@ -229,12 +238,14 @@ public final class WorkerProcess implements AutoCloseable {
             return;
         }
         process.destroy();
-        if (!waitForExit(STOP_TIMEOUT)) {
+        boolean exited = waitForExit(STOP_TIMEOUT);
+        if (!exited) {
             appendToLog("==== " + Instant.now() + " no exit " + STOP_TIMEOUT.toSeconds() + " s after SIGTERM: killing");
             process.destroyForcibly();
             waitForExit(STOP_TIMEOUT);
         }
         joinPump();
+        recordExit(!exited);
         String exit = process.isAlive() ? "still running" : "exit status " + process.exitValue();
         appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), " + exit);
         process = null;
@@ -281,6 +292,11 @@ public final class WorkerProcess implements AutoCloseable {
             throw new IllegalStateException(name + " is not running");
         }
         return process.pid();
+    }
+
+    /** How the last process of this worker ended, if one did: by {@link #kill()}, {@link #stop()} or a failed start. */
+    public Optional<Exit> lastExit() {
+        return Optional.ofNullable(lastExit);
     }
 
     /** How many times the process was started. */
@@ -390,6 +406,15 @@ public final class WorkerProcess implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
     }
+
+    /**
+     * The end of one process.
+     *
+     * @param status its exit status (143 is SIGTERM's, 137 SIGKILL's when the JVM did not handle the signal)
+     * @param at when this JVM saw it gone (shortly after it exited)
+     * @param killed whether it was ended by SIGKILL ({@link #kill()}, or a stop that outlasted its grace)
+     */
+    public record Exit(int status, Instant at, boolean killed) {}
 
     /** Settings of a {@link WorkerProcess}. */
     public static final class Builder {

@@ -1,0 +1,680 @@
+package io.imageworker.testing.faults;
+
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.testing.faults.FaultScenario.Incident;
+import io.imageworker.testing.gateway.Fault;
+import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.ResponseForm;
+import io.imageworker.testing.gateway.SimulatorControl;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.WorkerProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.awaitility.core.ConditionTimeoutException;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+
+/**
+ * The engine of the fault suite: runs one {@link FaultScenario} against the packaged worker and collects what
+ * happened ({@link Outcome}); {@link FaultReport} turns it into figures. Everything runs on this machine, on
+ * 127.0.0.1: an embedded Kafka broker and S3 store (in a temporary directory, deleted at the end), the gateway
+ * simulator, and the worker as a child process.
+ *
+ * <p>On a timeline that starts with the first request: requests are published evenly over the scenario's window,
+ * faults from the {@link FaultMix} are queued at a fixed rate, and each {@link Incident} happens at its offset. A
+ * supervisor plays Kubernetes' liveness probe: a worker whose {@code /q/health/live} is down three times in a row,
+ * or whose process ended by itself, is killed and started again (and the report says so). Then it waits, bounded, for
+ * every request's terminal event and for every request record to be committed, reads every published event, and
+ * reads back each stored image.
+ */
+final class FaultRun {
+
+    /** The worker's JVM: a small heap, and a short consumer session so that a killed worker's partitions move soon. */
+    static final List<String> WORKER_JVM_OPTIONS = List.of(
+            "-Xms128m",
+            "-Xmx512m",
+            "-XX:+ExitOnOutOfMemoryError",
+            // The killed worker's consumer holds its partitions until its session expires: 6 s (the broker's
+            // minimum) instead of 45 s.
+            "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
+            "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000");
+
+    private static final Duration LIVENESS_PERIOD = Duration.ofSeconds(5);
+    private static final int LIVENESS_FAILURES = 3;
+    private static final Duration COMMIT_WAIT = Duration.ofSeconds(90);
+
+    private final FaultScenario scenario;
+    private final Consumer<String> say;
+    private final List<Happened> happened = Collections.synchronizedList(new ArrayList<>());
+    private final Object workerLock = new Object();
+    private final HttpClient http = HttpClient.newBuilder()
+            .connectTimeout(Duration.ofSeconds(2))
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+    private volatile Instant origin;
+    private int livenessFailures;
+    private boolean supervising = true;
+
+    private FaultRun(FaultScenario scenario, Consumer<String> say) {
+        this.scenario = scenario;
+        this.say = say;
+    }
+
+    /** Runs {@code scenario} from start to end; {@code say} gets a line for each step. */
+    static Outcome run(FaultScenario scenario, Consumer<String> say) {
+        return new FaultRun(scenario, say).run();
+    }
+
+    private Outcome run() {
+        Path dataDir;
+        try {
+            dataDir = Files.createTempDirectory("image-worker-faults");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        long wallStart = System.nanoTime();
+        try (LaunchStack stack = LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())) {
+            WorkerProcess worker = WorkerProcess.builder()
+                    .name("fault-worker-" + scenario.name())
+                    .env(stack.workerEnvironment(scenario.concurrency()))
+                    .env("IMAGE_WORKER_GATEWAY_TIMEOUT", millis(scenario.gatewayTimeout()))
+                    .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", millis(scenario.probeInterval()))
+                    .env("IMAGE_WORKER_SHUTDOWN_GRACE", "10s")
+                    .jvmOptions(WORKER_JVM_OPTIONS)
+                    .build();
+            try {
+                say("starting the worker (log " + worker.logFile() + ")");
+                worker.start();
+                try (PipelineClient client = new PipelineClient(
+                                stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
+                        Admin admin = admin(stack.infrastructure().kafkaBootstrapServers())) {
+                    Outcome outcome = drive(stack, worker, client, admin, wallStart);
+                    worker.stop();
+                    return outcome;
+                }
+            } finally {
+                worker.stop();
+            }
+        } finally {
+            deleteTree(dataDir);
+        }
+    }
+
+    private Outcome drive(LaunchStack stack, WorkerProcess worker, PipelineClient client, Admin admin, long wallStart) {
+        GatewaySimulator gateway = stack.gateway();
+        FaultMix mix = new FaultMix(
+                gateway.control(), () -> gateway.imageCalls().size(), scenario.faultEveryCalls(), scenario.seed());
+        String runId = UUID.randomUUID().toString().substring(0, 8);
+        Map<String, CompletableFuture<RecordMetadata>> sent = new ConcurrentHashMap<>();
+        List<String> ids = new ArrayList<>();
+        for (int i = 1; i <= scenario.requests(); i++) {
+            ids.add("f-" + runId + "-" + i);
+        }
+        // Separate threads: a publish blocked by a broker that is down must not hold back the broker's restart.
+        ScheduledExecutorService publisher = executor("fault-publisher", 1);
+        ScheduledExecutorService timeline = executor("fault-timeline", 4);
+        ScheduledExecutorService background = executor("fault-background", 2);
+        try {
+            origin = Instant.now();
+            List<CompletableFuture<?>> steps = new ArrayList<>();
+            long spacingNanos =
+                    scenario.requests() == 1 ? 0 : scenario.publishOver().toNanos() / (scenario.requests() - 1);
+            for (int i = 0; i < ids.size(); i++) {
+                String id = ids.get(i);
+                steps.add(at(publisher, Duration.ofNanos(spacingNanos * i), () -> sent.put(id, publish(client, id))));
+            }
+            ScheduledFuture<?> injector = null;
+            if (scenario.faultEveryCalls() > 0) {
+                injector = background.scheduleWithFixedDelay(
+                        () -> guarded("fault injection", mix::tick), 100, 100, TimeUnit.MILLISECONDS);
+            }
+            for (Incident incident : scenario.timeline()) {
+                steps.addAll(schedule(timeline, incident, stack, worker, mix));
+            }
+            ScheduledFuture<?> supervisor = background.scheduleWithFixedDelay(
+                    () -> guarded("supervision", () -> supervise(worker)),
+                    LIVENESS_PERIOD.toMillis(),
+                    LIVENESS_PERIOD.toMillis(),
+                    TimeUnit.MILLISECONDS);
+
+            // The timeline: every request published, every incident over (a restarted worker may take a while).
+            CompletableFuture.allOf(steps.toArray(CompletableFuture[]::new))
+                    .orTimeout(
+                            max(scenario.publishOver(), scenario.timelineEnd())
+                                    .plusMinutes(5)
+                                    .toSeconds(),
+                            TimeUnit.SECONDS)
+                    .exceptionally(error -> {
+                        say("the timeline did not run to its end: " + error);
+                        return null;
+                    })
+                    .join();
+            if (injector != null) {
+                injector.cancel(false);
+            }
+            say("timeline over after " + elapsed() + "; waiting for every request's terminal event");
+            Map<String, RecordMetadata> published = new LinkedHashMap<>();
+            for (String id : ids) {
+                try {
+                    published.put(id, sent.get(id).get(60, TimeUnit.SECONDS));
+                } catch (ExecutionException | TimeoutException | RuntimeException e) {
+                    say("request " + id + " could not be published: " + e);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
+                }
+            }
+            awaitQuietly("a terminal event for each request", scenario.settleTimeout(), () -> client.results().stream()
+                    .map(PipelineClient.Result::requestId)
+                    .collect(Collectors.toSet())
+                    .containsAll(published.keySet()));
+            boolean committed = awaitQuietly(
+                    "every request record committed", COMMIT_WAIT, () -> allCommitted(admin, stack.topics()));
+            long events = endOffsetSum(admin, stack.topics().completed())
+                    + endOffsetSum(admin, stack.topics().failed());
+            awaitQuietly(
+                    "every published event read",
+                    Duration.ofSeconds(30),
+                    () -> client.results().size() >= events);
+            supervisor.cancel(false);
+            synchronized (workerLock) {
+                // Waits for a supervision step in progress; none acts after this.
+                supervising = false;
+            }
+            boolean readyAtEnd = worker.isAlive() && worker.isReady();
+            List<RecordedCall> calls = gateway.imageCalls();
+            List<PipelineClient.Result> results = client.results().stream()
+                    .filter(result -> published.containsKey(result.requestId()))
+                    .toList();
+            Map<String, StoredObject> objects = readObjects(stack, results);
+            say("collected " + results.size() + " events, " + calls.size() + " gateway calls and " + objects.size()
+                    + " stored objects after " + elapsed());
+            return new Outcome(
+                    scenario,
+                    origin,
+                    ids,
+                    published,
+                    results,
+                    calls,
+                    objects,
+                    List.copyOf(happened),
+                    gateway.maxConcurrentImageCalls(),
+                    worker.starts(),
+                    committed,
+                    readyAtEnd,
+                    worker.logFile(),
+                    Duration.ofNanos(System.nanoTime() - wallStart));
+        } finally {
+            publisher.shutdownNow();
+            timeline.shutdownNow();
+            background.shutdownNow();
+        }
+    }
+
+    private static ScheduledExecutorService executor(String name, int threads) {
+        return Executors.newScheduledThreadPool(threads, runnable -> {
+            Thread thread = new Thread(runnable, name);
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    private CompletableFuture<RecordMetadata> publish(PipelineClient client, String id) {
+        String json = "{\"requestId\":\"" + id + "\",\"prompt\":\"a lighthouse at dusk, fault suite " + id
+                + "\",\"size\":\"1024x1024\"}";
+        return client.sendAsync(id, json);
+    }
+
+    /**
+     * The steps of one incident, each scheduled at its offset and run in order; the futures complete when each step
+     * is done.
+     */
+    private List<CompletableFuture<?>> schedule(
+            ScheduledExecutorService timeline,
+            Incident incident,
+            LaunchStack stack,
+            WorkerProcess worker,
+            FaultMix mix) {
+        SimulatorControl control = stack.gateway().control();
+        Duration end = incident.at().plus(incident.length());
+        Happening happening = new Happening(incident);
+        if (incident instanceof Incident.WorkerKill) {
+            return List.of(at(timeline, incident.at(), () -> killAndRestart(worker, incident)));
+        }
+        if (incident instanceof Incident.BrokerOutage || incident instanceof Incident.StoreOutage) {
+            boolean broker = incident instanceof Incident.BrokerOutage;
+            String server = broker ? "the Kafka broker" : "the object store";
+            CompletableFuture<Void> down = at(timeline, incident.at(), () -> {
+                happening.start();
+                say("stopping " + server);
+                if (broker) {
+                    stack.infrastructure().kafka().stop();
+                } else {
+                    stack.infrastructure().s3().stop();
+                }
+                say(server + " is down");
+            });
+            CompletableFuture<Void> up = after(down, timeline, end, () -> {
+                if (broker) {
+                    stack.infrastructure().kafka().start();
+                } else {
+                    stack.infrastructure().s3().start();
+                }
+                happening.end();
+                say(server + " started again");
+            });
+            return List.of(down, up);
+        }
+        if (incident instanceof Incident.TokenRevoked revoked) {
+            CompletableFuture<Void> quiet =
+                    at(timeline, max(Duration.ZERO, revoked.at().minusSeconds(2)), mix::hold);
+            CompletableFuture<Void> revoke = after(quiet, timeline, revoked.at(), () -> {
+                happening.start();
+                control.revokeToken();
+                say("token revoked");
+            });
+            CompletableFuture<Void> restore = after(revoke, timeline, end, () -> {
+                control.restoreToken();
+                happening.end();
+                say("token restored");
+            });
+            return List.of(quiet, revoke, restore, after(restore, timeline, end.plus(revoked.quietAfter()), () -> {
+                mix.release();
+                say("fault injection resumes");
+            }));
+        }
+        if (incident instanceof Incident.RateLimitCap cap) {
+            CompletableFuture<Void> on = at(timeline, cap.at(), () -> {
+                happening.start();
+                control.setConcurrencyCap(cap.cap(), cap.retryAfterSeconds());
+                say("429 storm: calls above " + cap.cap() + " in flight refused");
+            });
+            return List.of(on, after(on, timeline, end, () -> {
+                control.setConcurrencyCap(0, 0);
+                happening.end();
+                say("429 storm over");
+            }));
+        }
+        if (incident instanceof Incident.RateLimitBurst burst) {
+            return List.of(at(timeline, burst.at(), () -> {
+                happening.start();
+                Fault fault = burst.retryAfterSeconds() > 0
+                        ? Fault.rateLimited(burst.retryAfterSeconds())
+                        : Fault.rateLimited();
+                control.injectFault(fault, burst.count());
+                happening.end();
+                say("429 storm: the next " + burst.count() + " calls are answered 429");
+            }));
+        }
+        throw new IllegalArgumentException("not an incident of a timeline: " + incident);
+    }
+
+    private void killAndRestart(WorkerProcess worker, Incident incident) {
+        synchronized (workerLock) {
+            Happening happening = new Happening(incident);
+            happening.start();
+            say("killing the worker (SIGKILL)");
+            worker.kill();
+            startAgain(worker);
+            happening.end();
+            say("worker ready again");
+        }
+    }
+
+    /** Plays the liveness probe: restarts a worker that is not live three times in a row, or whose process ended. */
+    private void supervise(WorkerProcess worker) {
+        synchronized (workerLock) {
+            if (!supervising) {
+                return;
+            }
+            boolean live = worker.isAlive() && isLive(worker);
+            livenessFailures = live ? 0 : livenessFailures + 1;
+            if (!worker.isAlive() || livenessFailures >= LIVENESS_FAILURES) {
+                Happening happening =
+                        new Happening(new Incident.LivenessRestart(Duration.between(origin, Instant.now())));
+                happening.start();
+                say("the worker is not live (" + (worker.isAlive() ? "liveness down" : "process ended")
+                        + "): restarting it, as the liveness probe would; see " + worker.logFile());
+                worker.kill();
+                startAgain(worker);
+                livenessFailures = 0;
+                happening.end();
+            }
+        }
+    }
+
+    private void startAgain(WorkerProcess worker) {
+        try {
+            worker.start();
+        } catch (IllegalStateException first) {
+            say("the worker did not start (" + first.getMessage() + "); trying once more");
+            worker.start();
+        }
+    }
+
+    private boolean isLive(WorkerProcess worker) {
+        URI live = URI.create("http://127.0.0.1:" + worker.port() + "/q/health/live");
+        try {
+            return http.send(
+                                    HttpRequest.newBuilder(live)
+                                            .timeout(Duration.ofSeconds(3))
+                                            .GET()
+                                            .build(),
+                                    HttpResponse.BodyHandlers.discarding())
+                            .statusCode()
+                    == 200;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
+        }
+    }
+
+    /** Runs {@code step} at {@code offset} from the origin; its failure is reported and completes the future. */
+    private CompletableFuture<Void> at(ScheduledExecutorService executor, Duration offset, Runnable step) {
+        return after(null, executor, offset, step);
+    }
+
+    /**
+     * Runs {@code step} at {@code offset} from the origin, but not before {@code previous} (a step of the same
+     * incident, which a busy machine may have delayed) is done.
+     */
+    private CompletableFuture<Void> after(
+            CompletableFuture<?> previous, ScheduledExecutorService executor, Duration offset, Runnable step) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        long delay =
+                Math.max(0, Duration.between(Instant.now(), origin.plus(offset)).toMillis());
+        executor.schedule(
+                () -> {
+                    try {
+                        if (previous != null) {
+                            previous.exceptionally(error -> null).join();
+                        }
+                        step.run();
+                        done.complete(null);
+                    } catch (RuntimeException e) {
+                        say("a step of the timeline failed: " + e);
+                        done.completeExceptionally(e);
+                    }
+                },
+                delay,
+                TimeUnit.MILLISECONDS);
+        return done;
+    }
+
+    private void guarded(String what, Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            say(what + " failed: " + e);
+        }
+    }
+
+    /** Each stored object named by a completed event, read back once. */
+    private Map<String, StoredObject> readObjects(LaunchStack stack, List<PipelineClient.Result> results) {
+        Map<String, StoredObject> objects = new HashMap<>();
+        try (S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
+            for (PipelineClient.Result result : results) {
+                if (!result.completed() || result.imageKey() == null) {
+                    continue;
+                }
+                String bucket = result.text("image", "bucket");
+                String key = result.imageKey();
+                objects.computeIfAbsent(bucket + "/" + key, ignored -> readObject(s3, bucket, key));
+            }
+        }
+        return objects;
+    }
+
+    private static StoredObject readObject(S3AsyncClient s3, String bucket, String key) {
+        try {
+            byte[] bytes = s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toBytes())
+                    .get(30, TimeUnit.SECONDS)
+                    .asByteArray();
+            return new StoredObject(bucket, key, true, sha256(bytes), bytes.length);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof NoSuchKeyException) {
+                return new StoredObject(bucket, key, false, null, 0);
+            }
+            throw new IllegalStateException("cannot read " + bucket + "/" + key + ": " + e.getCause(), e);
+        } catch (TimeoutException e) {
+            throw new IllegalStateException("cannot read " + bucket + "/" + key + " within 30 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private boolean awaitQuietly(String what, Duration atMost, java.util.concurrent.Callable<Boolean> condition) {
+        try {
+            await(what)
+                    .atMost(atMost)
+                    .pollInterval(Duration.ofMillis(250))
+                    .ignoreExceptions()
+                    .until(condition);
+            return true;
+        } catch (ConditionTimeoutException e) {
+            say("gave up waiting for " + what + " after " + atMost.toSeconds() + " s");
+            return false;
+        }
+    }
+
+    private SimulatorSettings simulatorSettings() {
+        return SimulatorSettings.defaults()
+                .withLatency(scenario.latency())
+                .withResponseForm(ResponseForm.MIXED, scenario.urlRatio())
+                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+    }
+
+    private void say(String line) {
+        say.accept(String.format("[%7s] %s", origin == null ? "-" : elapsed(), line));
+    }
+
+    private String elapsed() {
+        return String.format("%.1f s", Duration.between(origin, Instant.now()).toMillis() / 1e3);
+    }
+
+    /** An admin client for offsets and topics, with short timeouts. */
+    static Admin admin(String bootstrapServers) {
+        return Admin.create(Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                AdminClientConfig.CLIENT_ID_CONFIG,
+                "fault-suite-admin",
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                5_000,
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                10_000));
+    }
+
+    /** Whether the worker's group has committed every record of the request topic. */
+    static boolean allCommitted(Admin admin, LaunchStack.Topics topics) throws Exception {
+        Map<TopicPartition, Long> ends = endOffsets(admin, topics.request());
+        Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.consumerGroup())
+                .partitionsToOffsetAndMetadata()
+                .get(10, TimeUnit.SECONDS);
+        return ends.entrySet().stream()
+                .allMatch(end -> end.getValue() == 0
+                        || committed.get(end.getKey()) != null
+                                && committed.get(end.getKey()).offset() >= end.getValue());
+    }
+
+    static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
+        int partitions = admin.describeTopics(List.of(topic))
+                .allTopicNames()
+                .get(10, TimeUnit.SECONDS)
+                .get(topic)
+                .partitions()
+                .size();
+        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
+        for (int i = 0; i < partitions; i++) {
+            request.put(new TopicPartition(topic, i), OffsetSpec.latest());
+        }
+        Map<TopicPartition, Long> ends = new HashMap<>();
+        admin.listOffsets(request)
+                .all()
+                .get(10, TimeUnit.SECONDS)
+                .forEach((partition, info) -> ends.put(partition, info.offset()));
+        return ends;
+    }
+
+    private long endOffsetSum(Admin admin, String topic) {
+        try {
+            return endOffsets(admin, topic).values().stream()
+                    .mapToLong(Long::longValue)
+                    .sum();
+        } catch (Exception e) {
+            say("cannot read the end offsets of " + topic + ": " + e);
+            return Long.MAX_VALUE;
+        }
+    }
+
+    static String sha256(byte[] bytes) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String millis(Duration duration) {
+        return duration.toMillis() + "ms";
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    private static void deleteTree(Path dir) {
+        try (var paths = Files.walk(dir)) {
+            paths.sorted(Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
+        } catch (IOException | UncheckedIOException e) {
+            System.err.println("could not delete " + dir + ": " + e);
+        }
+    }
+
+    /** An incident as it happened, for {@link Happened}. */
+    private final class Happening {
+        private final Incident incident;
+        private Instant start;
+
+        Happening(Incident incident) {
+            this.incident = incident;
+        }
+
+        void start() {
+            start = Instant.now();
+        }
+
+        void end() {
+            happened.add(new Happened(incident, start, Instant.now()));
+        }
+    }
+
+    /**
+     * An incident as it happened.
+     *
+     * @param incident what it was
+     * @param start when it began (for a kill, the SIGKILL)
+     * @param end when it was over (for a kill, when the new worker was ready)
+     */
+    record Happened(Incident incident, Instant start, Instant end) {
+
+        /** Whether it killed a worker: a planned SIGKILL or a liveness restart. */
+        boolean killedWorker() {
+            return incident instanceof Incident.WorkerKill || incident instanceof Incident.LivenessRestart;
+        }
+    }
+
+    /**
+     * A stored object read back.
+     *
+     * @param present whether it exists
+     * @param sha256 its bytes' SHA-256, hex
+     * @param bytes its length
+     */
+    record StoredObject(String bucket, String key, boolean present, String sha256, long bytes) {}
+
+    /**
+     * Everything a run observed.
+     *
+     * @param scenario what was run
+     * @param origin when the first request was due
+     * @param requestIds every request id, in publishing order
+     * @param published the requests the broker acknowledged, with where they went
+     * @param events every terminal event of these requests, in arrival order
+     * @param calls every image call the gateway saw
+     * @param objects each stored object named by a completed event, by {@code bucket/key}
+     * @param happened the incidents as they happened
+     * @param peak the most image calls the gateway saw at once
+     * @param workerStarts how many times a worker process was started
+     * @param allCommitted whether every request record was committed at the end
+     * @param readyAtEnd whether the worker was ready at the end
+     * @param workerLog the worker's log file
+     * @param wall time from the start of the infrastructure to the end of collection
+     */
+    record Outcome(
+            FaultScenario scenario,
+            Instant origin,
+            List<String> requestIds,
+            Map<String, RecordMetadata> published,
+            List<PipelineClient.Result> events,
+            List<RecordedCall> calls,
+            Map<String, StoredObject> objects,
+            List<Happened> happened,
+            int peak,
+            int workerStarts,
+            boolean allCommitted,
+            boolean readyAtEnd,
+            Path workerLog,
+            Duration wall) {
+
+        /** The request ids the broker acknowledged. */
+        Set<String> publishedIds() {
+            return published.keySet();
+        }
+    }
+}

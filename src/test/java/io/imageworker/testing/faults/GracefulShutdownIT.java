@@ -1,0 +1,263 @@
+package io.imageworker.testing.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.WorkerProcess;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+
+/**
+ * SIGTERM to a packaged worker with gateway calls in flight: it stops taking records, lets the requests in progress
+ * finish and publish within {@code IMAGE_WORKER_SHUTDOWN_GRACE}, commits and exits; what it did not take, or did not
+ * finish within the grace, is left uncommitted and done by the next worker. Nothing is lost, nothing is called twice
+ * that had finished, nothing is failed because of the shutdown.
+ *
+ * <p>The exit status of a JVM ended by SIGTERM is 143 (128 + 15), whatever its shutdown hooks do: Quarkus runs its
+ * shutdown in the JVM's hook and does not turn SIGTERM into {@code System.exit(0)}. A graceful stop is told from a
+ * kill by that status (a SIGKILL gives 137) and by the exit coming within the grace by itself.
+ */
+class GracefulShutdownIT {
+
+    private static final int CONCURRENCY = 4;
+    private static final int SIGTERM_STATUS = 143;
+    private static final Duration WITHIN = Duration.ofSeconds(60);
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void requestsInProgressFinishAndArePublishedBeforeTheWorkerExitsAndAreNotDoneAgain() throws Exception {
+        Duration grace = Duration.ofSeconds(20);
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(Duration.ofSeconds(3)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = worker(stack, "graceful-worker", grace);
+                PipelineClient client = client(stack);
+                Admin admin = FaultRun.admin(stack.infrastructure().kafkaBootstrapServers())) {
+            worker.start();
+            // 3 x the limit: the limit's worth in flight, as many waiting for a permit (the merge takes twice the
+            // limit), and the rest not taken from the consumer yet.
+            Map<String, RecordMetadata> records = publish(client, "graceful", 3 * CONCURRENCY);
+            List<String> ids = List.copyOf(records.keySet());
+            await("calls in flight up to the limit")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> stack.gateway().imageCallsInFlight() == CONCURRENCY);
+            Set<String> inFlightAtSigterm = inFlight(stack, ids);
+
+            Instant sigterm = Instant.now();
+            worker.stop();
+            WorkerProcess.Exit exit = worker.lastExit().orElseThrow();
+
+            assertThat(exit.killed())
+                    .as("the worker exited by itself, not killed")
+                    .isFalse();
+            assertThat(exit.status())
+                    .as("the exit status of a JVM ended by SIGTERM")
+                    .isEqualTo(SIGTERM_STATUS);
+            assertThat(Duration.between(sigterm, exit.at())).isLessThan(grace);
+            assertThat(inFlightAtSigterm).hasSize(CONCURRENCY);
+            // Every call in flight was let finish: its request's event was published before the worker exited.
+            Map<String, PipelineClient.Result> publishedBeforeExit = firstEvents(client, ids);
+            assertThat(publishedBeforeExit.keySet()).containsAll(inFlightAtSigterm);
+            assertThat(publishedBeforeExit.values())
+                    .allSatisfy(event -> assertThat(event.createdAt()).isBefore(exit.at()));
+            // The worker took no new record after SIGTERM: what it had not taken is left for the next one.
+            assertThat(publishedBeforeExit).hasSizeLessThan(ids.size());
+            int callsBeforeRestart = stack.gateway().imageCalls().size();
+            assertThat(callsBeforeRestart).isEqualTo(publishedBeforeExit.size());
+            // And it committed what it finished before it exited.
+            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(
+                            stack.topics().consumerGroup())
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(publishedBeforeExit.keySet()).allSatisfy(id -> {
+                RecordMetadata record = records.get(id);
+                OffsetAndMetadata offset = committed.get(new TopicPartition(record.topic(), record.partition()));
+                assertThat(offset).as("committed offset of %s's partition", id).isNotNull();
+                assertThat(offset.offset()).as("committed offset past %s", id).isGreaterThan(record.offset());
+            });
+
+            worker.start();
+            await("a terminal event for each request")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> firstEvents(client, ids).size() == ids.size());
+            await("every request record committed")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> FaultRun.allCommitted(admin, stack.topics()));
+
+            Map<String, List<PipelineClient.Result>> events = events(client, ids);
+            Map<String, List<RecordedCall>> calls = calls(stack, ids);
+            // Nothing lost, nothing failed.
+            assertThat(events.keySet()).containsExactlyInAnyOrderElementsOf(ids);
+            assertThat(client.results()).allSatisfy(event -> assertThat(event.completed())
+                    .as("%s ended with %s", event.requestId(), event.body())
+                    .isTrue());
+            // Nothing done twice: one gateway call per request, and the finished ones committed, so not replayed.
+            assertThat(calls)
+                    .allSatisfy((id, list) ->
+                            assertThat(list).as("gateway calls for %s", id).hasSize(1));
+            assertThat(events)
+                    .allSatisfy((id, list) ->
+                            assertThat(list).as("terminal events of %s", id).hasSize(1));
+            // The second worker did only what the first had not.
+            List<RecordedCall> all = stack.gateway().imageCalls();
+            assertThat(all.subList(callsBeforeRestart, all.size()).stream()
+                            .map(call -> FaultReport.requestOf(call, Set.copyOf(ids)))
+                            .collect(Collectors.toSet()))
+                    .doesNotContainAnyElementsOf(publishedBeforeExit.keySet());
+        }
+    }
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void requestsUnfinishedWhenTheGraceEndsAreRedeliveredAndNeverFailed() throws Exception {
+        Duration grace = Duration.ofSeconds(2);
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(Duration.ofSeconds(8)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = worker(stack, "short-grace-worker", grace);
+                PipelineClient client = client(stack)) {
+            worker.start();
+            List<String> ids =
+                    List.copyOf(publish(client, "short-grace", CONCURRENCY).keySet());
+            await("calls in flight up to the limit")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> stack.gateway().imageCallsInFlight() == CONCURRENCY);
+
+            Instant sigterm = Instant.now();
+            worker.stop();
+            WorkerProcess.Exit exit = worker.lastExit().orElseThrow();
+
+            assertThat(exit.killed()).isFalse();
+            assertThat(exit.status()).isEqualTo(SIGTERM_STATUS);
+            // The grace, then a moment to close: not the 8 s the calls would have taken.
+            assertThat(Duration.between(sigterm, exit.at())).isLessThan(grace.plusSeconds(5));
+            // The unfinished requests were neither completed nor failed by the worker that gave up on them: no event,
+            // and no result document that the next worker would replay as their outcome.
+            assertThat(client.results()).isEmpty();
+            try (S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
+                assertThat(ids).allSatisfy(id -> assertThat(s3.headObject(
+                                        head -> head.bucket(LaunchStack.BUCKET).key("results/" + id + ".json"))
+                                .handle((found, error) -> error == null)
+                                .get(30, TimeUnit.SECONDS))
+                        .as("a result document for %s", id)
+                        .isFalse());
+            }
+
+            worker.start();
+            await("a terminal event for each request")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> firstEvents(client, ids).size() == ids.size());
+
+            Map<String, List<PipelineClient.Result>> events = events(client, ids);
+            assertThat(events).allSatisfy((id, list) -> assertThat(list)
+                    .as("terminal events of %s", id)
+                    .singleElement()
+                    .satisfies(event -> assertThat(event.completed()).isTrue()));
+            // Redelivered and called again: the first call was cut off at the end of the grace.
+            assertThat(calls(stack, ids)).allSatisfy((id, list) -> assertThat(list)
+                    .as("gateway calls for %s", id)
+                    .hasSize(2)
+                    .first()
+                    .satisfies(cut -> assertThat(cut.status()).isZero()));
+        }
+    }
+
+    private static WorkerProcess worker(LaunchStack stack, String name, Duration grace) {
+        return WorkerProcess.builder()
+                .name(name)
+                .env(stack.workerEnvironment(CONCURRENCY))
+                .env("IMAGE_WORKER_SHUTDOWN_GRACE", grace.toMillis() + "ms")
+                .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
+                .build();
+    }
+
+    private static PipelineClient client(LaunchStack stack) {
+        return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
+    }
+
+    /**
+     * Publishes {@code count} generate requests, keyed by their ids, and waits for the broker's acknowledgements.
+     * Returns where each went, in publishing order.
+     */
+    private static Map<String, RecordMetadata> publish(PipelineClient client, String prefix, int count)
+            throws Exception {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Map<String, CompletableFuture<RecordMetadata>> acks = new LinkedHashMap<>();
+        for (int i = 1; i <= count; i++) {
+            String id = prefix + "-" + run + "-" + i;
+            acks.put(
+                    id,
+                    client.sendAsync(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a quiet harbour " + id + "\"}"));
+        }
+        client.flush();
+        Map<String, RecordMetadata> records = new LinkedHashMap<>();
+        for (Map.Entry<String, CompletableFuture<RecordMetadata>> ack : acks.entrySet()) {
+            records.put(ack.getKey(), ack.getValue().get(30, TimeUnit.SECONDS));
+        }
+        return records;
+    }
+
+    /** The requests whose gateway call is in flight now. */
+    private static Set<String> inFlight(LaunchStack stack, List<String> ids) {
+        return stack.gateway().imageCalls().stream()
+                .filter(call -> call.finishedAt() == null)
+                .map(call -> FaultReport.requestOf(call, Set.copyOf(ids)))
+                .filter(id -> id != null)
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    private static Map<String, PipelineClient.Result> firstEvents(PipelineClient client, List<String> ids) {
+        Map<String, PipelineClient.Result> firsts = new HashMap<>();
+        client.results().stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .forEach(result -> firsts.putIfAbsent(result.requestId(), result));
+        return firsts;
+    }
+
+    private static Map<String, List<PipelineClient.Result>> events(PipelineClient client, List<String> ids) {
+        return client.results().stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .collect(Collectors.groupingBy(PipelineClient.Result::requestId));
+    }
+
+    private static Map<String, List<RecordedCall>> calls(LaunchStack stack, List<String> ids) {
+        Set<String> known = new LinkedHashSet<>(ids);
+        Map<String, List<RecordedCall>> calls = new HashMap<>();
+        for (RecordedCall call : stack.gateway().imageCalls()) {
+            String id = FaultReport.requestOf(call, known);
+            if (id != null) {
+                calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
+            }
+        }
+        return calls;
+    }
+}
