@@ -70,13 +70,7 @@ public class BudgetGuard {
             if (!pause) {
                 return Uni.createFrom().item(Boolean.FALSE);
             }
-            return Uni.createFrom()
-                    .voidItem()
-                    .onItem()
-                    .delayIt()
-                    .by(wait)
-                    .onItem()
-                    .transformToUni(ignored -> reserve());
+            return Patience.after(wait, this::reserve);
         });
     }
 

@@ -33,6 +33,15 @@ public final class Patience {
                 .transform(Throwable::getCause);
     }
 
+    /**
+     * {@code next}, subscribed after {@code delay} on Mutiny's timer: waiting holds no thread and no permit. A delay
+     * of zero or less is taken as one millisecond (Mutiny refuses a zero delay).
+     */
+    public static <T> Uni<T> after(Duration delay, java.util.function.Supplier<Uni<T>> next) {
+        Duration wait = delay.isNegative() || delay.isZero() ? Duration.ofMillis(1) : delay;
+        return Uni.createFrom().voidItem().onItem().delayIt().by(wait).onItem().transformToUni(ignored -> next.get());
+    }
+
     private static boolean isExhausted(Throwable error) {
         return error instanceof IllegalStateException
                 && error.getCause() != null

@@ -350,17 +350,11 @@ public class RequestProcessor {
         }
         if (guard.holdsBack(failure)) {
             // A dead token or a wrong address fails every request the same way: wait for the gateway instead.
-            Duration wait = retryPolicy.backoff(Math.min(run.attempts, 6)).plusMillis(1);
+            Duration wait = retryPolicy.backoff(Math.min(run.attempts, 6));
             Log.warnf(
                     "[%s] %s; holding the request back (not failing it), next try in %d ms",
                     run.request.requestId(), failure.message(), wait.toMillis());
-            return Uni.createFrom()
-                    .voidItem()
-                    .onItem()
-                    .delayIt()
-                    .by(wait)
-                    .onItem()
-                    .transformToUni(ignored -> callGateway(run, call));
+            return Patience.after(wait, () -> callGateway(run, call));
         }
         Optional<Duration> delay = retryPolicy.next(
                 failure, run.freeAttempts, run.unknownAttempts, Duration.between(run.startedAt, Instant.now()));
@@ -371,13 +365,7 @@ public class RequestProcessor {
                     run.attempts,
                     failure.message(),
                     delay.get().toMillis());
-            return Uni.createFrom()
-                    .voidItem()
-                    .onItem()
-                    .delayIt()
-                    .by(delay.get().plusMillis(1))
-                    .onItem()
-                    .transformToUni(ignored -> callGateway(run, call));
+            return Patience.after(delay.get(), () -> callGateway(run, call));
         }
         Log.infof("[%s] failed after %d attempt(s): %s", run.request.requestId(), run.attempts, failure.message());
         return Uni.createFrom().item(run.failed(kind.errorCode(), failure.message(), failure));
