@@ -9,6 +9,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.ResponseForm;
 import io.imageworker.testing.gateway.SimulatorControl;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.KafkaOffsets;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -46,10 +47,7 @@ import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.awaitility.core.ConditionTimeoutException;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
@@ -531,38 +529,14 @@ final class FaultRun {
 
     /** Whether the worker's group has committed every record of the request topic. */
     static boolean allCommitted(Admin admin, LaunchStack.Topics topics) throws Exception {
-        Map<TopicPartition, Long> ends = endOffsets(admin, topics.request());
-        Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(topics.consumerGroup())
-                .partitionsToOffsetAndMetadata()
-                .get(10, TimeUnit.SECONDS);
-        return ends.entrySet().stream()
-                .allMatch(end -> end.getValue() == 0
-                        || committed.get(end.getKey()) != null
-                                && committed.get(end.getKey()).offset() >= end.getValue());
-    }
-
-    static Map<TopicPartition, Long> endOffsets(Admin admin, String topic) throws Exception {
-        int partitions = admin.describeTopics(List.of(topic))
-                .allTopicNames()
-                .get(10, TimeUnit.SECONDS)
-                .get(topic)
-                .partitions()
-                .size();
-        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-        for (int i = 0; i < partitions; i++) {
-            request.put(new TopicPartition(topic, i), OffsetSpec.latest());
-        }
-        Map<TopicPartition, Long> ends = new HashMap<>();
-        admin.listOffsets(request)
-                .all()
-                .get(10, TimeUnit.SECONDS)
-                .forEach((partition, info) -> ends.put(partition, info.offset()));
-        return ends;
+        return KafkaOffsets.covers(
+                KafkaOffsets.committed(admin, topics.consumerGroup()),
+                KafkaOffsets.endOffsets(admin, topics.request()));
     }
 
     private long endOffsetSum(Admin admin, String topic) {
         try {
-            return endOffsets(admin, topic).values().stream()
+            return KafkaOffsets.endOffsets(admin, topic).values().stream()
                     .mapToLong(Long::longValue)
                     .sum();
         } catch (Exception e) {

@@ -26,7 +26,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -277,45 +276,17 @@ class WorkerRestartIT {
 
     private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, LaunchStack.Topics topics)
             throws ExecutionException, InterruptedException, TimeoutException {
-        Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(topics.consumerGroup())
-                .partitionsToOffsetAndMetadata()
-                .get(10, TimeUnit.SECONDS);
-        Map<TopicPartition, OffsetAndMetadata> present = new HashMap<>();
-        offsets.forEach((partition, offset) -> {
-            if (offset != null) {
-                present.put(partition, offset);
-            }
-        });
-        return present;
+        return KafkaOffsets.committed(admin, topics.consumerGroup());
     }
 
     private static boolean allCommitted(Admin admin, LaunchStack.Topics topics, Map<TopicPartition, Long> ends)
             throws ExecutionException, InterruptedException, TimeoutException {
-        Map<TopicPartition, OffsetAndMetadata> committed = committed(admin, topics);
-        return ends.entrySet().stream()
-                .allMatch(end -> end.getValue() == 0
-                        || committed.containsKey(end.getKey())
-                                && committed.get(end.getKey()).offset() >= end.getValue());
+        return KafkaOffsets.covers(committed(admin, topics), ends);
     }
 
     private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic)
             throws ExecutionException, InterruptedException, TimeoutException {
-        int partitions = admin.describeTopics(List.of(topic))
-                .allTopicNames()
-                .get(10, TimeUnit.SECONDS)
-                .get(topic)
-                .partitions()
-                .size();
-        Map<TopicPartition, OffsetSpec> request = new HashMap<>();
-        for (int i = 0; i < partitions; i++) {
-            request.put(new TopicPartition(topic, i), OffsetSpec.latest());
-        }
-        Map<TopicPartition, Long> ends = new HashMap<>();
-        admin.listOffsets(request)
-                .all()
-                .get(10, TimeUnit.SECONDS)
-                .forEach((partition, info) -> ends.put(partition, info.offset()));
-        return ends;
+        return KafkaOffsets.endOffsets(admin, topic);
     }
 
     private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
