@@ -122,6 +122,14 @@ public final class GatewaySimulator implements AutoCloseable {
     }
 
     /**
+     * Requests dropped unread because they came on a connection idle for longer than
+     * {@link SimulatorSettings#staleAfter()}; they never reached the gateway's handler and are in no record.
+     */
+    public int staleDrops() {
+        return state.connections.dropped();
+    }
+
+    /**
      * Clears records, downloads, stored URLs, queued faults, the peak and the bill; restores the start settings,
      * the token and its quota. Calls left hanging are ended and their connections closed.
      */

@@ -31,6 +31,13 @@ import java.util.Objects;
  * @param moderationTrigger a prompt containing this text gets a moderation refusal (400)
  * @param sensitiveWord a prompt containing this text gets 500 {@code sensitive_words_detected} (new-api default)
  * @param maxBodyBytes larger request bodies get 413 (new-api default 128 MB)
+ * @param imageBytes size of every answered PNG file in bytes (padded with a private ancillary chunk of random bytes,
+ *     which every decoder skips); 0 answers the smallest PNG of the size
+ * @param cpuPerAnswer CPU time the upstream spends on each successful image answer, as a real gateway spends
+ *     rendering (burnt on a worker thread); zero for none
+ * @param staleAfter a connection that stays idle longer than this is stale: the next request on it is never read
+ *     and the connection closes, as when a server's keep-alive timeout races a client reusing the connection;
+ *     zero for never
  */
 public record SimulatorSettings(
         int port,
@@ -49,7 +56,10 @@ public record SimulatorSettings(
         Flavour flavour,
         String moderationTrigger,
         String sensitiveWord,
-        long maxBodyBytes) {
+        long maxBodyBytes,
+        int imageBytes,
+        Duration cpuPerAnswer,
+        Duration staleAfter) {
 
     /** Quota units of one dollar. */
     public static final long UNITS_PER_DOLLAR = 500_000L;
@@ -73,6 +83,8 @@ public record SimulatorSettings(
         Objects.requireNonNull(flavour, "flavour");
         Objects.requireNonNull(moderationTrigger, "moderationTrigger");
         Objects.requireNonNull(sensitiveWord, "sensitiveWord");
+        Objects.requireNonNull(cpuPerAnswer, "cpuPerAnswer");
+        Objects.requireNonNull(staleAfter, "staleAfter");
         if (!apiKey.startsWith("sk-") || apiKey.length() < 4 || apiKey.indexOf('-', 3) >= 0) {
             throw new IllegalArgumentException("apiKey must be sk- followed by letters and digits");
         }
@@ -88,12 +100,15 @@ public record SimulatorSettings(
         if (maxBodyBytes <= 0) {
             throw new IllegalArgumentException("maxBodyBytes must be positive");
         }
+        if (imageBytes < 0 || cpuPerAnswer.isNegative() || staleAfter.isNegative()) {
+            throw new IllegalArgumentException("imageBytes, cpuPerAnswer and staleAfter must not be negative");
+        }
     }
 
     /**
      * Free ports, a fresh random key with $100 of quota, 0.04 dollar (20000 units) per call, model
      * {@value #DEFAULT_MODEL}, no latency, no cap, {@code b64_json} answers, URLs living one hour, oversize rejected,
-     * flavour {@link Flavour#SPEC}.
+     * flavour {@link Flavour#SPEC}, the smallest PNGs, no CPU spent per answer, no stale connections.
      */
     public static SimulatorSettings defaults() {
         return new SimulatorSettings(
@@ -113,7 +128,10 @@ public record SimulatorSettings(
                 Flavour.SPEC,
                 DEFAULT_MODERATION_TRIGGER,
                 "test_sensitive",
-                128L * 1024 * 1024);
+                128L * 1024 * 1024,
+                0,
+                Duration.ZERO,
+                Duration.ZERO);
     }
 
     /** A key like new-api's: {@code sk-} and 48 random letters and digits. */
@@ -133,174 +151,41 @@ public record SimulatorSettings(
     }
 
     public SimulatorSettings withPort(int value) {
-        return new SimulatorSettings(
-                value,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.port = value);
     }
 
     public SimulatorSettings withFilesPort(int value) {
-        return new SimulatorSettings(
-                port,
-                value,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.filesPort = value);
     }
 
     public SimulatorSettings withApiKey(String value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                value,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.apiKey = value);
     }
 
     /** Quota units of the token at start (500000 per dollar), or {@link #UNLIMITED_QUOTA}. */
     public SimulatorSettings withQuota(long value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                value,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.quota = value);
     }
 
     /** Quota units billed per image call (times {@code n}). */
     public SimulatorSettings withPricePerCall(long value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                value,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.pricePerCall = value);
     }
 
     public SimulatorSettings withModel(String value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                value,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.model = value);
     }
 
     public SimulatorSettings withLatency(Latency value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                value,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.latency = value);
     }
 
     /** Image calls above {@code cap} in flight get 429 with {@code Retry-After: retryAfterSeconds} (0: no header). */
     public SimulatorSettings withConcurrencyCap(int cap, int retryAfter) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                cap,
-                retryAfter,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> {
+            b.concurrencyCap = cap;
+            b.retryAfterSeconds = retryAfter;
+        });
     }
 
     public SimulatorSettings withResponseForm(ResponseForm value) {
@@ -309,149 +194,125 @@ public record SimulatorSettings(
 
     /** The form of successes; {@code ratio} is the share of {@code url} answers under {@link ResponseForm#MIXED}. */
     public SimulatorSettings withResponseForm(ResponseForm value, double ratio) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                value,
-                ratio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> {
+            b.responseForm = value;
+            b.urlRatio = ratio;
+        });
     }
 
     public SimulatorSettings withUrlLifetime(Duration value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                value,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.urlLifetime = value);
     }
 
     public SimulatorSettings withOversizeMode(OversizeMode value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                value,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.oversizeMode = value);
     }
 
     public SimulatorSettings withFlavour(Flavour value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                value,
-                moderationTrigger,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.flavour = value);
     }
 
     public SimulatorSettings withModerationTrigger(String value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                value,
-                sensitiveWord,
-                maxBodyBytes);
+        return with(b -> b.moderationTrigger = value);
     }
 
     public SimulatorSettings withSensitiveWord(String value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                value,
-                maxBodyBytes);
+        return with(b -> b.sensitiveWord = value);
     }
 
     public SimulatorSettings withMaxBodyBytes(long value) {
-        return new SimulatorSettings(
-                port,
-                filesPort,
-                apiKey,
-                quota,
-                pricePerCall,
-                model,
-                latency,
-                concurrencyCap,
-                retryAfterSeconds,
-                responseForm,
-                urlRatio,
-                urlLifetime,
-                oversizeMode,
-                flavour,
-                moderationTrigger,
-                sensitiveWord,
-                value);
+        return with(b -> b.maxBodyBytes = value);
+    }
+
+    /** Every answered PNG file is {@code bytes} long (a benchmark's large answers); 0 for the smallest PNG. */
+    public SimulatorSettings withImageBytes(int bytes) {
+        return with(b -> b.imageBytes = bytes);
+    }
+
+    /** The upstream spends this much CPU time on each successful image answer (as a real gateway renders). */
+    public SimulatorSettings withCpuPerAnswer(Duration value) {
+        return with(b -> b.cpuPerAnswer = value);
+    }
+
+    /** Connections idle longer than {@code value} are stale: the next request on one is dropped unread. */
+    public SimulatorSettings withStaleAfter(Duration value) {
+        return with(b -> b.staleAfter = value);
+    }
+
+    private SimulatorSettings with(java.util.function.Consumer<Copy> change) {
+        Copy copy = new Copy(this);
+        change.accept(copy);
+        return copy.build();
+    }
+
+    /** A mutable copy, so that each {@code with...} method names only what it changes. */
+    private static final class Copy {
+        int port;
+        int filesPort;
+        String apiKey;
+        long quota;
+        long pricePerCall;
+        String model;
+        Latency latency;
+        int concurrencyCap;
+        int retryAfterSeconds;
+        ResponseForm responseForm;
+        double urlRatio;
+        Duration urlLifetime;
+        OversizeMode oversizeMode;
+        Flavour flavour;
+        String moderationTrigger;
+        String sensitiveWord;
+        long maxBodyBytes;
+        int imageBytes;
+        Duration cpuPerAnswer;
+        Duration staleAfter;
+
+        Copy(SimulatorSettings s) {
+            port = s.port;
+            filesPort = s.filesPort;
+            apiKey = s.apiKey;
+            quota = s.quota;
+            pricePerCall = s.pricePerCall;
+            model = s.model;
+            latency = s.latency;
+            concurrencyCap = s.concurrencyCap;
+            retryAfterSeconds = s.retryAfterSeconds;
+            responseForm = s.responseForm;
+            urlRatio = s.urlRatio;
+            urlLifetime = s.urlLifetime;
+            oversizeMode = s.oversizeMode;
+            flavour = s.flavour;
+            moderationTrigger = s.moderationTrigger;
+            sensitiveWord = s.sensitiveWord;
+            maxBodyBytes = s.maxBodyBytes;
+            imageBytes = s.imageBytes;
+            cpuPerAnswer = s.cpuPerAnswer;
+            staleAfter = s.staleAfter;
+        }
+
+        SimulatorSettings build() {
+            return new SimulatorSettings(
+                    port,
+                    filesPort,
+                    apiKey,
+                    quota,
+                    pricePerCall,
+                    model,
+                    latency,
+                    concurrencyCap,
+                    retryAfterSeconds,
+                    responseForm,
+                    urlRatio,
+                    urlLifetime,
+                    oversizeMode,
+                    flavour,
+                    moderationTrigger,
+                    sensitiveWord,
+                    maxBodyBytes,
+                    imageBytes,
+                    cpuPerAnswer,
+                    staleAfter);
+        }
     }
 }

@@ -29,6 +29,7 @@ final class SimulatorState {
 
     final Ledger ledger = new Ledger();
     final FileOrigin files = new FileOrigin();
+    final Connections connections = new Connections();
     private final AtomicBoolean revoked = new AtomicBoolean();
     private final Deque<Fault> faults = new ArrayDeque<>();
     private final List<CallEntry> calls = new ArrayList<>();
@@ -177,6 +178,7 @@ final class SimulatorState {
         ledger.reset(initial);
         clearFaults();
         mixedCounter.set(0);
+        connections.reset();
         synchronized (calls) {
             calls.clear();
             sequence.set(0);

@@ -6,6 +6,7 @@ import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -17,97 +18,163 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
 
 /**
- * Throughput of the packaged worker against a gateway of fixed latency: starts an embedded broker and S3 server (in
- * a temporary directory, deleted at the end), the simulator, and the worker with {@code IMAGE_WORKER_CONCURRENCY} as
- * given; publishes N generate requests as fast as the producer goes, waits for N terminal events and prints the
- * figures. The ideal time is {@code ceil(N / concurrency) x latency}: the gateway is the bottleneck by design, so a
- * worker that keeps {@code concurrency} calls in flight all the time comes close to it.
+ * Throughput and cost of the packaged worker, and of a yardstick run the same way, in the regimes that matter: starts
+ * an embedded broker and S3 server (in a temporary directory, deleted at the end) once, then for each regime and
+ * round a fresh gateway simulator, fresh topics and consumer group, and each contestant in turn (the worker, then the
+ * yardstick, alternating); publishes N generate requests as fast as the producer goes, waits for N terminal events and
+ * prints the figures, then a table of every run.
  *
- * <p>Run it with {@code ./mvnw -Pbench} and, for other figures, {@code -Dbench.requests=640 -Dbench.concurrency=64
- * -Dbench.latency-ms=2000}. More: {@code bench.warmup} (requests sent and awaited before the measured run, default
- * 0), {@code bench.worker-jvm-options} (space-separated), {@code bench.timeout-s} (0, the default: three times the ideal plus
- * 60 s), {@code bench.echo-worker}.
+ * <p>Regimes ({@code -Dbench.regime=latency,cpu} or {@code all}):
  *
- * <p>Exit status 0 when every request completed and the simulator never saw more than {@code concurrency} image calls
- * at once; 1 when a request is missing or failed, or the peak exceeded the limit.
+ * <ul>
+ *   <li>{@code latency}: 640 requests, concurrency 64, the gateway answers after 2 s with a small PNG;
+ *   <li>{@code latency-burn}: the same, the gateway also spending 20 ms of CPU per answer as a real one renders, so
+ *       that the worker's own CPU cost shows (the stand-in shares this machine's cores);
+ *   <li>{@code concurrency}: 5000 requests, concurrency 500, 2 s, answers of about 6 KB;
+ *   <li>{@code cpu}: 3000 requests, concurrency 64, no latency, 2 MB PNGs as {@code b64_json}.
+ * </ul>
+ *
+ * <p>Each can be changed: {@code bench.requests}, {@code bench.concurrency}, {@code bench.latency-ms},
+ * {@code bench.burn-ms}, {@code bench.image-bytes}. Other options: {@code bench.rounds} (1), {@code bench.warmup}
+ * (requests sent and awaited before each measured run; default the concurrency, at least 100), {@code
+ * bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS}), {@code
+ * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
+ * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
+ * {@code bench.timeout-s}, {@code bench.echo-worker}.
+ *
+ * <p>Figures of each run: wall time (first send to last result), requests per second, efficiency against Little's law
+ * where the gateway has a latency ({@code requests x latency / concurrency} over the wall time), CPU seconds the
+ * contestant's process used per 1000 requests, its peak heap (before a collection) and largest heap after a
+ * collection (from its GC log), its peak thread count, the most gateway calls in flight, how long the gateway saw
+ * calls last (p50), how long from the gateway's answer to the result's record (p50), and failures.
+ *
+ * <p>Exit status 0 when every request of every image-worker run completed and the gateway never saw more calls at once
+ * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
  */
 public final class Benchmark {
 
-    /** JVM options of the worker unless {@code bench.worker-jvm-options} says otherwise. */
-    static final String DEFAULT_WORKER_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
+    /** JVM options of the contestants unless {@code bench.worker-jvm-options} says otherwise. */
+    static final String DEFAULT_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
+
+    private static final Map<String, Regime> REGIMES = Map.of(
+            "latency", new Regime("latency", 640, 64, 2_000, 0, 0),
+            "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0),
+            "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500),
+            "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000));
+    private static final List<String> ALL = List.of("latency", "latency-burn", "concurrency", "cpu");
 
     private Benchmark() {}
 
     public static void main(String[] args) throws IOException {
         LaunchLogging.quiet();
-        int requests = Integer.getInteger("bench.requests", 640);
-        int concurrency = Integer.getInteger("bench.concurrency", 64);
-        long latencyMs = Long.getLong("bench.latency-ms", 2_000);
-        int warmup = Integer.getInteger("bench.warmup", 0);
-        List<String> jvmOptions = Arrays.stream(
-                        System.getProperty("bench.worker-jvm-options", DEFAULT_WORKER_JVM_OPTIONS)
-                                .trim()
-                                .split("\\s+"))
-                .filter(option -> !option.isBlank())
-                .toList();
-        Duration ideal = Duration.ofMillis(((requests + concurrency - 1) / concurrency) * latencyMs);
-        long timeoutSeconds = Long.getLong("bench.timeout-s", 0);
-        Duration timeout = Duration.ofSeconds(timeoutSeconds > 0 ? timeoutSeconds : ideal.toSeconds() * 3 + 60);
+        String regimeOption = System.getProperty("bench.regime", "latency").trim();
+        List<String> names = regimeOption.equals("all") ? ALL : Arrays.asList(regimeOption.split("\\s*,\\s*"));
+        int rounds = Integer.getInteger("bench.rounds", 1);
+        List<String> jvmOptions = words(System.getProperty("bench.worker-jvm-options", DEFAULT_JVM_OPTIONS));
+        List<Contestant> contestants = new ArrayList<>();
+        contestants.add(new Contestant("image-worker", words(System.getProperty("bench.worker-cmd", ""))));
+        List<String> peer = words(System.getProperty("bench.peer-cmd", ""));
+        if (!peer.isEmpty()) {
+            contestants.add(new Contestant("peer", peer));
+        }
 
         Path dataDir = Files.createTempDirectory("image-worker-bench");
-        int status;
-        try (LaunchStack stack = LaunchStack.startEmbedded(
-                dataDir,
-                0,
-                0,
-                SimulatorSettings.defaults()
-                        .withLatency(Latency.fixedMillis(latencyMs))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA))) {
-            WorkerProcess worker = WorkerProcess.builder()
-                    .name("bench-worker")
-                    .env(stack.workerEnvironment(concurrency))
-                    .jvmOptions(jvmOptions)
-                    .echo(Boolean.getBoolean("bench.echo-worker"))
-                    .build();
-            try {
-                say("starting the worker: concurrency " + concurrency + ", JVM " + String.join(" ", jvmOptions)
-                        + ", log " + worker.logFile());
-                long startNanos = System.nanoTime();
-                worker.start();
-                say(String.format("worker ready in %.1f s", (System.nanoTime() - startNanos) / 1e9));
-                try (PipelineClient client = new PipelineClient(
-                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
-                    if (warmup > 0) {
-                        say("warm-up: " + warmup + " requests");
-                        run(client, worker, "warmup", warmup, timeout);
-                        stack.gateway().reset();
+        List<Row> rows = new ArrayList<>();
+        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+            for (String name : names) {
+                Regime regime = Objects.requireNonNull(REGIMES.get(name), () -> "no regime " + name + ": " + ALL)
+                        .overridden();
+                for (int round = 1; round <= rounds; round++) {
+                    for (Contestant contestant : contestants) {
+                        rows.add(run(infrastructure, regime, contestant, round, jvmOptions, dataDir));
                     }
-                    say(String.format(
-                            "measured run: %d requests, concurrency %d, gateway latency %d ms (ideal %.1f s)",
-                            requests, concurrency, latencyMs, ideal.toMillis() / 1e3));
-                    Run run = run(client, worker, "bench", requests, timeout);
-                    status = report(run, stack.gateway(), concurrency, latencyMs, ideal, worker);
                 }
-            } finally {
-                worker.stop();
             }
         } finally {
             deleteTree(dataDir);
         }
-        System.exit(status);
+        printTable(rows);
+        List<String> problems = rows.stream()
+                .filter(row -> row.contestant().equals("image-worker"))
+                .flatMap(row -> row.problems().stream())
+                .toList();
+        System.out.println(problems.isEmpty() ? " RESULT: ok" : " RESULT: FAILED: " + String.join("; ", problems));
+        System.exit(problems.isEmpty() ? 0 : 1);
     }
 
-    /** Publishes {@code count} requests at once and waits for a terminal event of each (or the timeout). */
-    private static Run run(PipelineClient client, WorkerProcess worker, String prefix, int count, Duration timeout) {
+    private static Row run(
+            Infrastructure infrastructure,
+            Regime regime,
+            Contestant contestant,
+            int round,
+            List<String> jvmOptions,
+            Path dataDir) {
+        SimulatorSettings simulator = SimulatorSettings.defaults()
+                .withLatency(Latency.fixedMillis(regime.latencyMs()))
+                .withCpuPerAnswer(Duration.ofMillis(regime.burnMs()))
+                .withImageBytes(regime.imageBytes())
+                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        Path gcLog = dataDir.resolve(contestant.name() + "-" + regime.name() + "-" + round + "-gc.log");
+        Duration timeout = timeout(regime);
+        try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
+            WorkerProcess.Builder builder = WorkerProcess.builder()
+                    .name("bench-" + contestant.name())
+                    .env(stack.workerEnvironment(regime.concurrency()))
+                    // The AWS SDK's own names too, for a yardstick that reads only those.
+                    .env("AWS_ACCESS_KEY_ID", infrastructure.s3AccessKey())
+                    .env("AWS_SECRET_ACCESS_KEY", infrastructure.s3SecretKey())
+                    .env("AWS_REGION", infrastructure.s3Region())
+                    .env("JAVA_TOOL_OPTIONS", String.join(" ", jvmOptions) + " -Xlog:gc:file=" + gcLog)
+                    .echo(Boolean.getBoolean("bench.echo-worker"));
+            if (!contestant.command().isEmpty()) {
+                builder.command(contestant.command()).httpReadiness(false);
+            }
+            WorkerProcess process = builder.build();
+            try (PipelineClient client =
+                    new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
+                say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
+                process.start();
+                int warmup = Integer.getInteger("bench.warmup", Math.max(100, regime.concurrency()));
+                Batch warm = publish(client, "warmup", warmup);
+                awaitAll(client, warm, process, Duration.ofMinutes(3));
+                stack.gateway().reset();
+                ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
+                Batch batch = publish(client, "bench", regime.requests());
+                awaitAll(client, batch, process, timeout);
+                ProcessProbe.Reading reading = probe.stop();
+                Row row = measure(regime, contestant.name(), round, batch, client.results(), stack.gateway(), reading);
+                System.out.println(row.describe());
+                return row;
+            } finally {
+                process.stop();
+            }
+        }
+    }
+
+    private static Duration timeout(Regime regime) {
+        long seconds = Long.getLong("bench.timeout-s", 0);
+        if (seconds > 0) {
+            return Duration.ofSeconds(seconds);
+        }
+        long ideal = regime.latencyMs() * regime.requests() / regime.concurrency() / 1000;
+        return Duration.ofSeconds(Math.max(ideal * 3, regime.requests() / 5) + 60);
+    }
+
+    /** Publishes {@code count} requests at once, waiting only for the broker's acknowledgements. */
+    private static Batch publish(PipelineClient client, String prefix, int count) {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> sentAt = new LinkedHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>(count);
@@ -122,130 +189,148 @@ public final class Benchmark {
         }
         client.flush();
         CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
-                .orTimeout(60, TimeUnit.SECONDS)
+                .orTimeout(120, TimeUnit.SECONDS)
                 .join();
-        long published = System.nanoTime();
-        try {
-            await(prefix + " results")
-                    .atMost(timeout)
-                    .pollInterval(Duration.ofMillis(50))
-                    .failFast("the worker exited", () -> !worker.isAlive())
-                    .until(() -> terminalIds(client, sentAt).size() == count);
-        } catch (ConditionTimeoutException | TerminalFailureException e) {
-            say("not every request ended: " + e.getMessage());
-        }
-        return new Run(sentAt, firstAt, first, published, client.results());
+        return new Batch(sentAt, firstAt, first);
     }
 
-    private static Map<String, PipelineClient.Result> terminalIds(PipelineClient client, Map<String, Long> sentAt) {
+    private static void awaitAll(PipelineClient client, Batch batch, WorkerProcess process, Duration timeout) {
+        try {
+            await("results")
+                    .atMost(timeout)
+                    .pollInterval(Duration.ofMillis(50))
+                    .failFast("the process exited", () -> !process.isAlive())
+                    .until(() -> firsts(client.results(), batch).size()
+                            == batch.sentAt().size());
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            say("not every request ended: %s", e.getMessage());
+        }
+    }
+
+    private static Map<String, PipelineClient.Result> firsts(List<PipelineClient.Result> results, Batch batch) {
         Map<String, PipelineClient.Result> firsts = new HashMap<>();
-        for (PipelineClient.Result result : client.results()) {
-            if (sentAt.containsKey(result.requestId())) {
+        for (PipelineClient.Result result : results) {
+            if (batch.sentAt().containsKey(result.requestId())) {
                 firsts.putIfAbsent(result.requestId(), result);
             }
         }
         return firsts;
     }
 
-    private static int report(
-            Run run, GatewaySimulator gateway, int concurrency, long latencyMs, Duration ideal, WorkerProcess worker) {
-        Map<String, PipelineClient.Result> firsts = new HashMap<>();
-        Map<String, Integer> events = new HashMap<>();
-        for (PipelineClient.Result result : run.results()) {
-            if (run.sentAt().containsKey(result.requestId())) {
-                firsts.putIfAbsent(result.requestId(), result);
-                events.merge(result.requestId(), 1, Integer::sum);
-            }
-        }
-        int requests = run.sentAt().size();
+    private static Row measure(
+            Regime regime,
+            String contestant,
+            int round,
+            Batch batch,
+            List<PipelineClient.Result> results,
+            GatewaySimulator gateway,
+            ProcessProbe.Reading reading) {
+        Map<String, PipelineClient.Result> firsts = firsts(results, batch);
+        int requests = batch.sentAt().size();
         long completed = firsts.values().stream()
                 .filter(PipelineClient.Result::completed)
                 .count();
-        long failed = firsts.size() - completed;
-        int missing = requests - firsts.size();
-        long duplicates = events.values().stream().filter(n -> n > 1).count();
+        Map<String, Long> failures = firsts.values().stream()
+                .filter(result -> !result.completed())
+                .collect(Collectors.groupingBy(
+                        result -> String.valueOf(result.errorCode()), LinkedHashMap::new, Collectors.counting()));
         long last = firsts.values().stream()
                 .mapToLong(PipelineClient.Result::receivedNanos)
                 .max()
-                .orElse(run.firstSendNanos());
-        double wallSeconds = (last - run.firstSendNanos()) / 1e9;
-        long[] latencies = firsts.entrySet().stream()
-                .mapToLong(
-                        entry -> entry.getValue().receivedNanos() - run.sentAt().get(entry.getKey()))
+                .orElse(batch.firstSendNanos());
+        double wall = (last - batch.firstSendNanos()) / 1e9;
+        double ideal = regime.latencyMs() > 0
+                ? regime.requests() * (regime.latencyMs() / 1e3) / regime.concurrency()
+                : Double.NaN;
+        List<RecordedCall> calls = gateway.imageCalls();
+        Map<String, Instant> answeredAt = new HashMap<>();
+        long[] callMs = calls.stream()
+                .filter(call -> call.finishedAt() != null)
+                .mapToLong(call ->
+                        Duration.between(call.arrivedAt(), call.finishedAt()).toMillis())
                 .sorted()
                 .toArray();
-        List<RecordedCall> calls = gateway.imageCalls();
-        int peak = gateway.maxConcurrentImageCalls();
-        Map<String, Long> failures = firsts.values().stream()
-                .filter(result -> !result.completed())
-                .collect(Collectors.groupingBy(PipelineClient.Result::errorCode, Collectors.counting()));
-
-        System.out.println("=".repeat(72));
-        System.out.println(" image-worker benchmark");
-        System.out.printf(" requests              %d%n", requests);
-        System.out.printf(" completed             %d%n", completed);
-        System.out.printf(" failed                %d%s%n", failed, failures.isEmpty() ? "" : "  " + failures);
-        System.out.printf(" missing               %d%n", missing);
-        System.out.printf(" duplicate events      %d%n", duplicates);
-        System.out.printf(" gateway image calls   %d%n", calls.size());
-        System.out.printf(
-                " publish time          %.2f s (first send to last broker acknowledgement)%n",
-                (run.publishedNanos() - run.firstSendNanos()) / 1e9);
-        System.out.printf(" wall time             %.2f s (first send to last result)%n", wallSeconds);
-        System.out.printf(
-                " throughput            %.1f requests/s%n", wallSeconds > 0 ? firsts.size() / wallSeconds : 0);
-        System.out.printf(
-                " ideal time            %.2f s (ceil(%d / %d) x %d ms)%n",
-                ideal.toMillis() / 1e3, requests, concurrency, latencyMs);
-        System.out.printf(" efficiency            %.0f %% of ideal%n", 100 * ideal.toMillis() / 1e3 / wallSeconds);
-        System.out.printf(" peak concurrent calls %d (limit %d)%n", peak, concurrency);
-        calls.stream()
-                .map(RecordedCall::arrivedAt)
-                .min(Instant::compareTo)
-                .ifPresent(firstCall -> System.out.printf(
-                        " first gateway call    %.2f s after the first send%n",
-                        Duration.between(run.firstSendAt(), firstCall).toMillis() / 1e3));
-        calls.stream()
-                .map(RecordedCall::finishedAt)
-                .filter(java.util.Objects::nonNull)
-                .max(Instant::compareTo)
-                .ifPresent(lastEnd -> System.out.printf(
-                        " last gateway answer   %.2f s after the first send%n",
-                        Duration.between(run.firstSendAt(), lastEnd).toMillis() / 1e3));
-        System.out.printf(
-                " end-to-end latency    p50 %.2f s, p95 %.2f s, max %.2f s%n",
-                percentile(latencies, 50), percentile(latencies, 95), percentile(latencies, 100));
-        System.out.println(" worker log            " + worker.logFile());
-        System.out.println("=".repeat(72));
-        List<String> problems = new ArrayList<>();
-        if (missing > 0) {
-            problems.add(missing + " request(s) without a terminal event");
+        for (RecordedCall call : calls) {
+            String prompt = call.textFields().get("prompt");
+            if (prompt != null && call.finishedAt() != null) {
+                answeredAt.put(prompt.substring(prompt.lastIndexOf(' ') + 1), call.finishedAt());
+            }
         }
-        if (failed > 0) {
-            problems.add(failed + " request(s) failed: " + failures);
-        }
-        if (peak > concurrency) {
-            problems.add("the gateway saw " + peak + " calls at once, above the limit " + concurrency);
-        }
-        if (problems.isEmpty()) {
-            System.out.println(" RESULT: ok");
-            return 0;
-        }
-        System.out.println(" RESULT: FAILED: " + String.join("; ", problems));
-        return 1;
+        long[] publishMs = firsts.values().stream()
+                .filter(result -> answeredAt.containsKey(result.requestId()))
+                .mapToLong(result -> Duration.between(answeredAt.get(result.requestId()), result.createdAt())
+                        .toMillis())
+                .sorted()
+                .toArray();
+        return new Row(
+                regime,
+                contestant,
+                round,
+                requests,
+                completed,
+                failures,
+                requests - firsts.size(),
+                wall,
+                firsts.size() / wall,
+                ideal / wall,
+                reading.cpuSeconds() * 1000 / requests,
+                reading.heapPeakMb(),
+                reading.heapLiveMb(),
+                reading.peakThreads(),
+                gateway.maxConcurrentImageCalls(),
+                percentile(callMs, 50),
+                percentile(publishMs, 50));
     }
 
-    /** The nearest-rank percentile of sorted nanosecond values, in seconds. */
-    private static double percentile(long[] sorted, int percent) {
+    private static void printTable(List<Row> rows) {
+        System.out.println("=".repeat(100));
+        System.out.println("| regime | contestant | round | completed / requests | failed | wall s | req/s | efficiency"
+                + " | CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
+                + " | answer to result p50 ms |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (Row row : rows) {
+            System.out.println(String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %s | %.1f | %d / %d | %d | %d | %d | %d |",
+                    row.regime().name(),
+                    row.contestant(),
+                    row.round(),
+                    row.completed(),
+                    row.requests(),
+                    row.failures().isEmpty() && row.missing() == 0
+                            ? "0"
+                            : row.failures() + (row.missing() > 0 ? " missing " + row.missing() : ""),
+                    row.wallSeconds(),
+                    row.throughput(),
+                    Double.isNaN(row.efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", row.efficiency()),
+                    row.cpuSecondsPer1000(),
+                    row.heapPeakMb(),
+                    row.heapLiveMb(),
+                    row.peakThreads(),
+                    row.peakCalls(),
+                    row.gatewayCallP50Ms(),
+                    row.answerToResultP50Ms()));
+        }
+        System.out.println("=".repeat(100));
+    }
+
+    /** The nearest-rank percentile of sorted values; -1 when there are none. */
+    private static long percentile(long[] sorted, int percent) {
         if (sorted.length == 0) {
-            return Double.NaN;
+            return -1;
         }
         int rank = (int) Math.ceil(percent / 100.0 * sorted.length);
-        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))] / 1e9;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 
-    private static void say(String message) {
-        System.out.println("[bench] " + message);
+    private static List<String> words(String text) {
+        return Arrays.stream(text.trim().split("\\s+"))
+                .filter(word -> !word.isBlank())
+                .toList();
+    }
+
+    private static void say(String format, Object... args) {
+        System.out.println("[bench] " + String.format(Locale.ROOT, format, args));
         System.out.flush();
     }
 
@@ -267,18 +352,201 @@ public final class Benchmark {
     }
 
     /**
-     * One batch of requests.
+     * One regime: the load and what the gateway answers with.
      *
-     * @param sentAt each request's id and {@link System#nanoTime()} just before it was handed to the producer
-     * @param firstSendAt when the first was handed to the producer, by the wall clock (the simulator's records use it)
-     * @param firstSendNanos when the first was handed to the producer
-     * @param publishedNanos when the broker had acknowledged them all
-     * @param results every event received by the end
+     * @param latencyMs how long the gateway takes per call
+     * @param burnMs CPU time the gateway spends per answer
+     * @param imageBytes size of each answered PNG (0: the smallest)
      */
-    private record Run(
-            Map<String, Long> sentAt,
-            Instant firstSendAt,
-            long firstSendNanos,
-            long publishedNanos,
-            List<PipelineClient.Result> results) {}
+    record Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes) {
+
+        /** This regime with the {@code bench.*} overrides applied. */
+        Regime overridden() {
+            return new Regime(
+                    name,
+                    Integer.getInteger("bench.requests", requests),
+                    Integer.getInteger("bench.concurrency", concurrency),
+                    Long.getLong("bench.latency-ms", latencyMs),
+                    Long.getLong("bench.burn-ms", burnMs),
+                    Integer.getInteger("bench.image-bytes", imageBytes));
+        }
+
+        @Override
+        public String toString() {
+            return String.format(
+                    Locale.ROOT,
+                    "%s (%d requests, concurrency %d, latency %d ms, %d ms CPU per answer, %s)",
+                    name,
+                    requests,
+                    concurrency,
+                    latencyMs,
+                    burnMs,
+                    imageBytes == 0 ? "small PNGs" : imageBytes + "-byte PNGs");
+        }
+    }
+
+    /** Who is measured: a name and a command ({@code []}: the packaged worker). */
+    record Contestant(String name, List<String> command) {}
+
+    /** One published batch: each request's id and send time. */
+    record Batch(Map<String, Long> sentAt, Instant firstSendAt, long firstSendNanos) {}
+
+    /** The figures of one run. */
+    record Row(
+            Regime regime,
+            String contestant,
+            int round,
+            int requests,
+            long completed,
+            Map<String, Long> failures,
+            int missing,
+            double wallSeconds,
+            double throughput,
+            double efficiency,
+            double cpuSecondsPer1000,
+            long heapPeakMb,
+            long heapLiveMb,
+            int peakThreads,
+            int peakCalls,
+            long gatewayCallP50Ms,
+            long answerToResultP50Ms) {
+
+        List<String> problems() {
+            List<String> problems = new ArrayList<>();
+            if (missing > 0) {
+                problems.add(regime.name() + ": " + missing + " request(s) without a terminal event");
+            }
+            if (!failures.isEmpty()) {
+                problems.add(regime.name() + ": failed " + failures);
+            }
+            if (peakCalls > regime.concurrency()) {
+                problems.add(regime.name() + ": " + peakCalls + " calls at once, above " + regime.concurrency());
+            }
+            return problems;
+        }
+
+        String describe() {
+            return String.format(
+                    Locale.ROOT,
+                    "[bench] %s %s round %d: %d/%d completed, failed %s, missing %d, %.2f s, %.1f req/s, efficiency"
+                            + " %s, %.1f CPU s per 1000, heap %d MB peak / %d MB after GC, %d threads, %d calls in"
+                            + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
+                    regime.name(),
+                    contestant,
+                    round,
+                    completed,
+                    requests,
+                    failures,
+                    missing,
+                    wallSeconds,
+                    throughput,
+                    Double.isNaN(efficiency) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency),
+                    cpuSecondsPer1000,
+                    heapPeakMb,
+                    heapLiveMb,
+                    peakThreads,
+                    peakCalls,
+                    gatewayCallP50Ms,
+                    answerToResultP50Ms);
+        }
+    }
+
+    /**
+     * What the kernel and the JVM's GC log say about a process during a measured run: CPU time used (from
+     * {@link ProcessHandle.Info#totalCpuDuration()}), peak thread count (sampled from {@code /proc/<pid>/status}), and
+     * heap sizes before and after each collection logged meanwhile.
+     */
+    static final class ProcessProbe {
+        private static final Pattern GC_SIZES = Pattern.compile("(\\d+)([KMG])->(\\d+)([KMG])\\(\\d+[KMG]\\)");
+
+        private final long pid;
+        private final Path gcLog;
+        private final Duration cpuAtStart;
+        private final long gcLinesAtStart;
+        private final Thread sampler;
+        private volatile int peakThreads;
+        private volatile boolean running = true;
+
+        private ProcessProbe(long pid, Path gcLog) {
+            this.pid = pid;
+            this.gcLog = gcLog;
+            this.cpuAtStart = cpu(pid);
+            this.gcLinesAtStart = gcLines().size();
+            this.sampler = new Thread(this::sample, "bench-thread-sampler");
+            sampler.setDaemon(true);
+            sampler.start();
+        }
+
+        static ProcessProbe start(long pid, Path gcLog) {
+            return new ProcessProbe(pid, gcLog);
+        }
+
+        Reading stop() {
+            running = false;
+            try {
+                sampler.join(2_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            double cpuSeconds = cpu(pid).minus(cpuAtStart).toMillis() / 1e3;
+            long peak = 0;
+            long live = 0;
+            List<String> lines = gcLines();
+            for (String line : lines.subList((int) Math.min(gcLinesAtStart, lines.size()), lines.size())) {
+                Matcher sizes = GC_SIZES.matcher(line);
+                if (sizes.find()) {
+                    peak = Math.max(peak, megabytes(sizes.group(1), sizes.group(2)));
+                    live = Math.max(live, megabytes(sizes.group(3), sizes.group(4)));
+                }
+            }
+            return new Reading(cpuSeconds, peak, live, peakThreads);
+        }
+
+        private void sample() {
+            Path status = Path.of("/proc", Long.toString(pid), "status");
+            while (running) {
+                try {
+                    for (String line : Files.readAllLines(status)) {
+                        if (line.startsWith("Threads:")) {
+                            peakThreads = Math.max(
+                                    peakThreads,
+                                    Integer.parseInt(line.substring(8).trim()));
+                        }
+                    }
+                    Thread.sleep(100);
+                } catch (IOException | RuntimeException e) {
+                    return;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+        }
+
+        private List<String> gcLines() {
+            try {
+                return Files.exists(gcLog) ? Files.readAllLines(gcLog) : List.of();
+            } catch (IOException e) {
+                return List.of();
+            }
+        }
+
+        private static Duration cpu(long pid) {
+            return ProcessHandle.of(pid)
+                    .flatMap(handle -> handle.info().totalCpuDuration())
+                    .orElse(Duration.ZERO);
+        }
+
+        private static long megabytes(String value, String unit) {
+            long number = Long.parseLong(value);
+            return switch (unit) {
+                case "K" -> number / 1024;
+                case "G" -> number * 1024;
+                default -> number;
+            };
+        }
+
+        /** The figures of one run. */
+        record Reading(double cpuSeconds, long heapPeakMb, long heapLiveMb, int peakThreads) {}
+    }
 }

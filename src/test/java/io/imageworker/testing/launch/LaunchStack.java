@@ -50,6 +50,14 @@ public final class LaunchStack implements AutoCloseable {
         return complete(Infrastructure.get(), false, simulator, Topics.unique());
     }
 
+    /**
+     * Uses the given servers (not closed with this stack), a new simulator, and topics and a consumer group of their
+     * own: one stack per run of a benchmark that starts its servers once.
+     */
+    public static LaunchStack on(Infrastructure infrastructure, SimulatorSettings simulator) {
+        return complete(infrastructure, false, simulator, Topics.unique());
+    }
+
     private static LaunchStack complete(
             Infrastructure infrastructure, boolean owns, SimulatorSettings settings, Topics topics) {
         GatewaySimulator gateway = null;

@@ -73,6 +73,8 @@ public final class WorkerProcess implements AutoCloseable {
     private final Path logFile;
     private final boolean echo;
     private final Duration startTimeout;
+    private final List<String> command;
+    private final boolean httpReadiness;
     private final HttpClient http;
     private Process process;
     private Thread pump;
@@ -92,6 +94,8 @@ public final class WorkerProcess implements AutoCloseable {
                 builder.logFile != null ? builder.logFile : BuildPaths.logDir().resolve(name + "-" + port + ".log");
         this.echo = builder.echo;
         this.startTimeout = builder.startTimeout;
+        this.command = builder.command == null ? null : List.copyOf(builder.command);
+        this.httpReadiness = builder.httpReadiness;
         this.http = HttpClient.newBuilder()
                 .connectTimeout(Duration.ofSeconds(2))
                 .version(HttpClient.Version.HTTP_1_1)
@@ -120,6 +124,9 @@ public final class WorkerProcess implements AutoCloseable {
             return this;
         }
         launch();
+        if (!httpReadiness) {
+            return this;
+        }
         try {
             awaitReady(startTimeout);
         } catch (IllegalStateException e) {
@@ -131,10 +138,14 @@ public final class WorkerProcess implements AutoCloseable {
 
     private void launch() {
         List<String> command = new ArrayList<>();
-        command.add(javaCommand());
-        command.addAll(jvmOptions);
-        command.add("-jar");
-        command.add(BuildPaths.workerJar().toString());
+        if (this.command != null) {
+            command.addAll(this.command);
+        } else {
+            command.add(javaCommand());
+            command.addAll(jvmOptions);
+            command.add("-jar");
+            command.add(BuildPaths.workerJar().toString());
+        }
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.directory(BuildPaths.buildDir().toFile());
         builder.environment().keySet().removeIf(variable -> CLEARED_PREFIXES.stream()
@@ -425,8 +436,28 @@ public final class WorkerProcess implements AutoCloseable {
         private Path logFile;
         private boolean echo;
         private Duration startTimeout = DEFAULT_START_TIMEOUT;
+        private List<String> command;
+        private boolean httpReadiness = true;
 
         private Builder() {}
+
+        /**
+         * Another program to run instead of the packaged worker (for a benchmark's yardstick), with the same
+         * environment; {@link #jvmOptions} do not apply to it.
+         */
+        public Builder command(List<String> value) {
+            this.command = List.copyOf(value);
+            return this;
+        }
+
+        /**
+         * Whether {@link WorkerProcess#start()} waits for {@code /q/health/ready} (default); a program without that
+         * endpoint is taken as started once launched, and its caller waits for its first results instead.
+         */
+        public Builder httpReadiness(boolean value) {
+            this.httpReadiness = value;
+            return this;
+        }
 
         /** The name in log lines and of the log file ({@code <name>-<port>.log}); default {@code worker}. */
         public Builder name(String value) {

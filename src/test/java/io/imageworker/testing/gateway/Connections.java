@@ -1,0 +1,47 @@
+package io.imageworker.testing.gateway;
+
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServerRequest;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Keep-alive connections as a server with an idle timeout sees them (Node.js closes an idle one after 5 s). The
+ * dangerous moment for a client is the race between the server closing an idle connection and the client sending a
+ * new request on it: the request is written, the connection closes, no byte of an answer comes, and the server never
+ * read it. Timing cannot make that race happen on demand, so it is played deterministically: a request that arrives
+ * on a connection idle for longer than {@code staleAfter} is dropped unread and the connection closes.
+ */
+final class Connections {
+
+    private final Map<HttpConnection, Long> idleSince = new ConcurrentHashMap<>();
+    private final AtomicInteger dropped = new AtomicInteger();
+
+    /**
+     * Whether {@code req} arrived on a stale connection and was dropped; otherwise the connection is marked busy until
+     * the answer has been written.
+     */
+    boolean droppedAsStale(HttpServerRequest req, Duration staleAfter) {
+        HttpConnection connection = req.connection();
+        Long idle = idleSince.remove(connection);
+        if (!staleAfter.isZero() && idle != null && System.nanoTime() - idle > staleAfter.toNanos()) {
+            dropped.incrementAndGet();
+            connection.close();
+            return true;
+        }
+        connection.closeHandler(v -> idleSince.remove(connection));
+        req.response().endHandler(v -> idleSince.put(connection, System.nanoTime()));
+        return false;
+    }
+
+    /** Requests dropped on stale connections since the last reset. */
+    int dropped() {
+        return dropped.get();
+    }
+
+    void reset() {
+        dropped.set(0);
+    }
+}
