@@ -25,6 +25,25 @@ public interface WorkerConfig {
     @WithDefault("16")
     int concurrency();
 
+    /**
+     * Most requests in progress in this process at once: the width of the merge over the request stream. Requests
+     * beyond the gateway calls wait for a retry, the store or Kafka without holding a call slot; when the merge is
+     * full, the Kafka connector stops polling (backpressure). Empty: twice {@link #concurrency()}. Memory is bounded
+     * by this number times the largest image.
+     */
+    Optional<Integer> maxInProgress();
+
+    /**
+     * Threads of the pool that runs the CPU work of a request off the event loops: reading a record, reading a
+     * gateway answer's JSON and base64, hashing and inspecting an image. Empty: the number of processors the JVM
+     * sees. Its queue is bounded by {@link #maxInProgress()}, since a request has at most one such task at a time.
+     */
+    Optional<Integer> cpuThreads();
+
+    /** The longest start-up waits for the bucket check and the gateway's address probe. */
+    @WithDefault("60s")
+    Duration startupWait();
+
     /** Consumer group of the request topic. */
     @WithDefault("image-worker")
     String consumerGroup();
@@ -59,6 +78,11 @@ public interface WorkerConfig {
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
 
+    /** {@link #maxInProgress()}, or its default. */
+    default int inProgressLimit() {
+        return Math.max(1, maxInProgress().orElse(2 * Math.max(1, concurrency())));
+    }
+
     /** Gateway settings. */
     interface Gateway {
         /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
@@ -77,6 +101,14 @@ public interface WorkerConfig {
         /** Time allowed to open a connection to the gateway. */
         @WithDefault("10s")
         Duration connectTimeout();
+
+        /**
+         * How long an idle keep-alive connection to the gateway is kept for the next call. Shorter than the servers'
+         * own idle timeouts (Node.js closes after 5 s), so that the worker, not the server, closes an idle
+         * connection; whole seconds, at least 1.
+         */
+        @WithDefault("4s")
+        Duration keepAliveTimeout();
 
         /** {@code multi} sends every reference as {@code image[]} in order; {@code single} only the base image. */
         @WithDefault("multi")
@@ -224,6 +256,14 @@ public interface WorkerConfig {
         /** Time allowed for one storage operation. */
         @WithDefault("30s")
         Duration timeout();
+
+        /** Time the readiness check allows the store to answer; keep it below the readiness probe's timeout. */
+        @WithDefault("2s")
+        Duration pingTimeout();
+
+        /** Most connections to the store at once. */
+        @WithDefault("256")
+        int maxConnections();
     }
 
     /** Reference sources for edits. */
@@ -263,5 +303,13 @@ public interface WorkerConfig {
          */
         @WithDefault("2m")
         Duration infrastructurePatience();
+
+        /** First delay between two tries of a storage, download or publishing operation (then doubled, jittered). */
+        @WithDefault("200ms")
+        Duration patienceFirstDelay();
+
+        /** Longest delay between two tries of a storage, download or publishing operation. */
+        @WithDefault("10s")
+        Duration patienceMaxDelay();
     }
 }

@@ -1,11 +1,16 @@
 package io.imageworker.gateway;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.support.BoundedBody;
 import io.netty.channel.ConnectTimeoutException;
+import java.io.IOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -16,10 +21,18 @@ import java.util.Optional;
 
 /**
  * Turns what came back from one gateway call into a {@link GatewayAnswer}: the one place where status codes, bodies
- * and transport errors are interpreted (spec section 7, and the open-source gateway's real answers). Pure, so every
- * rule is unit-tested without a server.
+ * and transport errors are interpreted (the gateway contract, docs/gateway-contract.md, sections Errors and Answers).
+ * Pure, so every rule is unit-tested without a server.
+ *
+ * <p>It reads the answer's bytes, never a {@code String} of them: a success is walked with Jackson's streaming parser
+ * and its {@code b64_json} decoded straight from the body's byte range ({@link Base64Field}), so a 2.7 MB answer
+ * costs its body and the decoded image, nothing more. It spends CPU in proportion to the answer: call it off the
+ * event loops.
  */
 public final class AnswerClassifier {
+
+    /** Most of a failed answer's body read as text; an error envelope is far smaller, an HTML page is cut. */
+    private static final int MAX_ERROR_BODY = 64 * 1024;
 
     private final ObjectMapper mapper;
     private final int keepBodyChars;
@@ -31,20 +44,23 @@ public final class AnswerClassifier {
     }
 
     /** Classifies an HTTP answer. {@code retryAfter} is the raw header value, or null. */
-    public GatewayAnswer classify(int status, String contentType, String retryAfter, String body, long latencyMs) {
-        String text = body == null ? "" : body;
-        boolean html = isHtml(contentType, text);
+    public GatewayAnswer classify(int status, String contentType, String retryAfter, byte[] body, long latencyMs) {
+        byte[] bytes = body == null ? new byte[0] : body;
+        boolean html = isHtml(contentType, bytes);
+        if (status >= 200 && status < 300 && !html) {
+            return successBody(status, bytes, latencyMs);
+        }
+        // What is left is small or cut short: an error envelope, an HTML page, a proxy's answer.
+        String text = new String(bytes, 0, Math.min(bytes.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
         if (status >= 200 && status < 300) {
-            return html
-                    ? failure(
-                            FailureKind.MISCONFIGURED,
-                            "the gateway answered an HTML page instead of JSON: the base"
-                                    + " address points at a web page, not the API",
-                            status,
-                            text,
-                            null,
-                            latencyMs)
-                    : successBody(status, text, latencyMs);
+            return failure(
+                    FailureKind.MISCONFIGURED,
+                    "the gateway answered an HTML page instead of JSON: the base"
+                            + " address points at a web page, not the API",
+                    status,
+                    text,
+                    null,
+                    latencyMs);
         }
         if (status >= 300 && status < 400) {
             return failure(
@@ -153,40 +169,85 @@ public final class AnswerClassifier {
         return failure(FailureKind.REJECTED, message, status, text, null, latencyMs);
     }
 
-    private GatewayAnswer successBody(int status, String text, long latencyMs) {
-        JsonNode root;
-        try {
-            root = mapper.readTree(text);
-        } catch (Exception e) {
-            return failure(
-                    FailureKind.INVALID_OUTPUT, "the gateway's 200 answer is not JSON", status, text, null, latencyMs);
+    private GatewayAnswer successBody(int status, byte[] body, long latencyMs) {
+        byte[] image = null;
+        String url = null;
+        boolean error = false;
+        try (JsonParser parser = mapper.getFactory().createParser(body)) {
+            if (parser.nextToken() != JsonToken.START_OBJECT) {
+                return invalidOutput("the gateway's 200 answer is not a JSON object", status, body, latencyMs);
+            }
+            while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                String name = parser.currentName();
+                JsonToken value = parser.nextToken();
+                if ("data".equals(name) && value == JsonToken.START_ARRAY) {
+                    if (parser.nextToken() == JsonToken.START_OBJECT) {
+                        // data[0]: the one image of the answer.
+                        while (parser.nextToken() == JsonToken.FIELD_NAME) {
+                            String field = parser.currentName();
+                            JsonToken token = parser.nextToken();
+                            if (token == JsonToken.VALUE_STRING && "b64_json".equals(field)) {
+                                image = Base64Field.decode(parser, body);
+                            } else if (token == JsonToken.VALUE_STRING && "url".equals(field)) {
+                                url = parser.getText().isEmpty() ? null : parser.getText();
+                            } else {
+                                parser.skipChildren();
+                            }
+                        }
+                    } else {
+                        parser.skipChildren();
+                    }
+                    skipRestOfArray(parser);
+                } else {
+                    error |= "error".equals(name);
+                    parser.skipChildren();
+                }
+            }
+            if (parser.currentToken() != JsonToken.END_OBJECT || parser.nextToken() != null) {
+                return invalidOutput("the gateway's 200 answer is not JSON", status, body, latencyMs);
+            }
+        } catch (Base64Field.InvalidBase64 e) {
+            return invalidOutput("the gateway's b64_json is not valid base64", status, body, latencyMs);
+        } catch (IOException e) {
+            return invalidOutput("the gateway's 200 answer is not JSON", status, body, latencyMs);
         }
-        if (root == null || !root.isObject()) {
-            return failure(
-                    FailureKind.INVALID_OUTPUT,
-                    "the gateway's 200 answer is not a JSON object",
-                    status,
-                    text,
-                    null,
-                    latencyMs);
+        if (image != null && image.length > 0 || url != null) {
+            return new GatewayAnswer.Image(image != null && image.length > 0 ? image : null, url, latencyMs);
         }
-        JsonNode first = root.path("data").path(0);
-        String b64 = textOrNull(first.get("b64_json"));
-        String url = textOrNull(first.get("url"));
-        if (b64 != null || url != null) {
-            return new GatewayAnswer.Image(b64, url, latencyMs);
-        }
-        String detail =
-                root.has("error") ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
+        String text = new String(body, 0, Math.min(body.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
+        String detail = error ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
         return failure(
                 FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, null, latencyMs);
     }
 
+    private static void skipRestOfArray(JsonParser parser) throws IOException {
+        for (JsonToken token = parser.nextToken(); token != JsonToken.END_ARRAY; token = parser.nextToken()) {
+            if (token == null) {
+                throw new IOException("the answer ends inside an array");
+            }
+            parser.skipChildren();
+        }
+    }
+
+    private GatewayAnswer invalidOutput(String message, int status, byte[] body, long latencyMs) {
+        String text = new String(body, 0, Math.min(body.length, keepBodyChars * 4), StandardCharsets.UTF_8);
+        return failure(FailureKind.INVALID_OUTPUT, message, status, text, null, latencyMs);
+    }
+
     /**
-     * Classifies a call that got no HTTP answer. {@code timedOut} is true when this worker's own deadline ended the
-     * call after it was sent.
+     * Classifies a call that got no HTTP answer. {@code staleConnection} says the call went out on a keep-alive
+     * connection that had carried an earlier exchange and no byte of an answer came back
+     * ({@link BoundedBody#failedOnReusedConnection()}).
      */
-    public GatewayAnswer classify(Throwable error, long latencyMs) {
+    public GatewayAnswer classify(Throwable error, boolean staleConnection, long latencyMs) {
+        if (staleConnection && isConnectionClosed(error)) {
+            return new GatewayAnswer.Failure(
+                    GatewayFailure.noAnswer(
+                            FailureKind.STALE_CONNECTION,
+                            "the keep-alive connection had been closed by the gateway before the call was read: "
+                                    + describe(error)),
+                    latencyMs);
+        }
         if (isNotSent(error)) {
             return new GatewayAnswer.Failure(
                     GatewayFailure.noAnswer(
@@ -198,7 +259,7 @@ public final class AnswerClassifier {
             return new GatewayAnswer.Failure(
                     GatewayFailure.noAnswer(FailureKind.TIMED_OUT, "the gateway did not answer in time"), latencyMs);
         }
-        if (error instanceof BoundedBodyCodec.BodyTooLargeException) {
+        if (error instanceof BoundedBody.BodyTooLargeException) {
             return new GatewayAnswer.Failure(
                     GatewayFailure.noAnswer(
                             FailureKind.INVALID_OUTPUT, "the gateway's answer was " + error.getMessage()),
@@ -207,6 +268,15 @@ public final class AnswerClassifier {
         return new GatewayAnswer.Failure(
                 GatewayFailure.noAnswer(FailureKind.UPSTREAM, "the gateway's answer broke off: " + describe(error)),
                 latencyMs);
+    }
+
+    /** A connection closed or reset under the call (Vert.x's "Connection was closed", a reset by the peer). */
+    private static boolean isConnectionClosed(Throwable error) {
+        if (error instanceof io.vertx.core.http.HttpClosedException || error instanceof IOException) {
+            return true;
+        }
+        String message = String.valueOf(error.getMessage());
+        return message.contains("Connection was closed") || message.contains("Connection reset");
     }
 
     /** True for failures that happen before a request can have left this process. */
@@ -257,11 +327,15 @@ public final class AnswerClassifier {
         }
     }
 
-    private static boolean isHtml(String contentType, String text) {
+    private static boolean isHtml(String contentType, byte[] body) {
         if (contentType != null && contentType.toLowerCase(Locale.ROOT).contains("text/html")) {
             return true;
         }
-        String start = text.stripLeading();
+        int first = 0;
+        while (first < body.length && first < 1024 && Character.isWhitespace(body[first])) {
+            first++;
+        }
+        String start = new String(body, first, Math.min(body.length - first, 14), StandardCharsets.ISO_8859_1);
         return start.regionMatches(true, 0, "<!doctype html", 0, 14) || start.regionMatches(true, 0, "<html", 0, 5);
     }
 

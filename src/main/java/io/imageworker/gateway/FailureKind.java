@@ -11,6 +11,13 @@ import io.imageworker.ErrorCode;
 public enum FailureKind {
     /** The call never reached the gateway (connection refused, DNS): free to repeat. */
     NOT_SENT(CallCost.NOT_SENT, ErrorCode.UPSTREAM_ERROR),
+    /**
+     * The call went out on a keep-alive connection the gateway had already closed as idle, and no byte of an answer
+     * came: the gateway never read it. Free to repeat at once, on a new connection.
+     */
+    STALE_CONNECTION(CallCost.NOT_SENT, ErrorCode.UPSTREAM_ERROR),
+    /** The spend guard allows no more calls in this window ({@code budget.on-exceeded=fail}): nothing was sent. */
+    BUDGET_EXCEEDED(CallCost.NOT_SENT, ErrorCode.BUDGET_EXCEEDED),
     /** 429: refused before any work, repeat after a back-off. */
     RATE_LIMITED(CallCost.REFUSED, ErrorCode.RATE_LIMITED),
     /** 401: the token is wrong, deleted, exhausted, or the header is malformed. */

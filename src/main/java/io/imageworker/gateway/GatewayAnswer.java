@@ -9,8 +9,11 @@ public sealed interface GatewayAnswer permits GatewayAnswer.Image, GatewayAnswer
     /** Milliseconds from sending to the end of the answer. */
     long latencyMs();
 
-    /** A 200 answer carrying {@code data[0].b64_json} or {@code data[0].url}. */
-    record Image(String b64Json, String url, long latencyMs) implements GatewayAnswer {}
+    /**
+     * A 200 answer carrying an image: {@code data[0].b64_json} already decoded into {@code bytes}, or the temporary
+     * {@code url} to download it from at once.
+     */
+    record Image(byte[] bytes, String url, long latencyMs) implements GatewayAnswer {}
 
     /** Any other outcome. */
     record Failure(GatewayFailure failure, long latencyMs) implements GatewayAnswer {}

@@ -2,6 +2,8 @@ package io.imageworker.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.BoundedBody;
+import io.imageworker.support.CpuWork;
 import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonObject;
@@ -14,25 +16,35 @@ import io.vertx.mutiny.ext.web.client.WebClient;
 import io.vertx.mutiny.ext.web.multipart.MultipartForm;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
 
 /**
  * The only code that talks to the gateway. Non-blocking (Vert.x Web Client), one deadline per call, redirects never
  * followed (a redirect means a wrong base address), and the API key only ever in the {@code Authorization} header:
  * never in a log line, an exception message or an event.
+ *
+ * <p>The event loop only moves bytes: an answer's body is read into one exactly sized array ({@link BoundedBody}),
+ * and reading it (JSON, base64) runs on the CPU pool ({@link CpuWork}). Idle keep-alive connections are closed after
+ * {@code gateway.keep-alive-timeout}, before the servers' own idle timeouts; a call that still meets a connection the
+ * gateway closed ends as {@link FailureKind#STALE_CONNECTION}, which is sent again at no cost.
  */
 @ApplicationScoped
 public class GatewayClient {
+
+    /** Most of an answer to an unbillable probe that is read. */
+    private static final int PROBE_BODY_BYTES = 64 * 1024;
 
     private final WebClient client;
     private final GatewayEndpoint endpoint;
     private final WorkerConfig.Gateway config;
     private final AnswerClassifier classifier;
+    private final CpuWork cpu;
     private final String authorization;
 
-    GatewayClient(Vertx vertx, WorkerConfig config, ObjectMapper mapper) {
+    GatewayClient(Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu) {
         this.config = config.gateway();
+        this.cpu = cpu;
         this.endpoint = endpointOrPlaceholder(this.config.baseUrl().orElse(""));
         this.authorization = "Bearer " + this.config.apiKey().orElse("");
         this.classifier = new AnswerClassifier(mapper, this.config.keepBodyChars());
@@ -41,9 +53,12 @@ public class GatewayClient {
                 new WebClientOptions()
                         .setFollowRedirects(false)
                         .setKeepAlive(true)
+                        .setKeepAliveTimeout(
+                                (int) Math.max(1, this.config.keepAliveTimeout().toSeconds()))
                         .setMaxPoolSize(Math.max(1, config.concurrency()))
                         .setConnectTimeout((int) this.config.connectTimeout().toMillis())
                         .setUserAgent("image-worker"));
+        BoundedBody.install(client);
     }
 
     private static GatewayEndpoint endpointOrPlaceholder(String baseUrl) {
@@ -60,107 +75,117 @@ public class GatewayClient {
         return endpoint;
     }
 
+    /** One call: a generation as JSON or an edit as multipart. */
+    public Uni<GatewayAnswer> send(GatewayRequest request) {
+        if (request instanceof GatewayRequest.Generate generate) {
+            return generate(generate);
+        }
+        return edit((GatewayRequest.Edit) request);
+    }
+
     /**
-     * {@code POST /v1/images/generations} with exactly the fields the spec allows: {@code model}, {@code prompt},
+     * {@code POST /v1/images/generations} with exactly the fields the contract allows: {@code model}, {@code prompt},
      * an explicit {@code size}, optional {@code quality} and {@code response_format}. Never {@code n} (billed per
      * unit by the open-source gateway) nor {@code moderation}.
      */
-    public Uni<GatewayAnswer> generate(String prompt, String size, String quality) {
+    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request) {
         JsonObject body = new JsonObject()
                 .put("model", config.model().orElseThrow())
-                .put("prompt", prompt)
-                .put("size", size);
-        if (quality != null) {
-            body.put("quality", quality);
+                .put("prompt", request.prompt())
+                .put("size", request.size());
+        if (request.quality() != null) {
+            body.put("quality", request.quality());
         }
         config.responseFormat().ifPresent(format -> body.put("response_format", format));
-        HttpRequest<io.vertx.core.buffer.Buffer> request =
-                post(GatewayEndpoint.GENERATIONS).putHeader("Content-Type", "application/json");
-        return call(() -> request.sendBuffer(Buffer.buffer(body.encode())));
+        return call(GatewayEndpoint.GENERATIONS, http -> http.putHeader("Content-Type", "application/json")
+                .sendBuffer(Buffer.buffer(body.encode())));
     }
 
     /**
      * {@code POST /v1/images/edits} as multipart. The form encoder makes the boundary: the {@code Content-Type}
-     * header is never set by hand (spec 4.3). Parts are sent in the given order; each part's filename extension and
-     * content type come from its real format.
+     * header is never set by hand. Parts are sent in the given order; each part's filename extension and content type
+     * come from its real format.
      *
      * <p>Every file is its own {@code form-data} part, repeated {@code image[]} fields included. The encoder's default
      * (Netty's RFC 2388 mode) would nest a second file of the same field name with the first in one {@code
      * multipart/mixed} part, which the gateway reads as no image at all; HTML5 mode ({@code multipartMixed(false)})
      * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
-     *
-     * @param images the base image first, then the references; in single mode only the first is sent, as {@code image}
-     * @param mask the mask, or null
-     * @param single whether to send the single-image form ({@code IMAGE_WORKER_GATEWAY_EDIT_MODE=single})
      */
-    public Uni<GatewayAnswer> edit(
-            String prompt, String size, String quality, List<FilePart> images, FilePart mask, boolean single) {
+    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request) {
         MultipartForm form = MultipartForm.create()
                 .attribute("model", config.model().orElseThrow())
-                .attribute("prompt", prompt)
-                .attribute("size", size);
-        if (quality != null) {
-            form.attribute("quality", quality);
+                .attribute("prompt", request.prompt())
+                .attribute("size", request.size());
+        if (request.quality() != null) {
+            form.attribute("quality", request.quality());
         }
         config.responseFormat().ifPresent(format -> form.attribute("response_format", format));
-        for (FilePart part : single ? images.subList(0, 1) : images) {
-            form.binaryFileUpload(single ? "image" : "image[]", part.filename(), wrapped(part), part.contentType());
+        for (GatewayRequest.FilePart part : request.single() ? request.images().subList(0, 1) : request.images()) {
+            form.binaryFileUpload(
+                    request.single() ? "image" : "image[]", part.filename(), wrapped(part), part.contentType());
         }
-        if (mask != null) {
+        if (request.mask() != null) {
+            GatewayRequest.FilePart mask = request.mask();
             form.binaryFileUpload("mask", mask.filename(), wrapped(mask), mask.contentType());
         }
-        HttpRequest<io.vertx.core.buffer.Buffer> request =
-                post(GatewayEndpoint.EDITS).multipartMixed(false);
-        return call(() -> request.sendMultipartForm(form));
+        return call(GatewayEndpoint.EDITS, http -> http.multipartMixed(false).sendMultipartForm(form));
     }
 
-    private static Buffer wrapped(FilePart part) {
+    private static Buffer wrapped(GatewayRequest.FilePart part) {
         return Buffer.newInstance(io.vertx.core.buffer.Buffer.buffer(Unpooled.wrappedBuffer(part.bytes())));
     }
 
     /**
      * An unbillable probe: {@code POST {path}} with an empty JSON object and the given authorization. Authentication
-     * is checked before the body (spec 5.3), and an empty body is refused before any upstream work, so the answer's
-     * status tells whether the route exists (401 with a wrong key) or the token is alive (not 401 with the real key).
+     * is checked before the body, and an empty body is refused before any upstream work, so the answer's status tells
+     * whether the route exists (401 with a wrong key) or the token is alive (not 401 with the real key). An HTML
+     * answer comes back as the negative status.
      */
     public Uni<Integer> probe(String path, boolean withRealKey) {
-        HttpRequest<io.vertx.core.buffer.Buffer> request = client.postAbs(endpoint.resolve(path))
+        return client.postAbs(endpoint.resolve(path))
                 .putHeader("Authorization", withRealKey ? authorization : "Bearer sk-image-worker-probe")
                 .putHeader("Content-Type", "application/json")
                 .idleTimeout(config.connectTimeout().toMillis() * 3)
-                .as(BoundedBodyCodec.mutiny((64 * 1024)));
-        return request.sendBuffer(Buffer.buffer("{}"))
+                .as(new BoundedBody(PROBE_BODY_BYTES).codec())
+                .sendBuffer(Buffer.buffer("{}"))
                 .map(response -> isHtml(response) ? -response.statusCode() : response.statusCode());
     }
 
     private static boolean isHtml(HttpResponse<?> response) {
         String type = response.getHeader("Content-Type");
-        return type != null && type.toLowerCase(java.util.Locale.ROOT).contains("text/html");
+        return type != null && type.toLowerCase(Locale.ROOT).contains("text/html");
     }
 
-    private HttpRequest<io.vertx.core.buffer.Buffer> post(String path) {
-        return client.postAbs(endpoint.resolve(path))
-                .putHeader("Authorization", authorization)
-                // The socket-level idle timeout closes a hung connection; the Uni deadline below bounds the total.
-                .idleTimeout(config.timeout().toMillis())
-                .as(BoundedBodyCodec.mutiny((config.maxResponseBytes())));
-    }
-
-    private Uni<GatewayAnswer> call(java.util.function.Supplier<Uni<HttpResponse<io.vertx.core.buffer.Buffer>>> send) {
+    /**
+     * Sends a call and reads its answer: the body into one array on the event loop, then its classification (JSON,
+     * base64) on the CPU pool.
+     */
+    private Uni<GatewayAnswer> call(String path, Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
         return Uni.createFrom().deferred(() -> {
+            BoundedBody body = new BoundedBody(config.maxResponseBytes());
+            HttpRequest<byte[]> request = client.postAbs(endpoint.resolve(path))
+                    .putHeader("Authorization", authorization)
+                    // The socket-level idle timeout closes a hung connection; the deadline below bounds the total.
+                    .idleTimeout(config.timeout().toMillis())
+                    .as(body.codec());
             long started = System.nanoTime();
-            return send.get()
+            return send.apply(request)
                     .ifNoItem()
                     .after(config.timeout())
                     .fail()
-                    .map(response -> classifier.classify(
-                            response.statusCode(),
-                            response.getHeader("Content-Type"),
-                            response.getHeader("Retry-After"),
-                            response.body() == null ? "" : response.body().toString(StandardCharsets.UTF_8),
-                            elapsedMs(started)))
-                    .onFailure()
-                    .recoverWithItem(error -> classifier.classify(error, elapsedMs(started)));
+                    .onItemOrFailure()
+                    .transformToUni((response, failure) -> {
+                        long latencyMs = elapsedMs(started);
+                        return failure != null
+                                ? Uni.createFrom()
+                                        .item(classifier.classify(failure, body.failedOnReusedConnection(), latencyMs))
+                                : cpu.run(() -> classifier.classify(
+                                        response.statusCode(),
+                                        response.getHeader("Content-Type"),
+                                        response.getHeader("Retry-After"),
+                                        response.body(),
+                                        latencyMs));
+                    });
         });
     }
 
@@ -172,7 +197,4 @@ public class GatewayClient {
     void close() {
         client.close();
     }
-
-    /** One file of an edit: its bytes, a filename whose extension matches the real format, and that format's type. */
-    public record FilePart(byte[] bytes, String filename, String contentType) {}
 }

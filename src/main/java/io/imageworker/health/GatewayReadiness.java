@@ -1,6 +1,6 @@
 package io.imageworker.health;
 
-import io.imageworker.processing.GatewayGuard;
+import io.imageworker.gateway.GatewayGuard;
 import jakarta.enterprise.context.ApplicationScoped;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;

@@ -4,7 +4,6 @@ import io.imageworker.storage.ImageStore;
 import io.smallrye.health.api.AsyncHealthCheck;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.time.Duration;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
 
@@ -12,8 +11,6 @@ import org.eclipse.microprofile.health.Readiness;
 @Readiness
 @ApplicationScoped
 public class StorageReadiness implements AsyncHealthCheck {
-
-    private static final Duration TIMEOUT = Duration.ofSeconds(3);
 
     private final ImageStore store;
 
@@ -23,7 +20,7 @@ public class StorageReadiness implements AsyncHealthCheck {
 
     @Override
     public Uni<HealthCheckResponse> call() {
-        return store.ping(TIMEOUT)
+        return store.ping()
                 .map(ok -> HealthCheckResponse.named("object-store")
                         .up()
                         .withData("bucket", store.bucket())

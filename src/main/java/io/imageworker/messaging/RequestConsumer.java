@@ -1,12 +1,15 @@
 package io.imageworker.messaging;
 
 import io.imageworker.TerminalEvent;
-import io.imageworker.config.StartupCheck;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.processing.AbandonedException;
-import io.imageworker.processing.Patience;
+import io.imageworker.health.StartupCheck;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.support.AbandonedException;
+import io.imageworker.support.CpuWork;
+import io.imageworker.support.Patience;
+import io.imageworker.support.Shutdown;
+import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -26,10 +29,11 @@ import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
- * Consumes {@code image-request}. The stream is merged with an explicit limit: at most {@code 2 x concurrency}
+ * Consumes {@code image-request}. The stream is merged with an explicit limit: at most {@code max-in-progress}
  * requests are in progress (gateway calls themselves are limited to {@code concurrency} by the limiter; the rest wait
  * for a retry, the store or Kafka without holding a call slot). When the merge is full it requests nothing more, the
- * Kafka connector's queue fills and the connector pauses polling: backpressure, never an unbounded buffer.
+ * Kafka connector's queue fills and the connector pauses polling: backpressure, never an unbounded buffer. A record
+ * is read (parsed as JSON) on the CPU pool, not on the event loop that delivers it: a record may be megabytes.
  *
  * <p>Each record is acknowledged only after its terminal event (or its DLQ copy) has been acknowledged by Kafka; the
  * throttled commit strategy then commits the highest offset below which everything is acknowledged, so requests
@@ -49,8 +53,10 @@ public class RequestConsumer {
     private final ResultPublisher publisher;
     private final Patience patience;
     private final ImageStore store;
-    private final int parallelism;
-    private final Duration shutdownGrace;
+    private final CpuWork cpu;
+    private final Shutdown shutdown;
+    private final WorkerMetrics metrics;
+    private final WorkerConfig config;
     private final KafkaClientService kafkaClients;
     private final AtomicInteger inProgress = new AtomicInteger();
     private volatile boolean draining;
@@ -62,15 +68,21 @@ public class RequestConsumer {
             ResultPublisher publisher,
             ImageStore store,
             KafkaClientService kafkaClients,
-            WorkerConfig config) {
-        this.store = store;
-        this.kafkaClients = kafkaClients;
-        this.shutdownGrace = config.shutdownGrace();
+            WorkerConfig config,
+            Patience patience,
+            CpuWork cpu,
+            Shutdown shutdown,
+            WorkerMetrics metrics) {
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
-        this.patience = new Patience(config.retry().infrastructurePatience());
-        this.parallelism = Math.max(1, config.concurrency()) * 2;
+        this.store = store;
+        this.kafkaClients = kafkaClients;
+        this.config = config;
+        this.patience = patience;
+        this.cpu = cpu;
+        this.shutdown = shutdown;
+        this.metrics = metrics;
     }
 
     /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
@@ -79,36 +91,37 @@ public class RequestConsumer {
             return;
         }
         // Local runs and tests create their bucket; in production it exists and this is one HEAD request.
-        store.ensureBucket().await().atMost(Duration.ofSeconds(60));
+        store.ensureBucket().await().atMost(config.startupWait());
         subscription = requests.onItem()
                 .transformToUni(this::handle)
-                .merge(parallelism)
+                .merge(config.inProgressLimit())
                 .subscribe()
                 .with(
                         ignored -> {},
                         failure -> Log.errorf(failure, "The request stream failed; this worker consumes no more"));
         Log.infof(
                 "Consuming requests, at most %d in progress and %d gateway calls in flight",
-                parallelism, processor.limiter().limit());
+                config.inProgressLimit(), config.concurrency());
     }
 
     /**
      * Graceful shutdown, before the Kafka connector closes: stop polling, take no new record (a record still in the
      * connector's queue is left unacknowledged, so it is redelivered), let the requests in progress finish and publish
      * within the shutdown grace, then let the connector commit what was acknowledged and close. A request still
-     * running when the grace ends is abandoned ({@link RequestProcessor#abandonUnfinished()}): it makes no new gateway
-     * call, no failure is recorded or published for it, and its record is not acknowledged: it is redelivered, never
-     * lost and never failed by the shutdown.
+     * running when the grace ends is abandoned ({@link Shutdown}): it makes no new gateway call, no failure is recorded
+     * or published for it, and its record is not acknowledged: it is redelivered, never lost and never failed by the
+     * shutdown.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
         draining = true;
+        Duration grace = config.shutdownGrace();
+        long deadline = System.nanoTime() + grace.toNanos();
         try {
-            kafkaClients.getConsumer("requests").pause().await().atMost(Duration.ofSeconds(5));
+            kafkaClients.getConsumer("requests").pause().await().atMost(grace);
         } catch (RuntimeException e) {
             Log.debugf("Could not pause the request consumer: %s", e.toString());
         }
-        long deadline = System.nanoTime() + shutdownGrace.toNanos();
-        Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", shutdownGrace, inProgress.get());
+        Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, inProgress.get());
         synchronized (inProgress) {
             long remaining;
             while (inProgress.get() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
@@ -122,7 +135,7 @@ public class RequestConsumer {
             }
         }
         // From here on, what still runs must neither start a gateway call nor end as a failure: it is redelivered.
-        processor.abandonUnfinished();
+        shutdown.abandonUnfinished();
         int left = inProgress.get();
         if (left > 0) {
             Log.warnf(
@@ -171,22 +184,19 @@ public class RequestConsumer {
                 kafka.getPartition(),
                 kafka.getOffset(),
                 Instant.now());
-        RecordReader.Read read = reader.read(message.getPayload(), kafka.getHeaders());
-        Uni<Void> work;
-        if (read instanceof RecordReader.Read.Request request) {
-            work = processor
-                    .process(request.requestId(), request.json(), context.receivedAt())
-                    .onItem()
-                    .transformToUni(result -> publish(result, context));
-        } else {
-            work = deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason());
-        }
+        Uni<Void> work = cpu.run(() -> reader.read(message.getPayload(), kafka.getHeaders()))
+                .chain(read -> read instanceof RecordReader.Read.Request request
+                        ? processor
+                                .process(request.requestId(), request.json(), context.receivedAt())
+                                .chain(result -> publish(result, context))
+                        : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason()));
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack());
             }
             if (failure instanceof AbandonedException) {
                 // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
+                Log.info(failure.getMessage());
                 return Uni.createFrom().voidItem();
             }
             Log.errorf(
@@ -199,7 +209,7 @@ public class RequestConsumer {
 
     private Uni<Void> deadLetter(Message<byte[]> message, RecordContext context, String reason) {
         Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
-        processor.metrics().deadLettered();
+        metrics.deadLettered();
         return patience.retry(publisher.deadLetter(message.getPayload(), context, reason));
     }
 

@@ -1,14 +1,15 @@
 package io.imageworker.messaging;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.TerminalEvent;
+import io.imageworker.support.EventCodec;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.MutinyEmitter;
+import io.smallrye.reactive.messaging.ce.OutgoingCloudEventMetadata;
 import io.smallrye.reactive.messaging.kafka.api.OutgoingKafkaRecordMetadata;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
+import java.time.ZonedDateTime;
 import java.util.UUID;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -17,54 +18,40 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.OnOverflow;
 
 /**
- * Publishes terminal events as CloudEvents 1.0 in binary mode, and unreadable records to the DLQ. Every send is
- * awaited: the returned {@code Uni} completes only when Kafka has acknowledged the record, so a request is never
+ * Publishes terminal events as CloudEvents 1.0 in binary mode (SmallRye's outgoing CloudEvents metadata: the Kafka
+ * connector writes the {@code ce_*} headers and {@code content-type}), and unreadable records to the DLQ. Every send
+ * is awaited: the returned {@code Uni} completes only when Kafka has acknowledged the record, so a request is never
  * committed before its result is safely written.
+ *
+ * <p>The emitters buffer without a fixed size because their load is bounded elsewhere: each request in progress has
+ * at most one send outstanding, and requests in progress are at most {@code max-in-progress}.
  */
 @ApplicationScoped
 public class ResultPublisher {
 
     /** {@code ce_source} of every result. */
-    public static final String SOURCE = "image-worker";
+    public static final URI SOURCE = URI.create("image-worker");
 
     private final MutinyEmitter<byte[]> completed;
     private final MutinyEmitter<byte[]> failed;
     private final MutinyEmitter<byte[]> deadLetters;
-    private final ObjectMapper mapper;
+    private final EventCodec codec;
 
     ResultPublisher(
-            @Channel("completed") @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 4096)
-                    MutinyEmitter<byte[]> completed,
-            @Channel("failed") @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 4096)
-                    MutinyEmitter<byte[]> failed,
-            @Channel("dead-letters") @OnOverflow(value = OnOverflow.Strategy.BUFFER, bufferSize = 4096)
+            @Channel("completed") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> completed,
+            @Channel("failed") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> failed,
+            @Channel("dead-letters") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER)
                     MutinyEmitter<byte[]> deadLetters,
-            ObjectMapper mapper) {
+            EventCodec codec) {
         this.completed = completed;
         this.failed = failed;
         this.deadLetters = deadLetters;
-        this.mapper = mapper;
-    }
-
-    /** The JSON of an event, as published and as kept in the result document. */
-    public byte[] serialize(TerminalEvent event) {
-        try {
-            return mapper.writeValueAsBytes(event);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException("cannot serialize the result of " + event.requestId(), e);
-        }
+        this.codec = codec;
     }
 
     /** Publishes {@code event} with the request's key (or the requestId) and its continued trace. */
     public Uni<Void> publish(TerminalEvent event, RecordContext request) {
         RecordHeaders headers = new RecordHeaders();
-        headers.add("ce_specversion", bytes("1.0"));
-        headers.add("ce_id", bytes(UUID.randomUUID().toString()));
-        headers.add("ce_source", bytes(SOURCE));
-        headers.add("ce_type", bytes(event.ceType()));
-        headers.add("ce_subject", bytes(event.requestId()));
-        headers.add("ce_time", bytes(Instant.now().toString()));
-        headers.add("content-type", bytes("application/json"));
         String traceparent = TraceContext.continueTrace(RecordReader.header(request.headers(), "traceparent"));
         if (traceparent != null) {
             headers.add("traceparent", bytes(traceparent));
@@ -74,7 +61,15 @@ public class ResultPublisher {
             }
         }
         byte[] key = request.key() != null ? request.key() : bytes(event.requestId());
-        Message<byte[]> message = Message.of(serialize(event))
+        Message<byte[]> message = Message.of(codec.write(event))
+                .addMetadata(OutgoingCloudEventMetadata.builder()
+                        .withId(UUID.randomUUID().toString())
+                        .withSource(SOURCE)
+                        .withType(event.ceType())
+                        .withSubject(event.requestId())
+                        .withTimestamp(ZonedDateTime.now())
+                        .withDataContentType("application/json")
+                        .build())
                 .addMetadata(OutgoingKafkaRecordMetadata.<byte[]>builder()
                         .withKey(key)
                         .withHeaders(headers)

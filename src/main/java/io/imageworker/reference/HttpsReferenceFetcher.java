@@ -1,14 +1,13 @@
 package io.imageworker.reference;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.gateway.BoundedBodyCodec;
+import io.imageworker.support.BoundedBody;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.AsyncResult;
 import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Promise;
 import io.vertx.core.Vertx;
-import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpClientOptions;
 import io.vertx.core.http.HttpClientRequest;
@@ -342,16 +341,15 @@ public class HttpsReferenceFetcher {
             }
             // Nothing may be lost between the headers and the pipe below.
             response.pause();
-            Promise<BodyStream<Buffer>> created = Promise.promise();
-            new BoundedBodyCodec(maxBytes).create(created);
+            Promise<BodyStream<byte[]>> created = Promise.promise();
+            new BoundedBody(maxBytes).create(created);
             return created.future()
                     // endOnFailure(false): a body that broke off must fail, not complete with what arrived.
                     .compose(
                             body -> response.pipe().endOnFailure(false).to(body).compose(ended -> body.result()))
-                    .map(Buffer::getBytes)
                     .recover(error -> {
                         abandon(request);
-                        if (error instanceof BoundedBodyCodec.BodyTooLargeException) {
+                        if (error instanceof BoundedBody.BodyTooLargeException) {
                             return Future.failedFuture(new Refusal("the body from host '" + target.host()
                                     + "' is over the " + maxBytes + " bytes limit; cut off while reading"));
                         }

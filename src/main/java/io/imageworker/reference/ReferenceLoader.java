@@ -5,8 +5,9 @@ import io.imageworker.ImageSource;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
-import io.imageworker.processing.Patience;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.support.CpuWork;
+import io.imageworker.support.Patience;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -59,14 +60,17 @@ public class ReferenceLoader {
     private final HttpsReferenceFetcher https;
     private final Set<String> allowedBuckets;
     private final Patience patience;
+    private final CpuWork cpu;
 
-    ReferenceLoader(ImageStore store, HttpsReferenceFetcher https, WorkerConfig config) {
+    ReferenceLoader(
+            ImageStore store, HttpsReferenceFetcher https, WorkerConfig config, Patience patience, CpuWork cpu) {
         this.store = store;
         this.https = https;
         this.allowedBuckets = config.reference()
                 .allowedBuckets()
                 .orElse(Set.of(config.storage().bucket()));
-        this.patience = new Patience(config.retry().infrastructurePatience());
+        this.patience = patience;
+        this.cpu = cpu;
     }
 
     /**
@@ -96,16 +100,18 @@ public class ReferenceLoader {
     }
 
     private Uni<LoadedImage> load(ImageSource source, String name) {
-        Uni<byte[]> bytes;
         if (source.base64() != null) {
-            bytes = Uni.createFrom().item(() -> decode(source.base64(), name));
-        } else if (source.uri().startsWith("s3://")) {
+            // Decoding and inspecting megabytes is CPU work: one task on the pool.
+            return cpu.run(() -> checked(decode(source.base64(), name), name));
+        }
+        Uni<byte[]> bytes;
+        if (source.uri().startsWith("s3://")) {
             bytes = fromStore(source.uri(), name);
         } else {
             // Every other URI, http:// included, goes to the fetcher, which refuses anything but an allowed https://.
             bytes = https.fetch(source.uri(), name);
         }
-        return bytes.map(data -> checked(data, name));
+        return bytes.chain(data -> cpu.run(() -> checked(data, name)));
     }
 
     private Uni<byte[]> fromStore(String uri, String name) {
@@ -190,10 +196,35 @@ public class ReferenceLoader {
             throw new ReferenceRefusedException(name + ": inline image is over the 25 MB limit");
         }
         try {
-            return Base64.getDecoder().decode(base64.replaceAll("\\s", ""));
+            // The MIME decoder skips line breaks and white space without a copy of the text; anything else that is
+            // not base64 is refused by the check below.
+            if (!isBase64(base64)) {
+                throw new ReferenceRefusedException(name + ": base64 is not valid");
+            }
+            return Base64.getMimeDecoder().decode(base64);
         } catch (IllegalArgumentException e) {
             throw new ReferenceRefusedException(name + ": base64 is not valid");
         }
+    }
+
+    private static boolean isBase64(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            boolean valid = c >= 'A' && c <= 'Z'
+                    || c >= 'a' && c <= 'z'
+                    || c >= '0' && c <= '9'
+                    || c == '+'
+                    || c == '/'
+                    || c == '='
+                    || c == ' '
+                    || c == '\n'
+                    || c == '\r'
+                    || c == '\t';
+            if (!valid) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static LoadedImage checked(byte[] data, String name) {

@@ -4,7 +4,6 @@ import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -47,7 +46,8 @@ public class ImageStore {
                                 .contentType(contentType)
                                 .contentLength((long) bytes.length)
                                 .metadata(metadata),
-                        AsyncRequestBody.fromBytes(bytes)))
+                        // Not copied: the array is the caller's and no one writes to it.
+                        AsyncRequestBody.fromBytesUnsafe(bytes)))
                 .replaceWithVoid();
     }
 
@@ -58,7 +58,7 @@ public class ImageStore {
                                 .key(resultKey(requestId))
                                 .contentType("application/json")
                                 .contentLength((long) json.length),
-                        AsyncRequestBody.fromBytes(json)))
+                        AsyncRequestBody.fromBytesUnsafe(json)))
                 .replaceWithVoid();
     }
 
@@ -109,12 +109,12 @@ public class ImageStore {
                 .toString();
     }
 
-    /** Succeeds when the bucket can be reached; for readiness. */
-    public Uni<Void> ping(Duration timeout) {
+    /** Succeeds when the bucket can be reached within {@code storage.ping-timeout}; for readiness. */
+    public Uni<Void> ping() {
         return Uni.createFrom()
                 .completionStage(() -> s3.headBucket(head -> head.bucket(config.bucket())))
                 .ifNoItem()
-                .after(timeout)
+                .after(config.pingTimeout())
                 .fail()
                 .replaceWithVoid();
     }

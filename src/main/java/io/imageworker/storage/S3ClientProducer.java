@@ -5,12 +5,16 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import java.net.URI;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
+import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
@@ -20,22 +24,34 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
  * Builds the AWS SDK v2 asynchronous S3 client (Netty, non-blocking) and its presigner from the storage settings:
- * AWS by default, or any S3-compatible endpoint with path-style access.
+ * AWS by default, or any S3-compatible endpoint with path-style access. At most {@code storage.max-connections}
+ * connections; the SDK completes its futures on a fixed pool of its own (not its default pool, which grows up to 64
+ * threads under load), so the worker's threads do not grow with the load.
  */
 @ApplicationScoped
 public class S3ClientProducer {
 
     private final WorkerConfig.Storage config;
+    private final ExecutorService completions;
 
     S3ClientProducer(WorkerConfig config) {
         this.config = config.storage();
+        AtomicInteger sequence = new AtomicInteger();
+        this.completions =
+                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), runnable -> {
+                    Thread thread = new Thread(runnable, "s3-completion-" + sequence.incrementAndGet());
+                    thread.setDaemon(true);
+                    return thread;
+                });
     }
 
     @Produces
     @ApplicationScoped
     S3AsyncClient s3() {
         var builder = S3AsyncClient.builder()
-                .httpClientBuilder(NettyNioAsyncHttpClient.builder().maxConcurrency(256))
+                .httpClientBuilder(NettyNioAsyncHttpClient.builder().maxConcurrency(config.maxConnections()))
+                .asyncConfiguration(async ->
+                        async.advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions))
                 .credentialsProvider(credentials())
                 .region(region())
                 // Checksums only where S3 requires them: since SDK 2.30 every upload carries a trailing checksum by
@@ -60,6 +76,7 @@ public class S3ClientProducer {
 
     void close(@Disposes S3AsyncClient client) {
         client.close();
+        completions.shutdown();
     }
 
     void close(@Disposes S3Presigner presigner) {

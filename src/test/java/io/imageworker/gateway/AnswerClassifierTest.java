@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.Billing.CallCost;
 import io.imageworker.ErrorCode;
 import java.net.ConnectException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.TimeoutException;
@@ -17,26 +18,35 @@ class AnswerClassifierTest {
 
     private final AnswerClassifier classifier = new AnswerClassifier(new ObjectMapper(), 2048);
 
+    private GatewayAnswer classify(int status, String contentType, String retryAfter, String body, long latencyMs) {
+        return classifier.classify(status, contentType, retryAfter, body.getBytes(StandardCharsets.UTF_8), latencyMs);
+    }
+
     private GatewayFailure failure(int status, String contentType, String body) {
-        GatewayAnswer answer = classifier.classify(status, contentType, null, body, 5);
+        GatewayAnswer answer = classify(status, contentType, null, body, 5);
         assertThat(answer).isInstanceOf(GatewayAnswer.Failure.class);
         return ((GatewayAnswer.Failure) answer).failure();
     }
 
     @Test
-    void takesB64JsonFromASuccess() {
-        GatewayAnswer answer = classifier.classify(
-                200, "application/json", null, "{\"created\":1,\"data\":[{\"b64_json\":\"AAAA\"}]}", 7);
+    void decodesB64JsonFromASuccess() {
+        GatewayAnswer answer =
+                classify(200, "application/json", null, "{\"created\":1,\"data\":[{\"b64_json\":\"QUJD\"}]}", 7);
 
-        assertThat(answer).isEqualTo(new GatewayAnswer.Image("AAAA", null, 7));
+        assertThat(answer).isInstanceOf(GatewayAnswer.Image.class);
+        assertThat(((GatewayAnswer.Image) answer).bytes()).isEqualTo("ABC".getBytes(StandardCharsets.US_ASCII));
+        assertThat(((GatewayAnswer.Image) answer).url()).isNull();
+        assertThat(answer.latencyMs()).isEqualTo(7);
     }
 
     @Test
     void takesUrlFromASuccessEvenWhenB64WasExpected() {
-        GatewayAnswer answer = classifier.classify(
-                200, "application/json", null, "{\"created\":1,\"data\":[{\"url\":\"https://x/y.png\"}]}", 7);
+        GatewayAnswer answer =
+                classify(200, "application/json", null, "{\"created\":1,\"data\":[{\"url\":\"https://x/y.png\"}]}", 7);
 
-        assertThat(answer).isEqualTo(new GatewayAnswer.Image(null, "https://x/y.png", 7));
+        assertThat(answer).isInstanceOf(GatewayAnswer.Image.class);
+        assertThat(((GatewayAnswer.Image) answer).bytes()).isNull();
+        assertThat(((GatewayAnswer.Image) answer).url()).isEqualTo("https://x/y.png");
     }
 
     @Test
@@ -82,7 +92,8 @@ class AnswerClassifierTest {
     @Test
     void keepsOnlyTheConfiguredStartOfAnAnswer() {
         AnswerClassifier small = new AnswerClassifier(new ObjectMapper(), 10);
-        GatewayAnswer answer = small.classify(400, "application/json", null, "x".repeat(100), 1);
+        GatewayAnswer answer =
+                small.classify(400, "application/json", null, "x".repeat(100).getBytes(StandardCharsets.UTF_8), 1);
 
         assertThat(((GatewayAnswer.Failure) answer).failure().body()).hasSize(10);
         assertThat(((GatewayAnswer.Failure) answer).failure().status()).isEqualTo(400);
@@ -90,7 +101,7 @@ class AnswerClassifierTest {
 
     @Test
     void honoursRetryAfterInSecondsAndAsADate() {
-        GatewayAnswer answer = classifier.classify(429, "application/json", "7", "", 1);
+        GatewayAnswer answer = classify(429, "application/json", "7", "", 1);
         assertThat(((GatewayAnswer.Failure) answer).failure().retryAfter()).contains(Duration.ofSeconds(7));
 
         Instant now = Instant.parse("2026-01-01T00:00:00Z");
@@ -101,9 +112,9 @@ class AnswerClassifierTest {
 
     @Test
     void aRefusedConnectionWasNeverSentAndATimeoutHasAnUnknownFate() {
-        GatewayAnswer refused = classifier.classify(new ConnectException("Connection refused"), 1);
-        GatewayAnswer timedOut = classifier.classify(new TimeoutException("no answer"), 1);
-        GatewayAnswer reset = classifier.classify(new IllegalStateException("Connection was closed"), 1);
+        GatewayAnswer refused = classifier.classify(new ConnectException("Connection refused"), false, 1);
+        GatewayAnswer timedOut = classifier.classify(new TimeoutException("no answer"), false, 1);
+        GatewayAnswer reset = classifier.classify(new IllegalStateException("Connection was closed"), false, 1);
 
         assertThat(((GatewayAnswer.Failure) refused).failure().kind()).isEqualTo(FailureKind.NOT_SENT);
         assertThat(((GatewayAnswer.Failure) timedOut).failure().kind()).isEqualTo(FailureKind.TIMED_OUT);
@@ -115,6 +126,7 @@ class AnswerClassifierTest {
     void aConnectionPoolTimeoutWasNeverSent() {
         GatewayAnswer answer = classifier.classify(
                 new TimeoutException("The timeout of 10000 ms has been exceeded when getting a connection to x:443"),
+                false,
                 1);
 
         assertThat(((GatewayAnswer.Failure) answer).failure().kind()).isEqualTo(FailureKind.NOT_SENT);

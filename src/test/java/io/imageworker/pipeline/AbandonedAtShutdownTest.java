@@ -4,9 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.TerminalEvent;
-import io.imageworker.processing.AbandonedException;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.support.AbandonedException;
+import io.imageworker.support.Shutdown;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;
@@ -35,6 +36,9 @@ class AbandonedAtShutdownTest extends PipelineTestSupport {
     @Inject
     ImageStore store;
 
+    @Inject
+    Shutdown shutdown;
+
     @Test
     void afterTheGraceNoCallStartsAndNoFailureIsRecordedButASuccessIs() throws IOException {
         gateway.control().setLatency(Duration.ofSeconds(2)).injectFault(Fault.serverError(500));
@@ -46,7 +50,7 @@ class AbandonedAtShutdownTest extends PipelineTestSupport {
         UniAssertSubscriber<TerminalEvent> succeedingEnd = start(succeeding);
         await().atMost(WITHIN).until(() -> callsFor(succeeding).size() == 1);
 
-        processor.abandonUnfinished();
+        shutdown.abandonUnfinished();
 
         // The 500 would have been retried once (an unknown outcome); abandoned, it is neither retried nor failed.
         failingEnd.awaitFailure(WITHIN).assertFailedWith(AbandonedException.class);

@@ -3,16 +3,21 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 
 /** Each class of gateway answer ends as the error code of the contract, with the billing it really had. */
 @QuarkusTest
 @WithTestResource(WorkerTestResource.class)
 class GatewayErrorsTest extends PipelineTestSupport {
+
+    @Inject
+    ConcurrencyLimiter limiter;
 
     private JsonNode failedWith(String expectedCode) {
         String id = newId(expectedCode.toLowerCase());
@@ -56,7 +61,7 @@ class GatewayErrorsTest extends PipelineTestSupport {
             send(request(warm, ""));
             result(warm);
         }
-        assertThat(processor.limiter().limit()).isEqualTo(4);
+        assertThat(limiter.limit()).isEqualTo(4);
 
         gateway.control().injectFault(Fault.rateLimited(2));
         String id = newId("aimd");
@@ -65,7 +70,7 @@ class GatewayErrorsTest extends PipelineTestSupport {
         // While the request waits out Retry-After, the worker's own limit is halved.
         org.awaitility.Awaitility.await()
                 .atMost(java.time.Duration.ofSeconds(5))
-                .until(() -> processor.limiter().limit() == 2);
+                .until(() -> limiter.limit() == 2);
         assertThat(body(result(id)).path("billing").path("calls").asInt()).isEqualTo(2);
     }
 

@@ -7,6 +7,8 @@ import io.imageworker.ImageSource;
 import io.imageworker.Operation;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageFormat;
+import io.imageworker.support.CpuWork;
+import io.imageworker.support.Patience;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.Vertx;
@@ -174,7 +176,12 @@ class ReferenceLoaderTest {
                                 : AddressPolicy.PUBLIC_ONLY.refusal(address),
                 certificate.trustOptions());
         // No s3:// reference in these tests: the store is never used.
-        return new ReferenceLoader(null, fetcher, config);
+        return new ReferenceLoader(
+                null,
+                fetcher,
+                config,
+                new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
+                new CpuWork(1, 8));
     }
 
     private ImageSource https(String path) {

@@ -1,7 +1,8 @@
-package io.imageworker.processing;
+package io.imageworker.gateway;
 
 import io.imageworker.Billing.CallCost;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.Patience;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;

@@ -1,23 +1,37 @@
-package io.imageworker.processing;
+package io.imageworker.support;
 
+import io.imageworker.config.WorkerConfig;
 import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Retries of operations that cost nothing (storage, downloads, publishing), with Mutiny's exponential back-off and
- * jitter, for at most a configured time.
+ * jitter, for at most {@code retry.infrastructure-patience}.
  */
-public final class Patience {
-
-    private static final Duration FIRST_DELAY = Duration.ofMillis(200);
-    private static final Duration LONGEST_DELAY = Duration.ofSeconds(10);
+@ApplicationScoped
+public class Patience {
 
     private final Duration patience;
+    private final Duration firstDelay;
+    private final Duration longestDelay;
 
-    /** Retries for at most {@code patience}. */
-    public Patience(Duration patience) {
+    @Inject
+    Patience(WorkerConfig config) {
+        this(
+                config.retry().infrastructurePatience(),
+                config.retry().patienceFirstDelay(),
+                config.retry().patienceMaxDelay());
+    }
+
+    /** Retries for at most {@code patience}, waiting from {@code firstDelay} up to {@code longestDelay}. */
+    public Patience(Duration patience, Duration firstDelay, Duration longestDelay) {
         this.patience = patience;
+        this.firstDelay = firstDelay;
+        this.longestDelay = longestDelay;
     }
 
     /** {@code operation}, re-subscribed after each failure that {@code retryable} accepts, until patience ends. */
@@ -25,7 +39,7 @@ public final class Patience {
         return operation
                 .onFailure(retryable)
                 .retry()
-                .withBackOff(FIRST_DELAY, LONGEST_DELAY)
+                .withBackOff(firstDelay, longestDelay)
                 .withJitter(0.5)
                 .expireIn(patience.toMillis())
                 // Mutiny reports exhausted retries as its own exception: give callers the failure that persisted.
@@ -33,11 +47,16 @@ public final class Patience {
                 .transform(Throwable::getCause);
     }
 
+    /** {@code operation}, retried after any failure. */
+    public <T> Uni<T> retry(Uni<T> operation) {
+        return retry(operation, failure -> true);
+    }
+
     /**
      * {@code next}, subscribed after {@code delay} on Mutiny's timer: waiting holds no thread and no permit. A delay
      * of zero or less is taken as one millisecond (Mutiny refuses a zero delay).
      */
-    public static <T> Uni<T> after(Duration delay, java.util.function.Supplier<Uni<T>> next) {
+    public static <T> Uni<T> after(Duration delay, Supplier<Uni<T>> next) {
         Duration wait = delay.isNegative() || delay.isZero() ? Duration.ofMillis(1) : delay;
         return Uni.createFrom().voidItem().onItem().delayIt().by(wait).onItem().transformToUni(ignored -> next.get());
     }
@@ -46,10 +65,5 @@ public final class Patience {
         return error instanceof IllegalStateException
                 && error.getCause() != null
                 && String.valueOf(error.getMessage()).startsWith("Retries exhausted");
-    }
-
-    /** {@code operation}, retried after any failure. */
-    public <T> Uni<T> retry(Uni<T> operation) {
-        return retry(operation, failure -> true);
     }
 }

@@ -1,5 +1,6 @@
-package io.imageworker.config;
+package io.imageworker.health;
 
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.quarkus.logging.Log;
@@ -12,10 +13,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
- * Refuses to start without the settings the worker cannot guess: the gateway's base URL, API key and model. Each
- * missing or malformed one is named in one line, then the process exits with status 1, before any record is read.
+ * Refuses to start without the settings the worker cannot guess (the gateway's base URL, API key and model), or with
+ * settings that contradict each other. Each problem is named in one line, then the process exits with status 1,
+ * before any record is read.
  */
 @ApplicationScoped
 public class StartupCheck {
@@ -27,8 +31,11 @@ public class StartupCheck {
         this.config = config;
     }
 
+    /** The channel property of SmallRye's throttled commit strategy that marks a record as stuck. */
+    static final String MAX_AGE_PROPERTY = "mp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms";
+
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
-        List<String> problems = problems(config);
+        List<String> problems = problems(config, ConfigProvider.getConfig());
         if (problems.isEmpty() && config.gateway().checkAtStart()) {
             addressProblem(gateway).ifPresent(problems::add);
         }
@@ -46,10 +53,10 @@ public class StartupCheck {
      * HTML page means the address is wrong; anything else (the gateway down, a timeout) is left to the retries and
      * to readiness, since the address may well be right.
      */
-    private static Optional<String> addressProblem(GatewayClient gateway) {
+    private Optional<String> addressProblem(GatewayClient gateway) {
         String tried = gateway.endpoint().resolve(GatewayEndpoint.CHAT);
         try {
-            int status = gateway.probe(GatewayEndpoint.CHAT, false).await().atMost(Duration.ofSeconds(30));
+            int status = gateway.probe(GatewayEndpoint.CHAT, false).await().atMost(config.startupWait());
             if (status == 404 || status < 0 || status >= 300 && status < 400) {
                 return Optional.of("the gateway address looks wrong: POST " + tried + " with a wrong key answered "
                         + (status < 0 ? "an HTML page (" + -status + ")" : String.valueOf(status))
@@ -71,7 +78,7 @@ public class StartupCheck {
         return passed;
     }
 
-    static List<String> problems(WorkerConfig config) {
+    static List<String> problems(WorkerConfig config, Config channels) {
         List<String> problems = new ArrayList<>();
         Optional<String> baseUrl = config.gateway().baseUrl().filter(s -> !s.isBlank());
         if (baseUrl.isEmpty()) {
@@ -92,6 +99,21 @@ public class StartupCheck {
         }
         if (config.concurrency() < 1) {
             problems.add("IMAGE_WORKER_CONCURRENCY must be at least 1");
+        }
+        if (config.maxInProgress().isPresent() && config.maxInProgress().get() < config.concurrency()) {
+            problems.add(
+                    "IMAGE_WORKER_MAX_IN_PROGRESS (" + config.maxInProgress().get()
+                            + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
+                            + "), or calls could never fill the concurrency");
+        }
+        // A record is in progress for at most the request deadline plus a store's patience; if the commit strategy
+        // called a record stuck sooner, ordinary slow requests would mark the consumer unhealthy and restart it.
+        Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
+        long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(60_000L);
+        if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {
+            problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
+                    + " IMAGE_WORKER_RETRY_REQUEST_DEADLINE plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE (" + longest
+                    + "): a slower request would be taken for a stuck record and the consumer restarted");
         }
         return problems;
     }

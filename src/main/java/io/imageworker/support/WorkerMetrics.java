@@ -1,28 +1,29 @@
-package io.imageworker.processing;
+package io.imageworker.support;
 
 import io.imageworker.Billing.CallCost;
 import io.imageworker.TerminalEvent;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.util.function.Supplier;
+import java.util.Locale;
 
 /**
- * The worker's metrics, in Prometheus format at {@code /q/metrics}. Tags are bounded: outcome, error code, call
- * cost, never a request id.
+ * The worker's counters and timers, in Prometheus format at {@code /q/metrics}. Tags are bounded: outcome, error
+ * code, call cost, never a request id. Gauges are registered by the component whose state they read.
  */
-public final class WorkerMetrics {
+@ApplicationScoped
+public class WorkerMetrics {
 
     private final MeterRegistry registry;
     private final Timer gatewayLatency;
     private final Counter bytesStored;
     private final Counter sizeMismatches;
     private final Counter deadLetters;
+    private final Counter staleConnections;
 
-    /** Registers the worker's meters, reading the limiter's state for the gauges. */
-    public WorkerMetrics(MeterRegistry registry, ConcurrencyLimiter limiter, Supplier<Integer> ceiling) {
+    WorkerMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.gatewayLatency = Timer.builder("image_worker_gateway_call")
                 .description("Duration of gateway calls")
@@ -39,13 +40,9 @@ public final class WorkerMetrics {
         this.deadLetters = Counter.builder("image_worker_dead_letters")
                 .description("Records sent to the DLQ because they are not a readable request")
                 .register(registry);
-        registry.gauge("image_worker_gateway_calls_in_flight", limiter, ConcurrencyLimiter::inFlight);
-        registry.gauge("image_worker_gateway_calls_waiting", limiter, ConcurrencyLimiter::waiting);
-        registry.gauge("image_worker_concurrency_limit", limiter, ConcurrencyLimiter::limit);
-        // A strong reference: Micrometer holds gauge objects weakly, and a lambda would be collected (NaN).
-        Gauge.builder("image_worker_concurrency_max", ceiling, s -> s.get())
-                .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
-                .strongReference(true)
+        this.staleConnections = Counter.builder("image_worker_gateway_stale_connection_retries")
+                .description("Calls sent again because the keep-alive connection they went out on was already closed"
+                        + " by the gateway (never read by it, not billed)")
                 .register(registry);
     }
 
@@ -66,9 +63,14 @@ public final class WorkerMetrics {
 
     /** One gateway call ended, after {@code latencyMs}, costing {@code cost}. */
     public void gatewayCall(CallCost cost, long latencyMs) {
-        registry.counter("image_worker_gateway_calls", "cost", cost.name().toLowerCase(java.util.Locale.ROOT))
+        registry.counter("image_worker_gateway_calls", "cost", cost.name().toLowerCase(Locale.ROOT))
                 .increment();
         gatewayLatency.record(Duration.ofMillis(latencyMs));
+    }
+
+    /** A call went out on a keep-alive connection the gateway had already closed, and is sent again. */
+    public void staleConnection() {
+        staleConnections.increment();
     }
 
     /** An image of {@code bytes} was stored. */

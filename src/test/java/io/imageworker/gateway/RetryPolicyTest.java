@@ -1,9 +1,7 @@
-package io.imageworker.processing;
+package io.imageworker.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.gateway.FailureKind;
-import io.imageworker.gateway.GatewayFailure;
 import io.imageworker.testing.TestConfig;
 import java.time.Duration;
 import java.util.Map;

@@ -1,10 +1,6 @@
-package io.imageworker.processing;
+package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.gateway.FailureKind;
-import io.imageworker.gateway.GatewayClient;
-import io.imageworker.gateway.GatewayEndpoint;
-import io.imageworker.gateway.GatewayFailure;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;

@@ -1,7 +1,12 @@
-package io.imageworker.processing;
+package io.imageworker.gateway;
 
+import io.imageworker.config.WorkerConfig;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.function.Supplier;
@@ -11,7 +16,8 @@ import java.util.function.Supplier;
  * when a permit frees up. The limit can move at run time between a floor and a ceiling (additive increase on
  * success, multiplicative decrease on 429), so the worker backs off a rate-limited gateway on its own.
  */
-public final class ConcurrencyLimiter {
+@ApplicationScoped
+public class ConcurrencyLimiter {
 
     private final int floor;
     private final int ceiling;
@@ -19,6 +25,24 @@ public final class ConcurrencyLimiter {
     private int limit;
     private int inFlight;
     private int successesSinceIncrease;
+
+    /**
+     * The worker's limit on gateway calls: from 1 up to {@code IMAGE_WORKER_CONCURRENCY}, with its gauges
+     * ({@code image_worker_gateway_calls_in_flight}, {@code _waiting}, {@code image_worker_concurrency_limit},
+     * {@code image_worker_concurrency_max}).
+     */
+    @Inject
+    ConcurrencyLimiter(WorkerConfig config, MeterRegistry registry) {
+        this(1, Math.max(1, config.concurrency()));
+        registry.gauge("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight);
+        registry.gauge("image_worker_gateway_calls_waiting", this, ConcurrencyLimiter::waiting);
+        registry.gauge("image_worker_concurrency_limit", this, ConcurrencyLimiter::limit);
+        // A strong reference: Micrometer holds gauge objects weakly.
+        Gauge.builder("image_worker_concurrency_max", this, limiter -> limiter.ceiling)
+                .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
+                .strongReference(true)
+                .register(registry);
+    }
 
     /** A limiter starting at {@code ceiling}, never going below {@code floor}. */
     public ConcurrencyLimiter(int floor, int ceiling) {

@@ -1,15 +1,16 @@
-package io.imageworker.processing;
+package io.imageworker.support;
 
 /**
- * The worker is shutting down and gave up on a request that was still running when the shutdown grace ended. Not an
- * outcome: nothing is published or recorded for the request, and its record is neither acknowledged nor failed, so
- * the next worker gets it again. Logged once per request at INFO by {@link RequestProcessor}; never an error.
+ * The worker is shutting down and gave up on a request that was still running when the shutdown grace ended (see
+ * {@link Shutdown}). Not an outcome: nothing is published or recorded for the request, and its record is neither
+ * acknowledged nor failed, so the next worker gets it again. Logged once per request at INFO; never an error.
  */
 public final class AbandonedException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
-    AbandonedException(String requestId, Throwable cause) {
+    /** The request {@code requestId} was given up; {@code cause} is what was ending it, if anything. */
+    public AbandonedException(String requestId, Throwable cause) {
         super(
                 "[" + requestId + "] abandoned at shutdown; it is left unacknowledged and will be redelivered"
                         + (cause == null ? "" : " (" + firstLine(cause) + ")"),

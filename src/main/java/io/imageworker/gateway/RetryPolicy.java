@@ -1,7 +1,8 @@
-package io.imageworker.processing;
+package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.gateway.GatewayFailure;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -13,9 +14,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * reset) at most {@code unknownOutcomeRetries} times; calls the gateway billed (2xx, moderation and parameter
  * refusals) never.
  */
-public final class RetryPolicy {
+@ApplicationScoped
+public class RetryPolicy {
 
     private final WorkerConfig.Retry config;
+
+    @Inject
+    RetryPolicy(WorkerConfig config) {
+        this(config.retry());
+    }
 
     /** A policy with the given settings. */
     public RetryPolicy(WorkerConfig.Retry config) {
@@ -33,6 +40,9 @@ public final class RetryPolicy {
     public Optional<Duration> next(GatewayFailure failure, int freeAttempts, int unknownAttempts, Duration spent) {
         Optional<Duration> delay =
                 switch (failure.kind()) {
+                    // The gateway never read the call: send it again at once, on a new connection.
+                    case STALE_CONNECTION ->
+                        freeAttempts < config.maxRateLimitedAttempts() ? Optional.of(Duration.ZERO) : Optional.empty();
                     case NOT_SENT, RATE_LIMITED ->
                         freeAttempts < config.maxRateLimitedAttempts()
                                 ? Optional.of(failure.retryAfter().orElseGet(() -> backoff(freeAttempts)))

@@ -1,6 +1,7 @@
-package io.imageworker.gateway;
+package io.imageworker.storage;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.BoundedBody;
 import io.smallrye.mutiny.Uni;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.mutiny.core.Vertx;
@@ -9,7 +10,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 
 /**
- * Downloads an image the gateway returned as a temporary {@code url}, at once (spec 2.1 rule 2), with the download
+ * Downloads an image the gateway returned as a temporary {@code url}, at once (the gateway contract, Answers), with the download
  * timeout and the size cap enforced while reading. The URL itself is never passed on.
  */
 @ApplicationScoped
@@ -30,6 +31,7 @@ public class ImageDownloader {
                         .setConnectTimeout((int) Math.min(
                                 Integer.MAX_VALUE, this.config.timeout().toMillis()))
                         .setUserAgent("image-worker"));
+        BoundedBody.install(client);
     }
 
     /** The bytes at {@code url}, or a {@link DownloadException} that says why not. */
@@ -37,7 +39,7 @@ public class ImageDownloader {
         return Uni.createFrom()
                 .deferred(() -> client.getAbs(url)
                         .idleTimeout(config.timeout().toMillis())
-                        .as(BoundedBodyCodec.mutiny((config.maxBytes())))
+                        .as(new BoundedBody(config.maxBytes()).codec())
                         .send())
                 .ifNoItem()
                 .after(config.timeout())
@@ -56,13 +58,13 @@ public class ImageDownloader {
                                                 ? " (the temporary URL has expired or is wrong)"
                                                 : ""));
                     }
-                    io.vertx.core.buffer.Buffer body = response.body();
-                    return body == null ? new byte[0] : body.getBytes();
+                    byte[] body = response.body();
+                    return body == null ? new byte[0] : body;
                 });
     }
 
     private static Throwable describe(Throwable error) {
-        if (error instanceof BoundedBodyCodec.BodyTooLargeException) {
+        if (error instanceof BoundedBody.BodyTooLargeException) {
             return new DownloadException(false, false, "the downloaded image is " + error.getMessage());
         }
         if (error instanceof java.util.concurrent.TimeoutException) {

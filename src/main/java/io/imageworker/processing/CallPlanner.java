@@ -1,0 +1,88 @@
+package io.imageworker.processing;
+
+import io.imageworker.ErrorCode;
+import io.imageworker.ImageRequest;
+import io.imageworker.Operation;
+import io.imageworker.RequestFailure;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewayRequest;
+import io.imageworker.image.ImageInfo;
+import io.imageworker.image.SizeDecision;
+import io.imageworker.image.SizePolicy;
+import io.imageworker.reference.EditInputs;
+import io.imageworker.reference.LoadedImage;
+import io.imageworker.reference.ReferenceLoader;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Decides the call a valid request makes: the size to send (the gateway silently makes a wrong picture for a missing
+ * or non-pixel size, so an explicit valid {@code WIDTHxHEIGHT} is always sent), and for an edit its inputs, read one
+ * after the other and checked ({@link ReferenceLoader}). Nothing is sent before every input is loaded and checked; an
+ * unusable size is refused before any reference is read. Fails with {@link RequestFailure}: {@code INVALID_REQUEST}
+ * for the size, {@code INVALID_REFERENCE} for an input, {@code STORAGE_ERROR} when the store of an input failed.
+ */
+@ApplicationScoped
+public class CallPlanner {
+
+    private final ReferenceLoader references;
+    private final boolean singleImageEdits;
+
+    CallPlanner(ReferenceLoader references, WorkerConfig config) {
+        this.references = references;
+        this.singleImageEdits = config.gateway().editMode() == WorkerConfig.EditMode.single;
+    }
+
+    /** The size decided and the call to make. */
+    public record Plan(SizeDecision.Accepted size, GatewayRequest request) {}
+
+    /** The plan of {@code request}'s call. */
+    public Uni<Plan> plan(ImageRequest request) {
+        return Uni.createFrom().deferred(() -> {
+            SizeDecision.Accepted size = accepted(SizePolicy.forGenerate(request.size()));
+            if (request.operation() == Operation.GENERATE) {
+                String sent = size.sent().toString();
+                return Uni.createFrom()
+                        .item(new Plan(size, new GatewayRequest.Generate(request.prompt(), sent, request.quality())));
+            }
+            return references.load(request).map(inputs -> editPlan(request, inputs));
+        });
+    }
+
+    private Plan editPlan(ImageRequest request, EditInputs inputs) {
+        ImageInfo base = inputs.references().get(0).info();
+        SizeDecision.Accepted size = accepted(SizePolicy.forEdit(request.size(), base));
+        if (base.size().isEmpty()) {
+            Log.warnf(
+                    "[%s] the base image is %s but its size cannot be read: sending it with %s",
+                    request.requestId(), base.format().mimeType(), size.sent());
+        }
+        List<GatewayRequest.FilePart> parts = new ArrayList<>();
+        for (int i = 0; i < inputs.references().size(); i++) {
+            parts.add(filePart(inputs.references().get(i), i == 0 ? "image" : "reference-" + i));
+        }
+        GatewayRequest.FilePart mask = inputs.mask() == null ? null : filePart(inputs.mask(), "mask");
+        return new Plan(
+                size,
+                new GatewayRequest.Edit(
+                        request.prompt(), size.sent().toString(), request.quality(), parts, mask, singleImageEdits));
+    }
+
+    private static SizeDecision.Accepted accepted(SizeDecision decision) {
+        if (decision instanceof SizeDecision.Refused refused) {
+            throw new RequestFailure(ErrorCode.INVALID_REQUEST, refused.message());
+        }
+        return (SizeDecision.Accepted) decision;
+    }
+
+    private static GatewayRequest.FilePart filePart(LoadedImage image, String name) {
+        // The extension and type come from the real bytes: the gateway guesses the format from the extension.
+        return new GatewayRequest.FilePart(
+                image.bytes(),
+                name + image.info().format().extension(),
+                image.info().format().mimeType());
+    }
+}

@@ -1,0 +1,64 @@
+package io.imageworker.storage;
+
+import io.imageworker.ErrorCode;
+import io.imageworker.RequestFailure;
+import io.imageworker.image.ImageInfo;
+import io.imageworker.image.ImageInspector;
+import io.imageworker.storage.ImageDownloader.DownloadException;
+import io.imageworker.support.CpuWork;
+import io.imageworker.support.Patience;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+
+/**
+ * Takes the image out of a gateway's answer: the bytes of its {@code b64_json} (already decoded), or a download of
+ * its temporary {@code url} at once; then, on the CPU pool, reads what the bytes really are and hashes them. An answer
+ * without a usable png, jpeg or webp of a readable size ends the request: {@code INVALID_OUTPUT} ({@code TIMEOUT} when
+ * the download ran out of time). The call was billed either way, so nothing here calls the gateway again.
+ */
+@ApplicationScoped
+public class ImageIntake {
+
+    private final ImageDownloader downloader;
+    private final CpuWork cpu;
+    private final Patience patience;
+
+    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience) {
+        this.downloader = downloader;
+        this.cpu = cpu;
+        this.patience = patience;
+    }
+
+    /**
+     * The checked image of an answer that carried {@code bytes} or a {@code url}; fails with {@link RequestFailure}.
+     */
+    public Uni<ReceivedImage> take(byte[] bytes, String url) {
+        Uni<byte[]> data = bytes != null ? Uni.createFrom().item(bytes) : download(url);
+        return data.chain(image -> cpu.run(() -> checked(image)));
+    }
+
+    private Uni<byte[]> download(String url) {
+        return patience.retry(
+                        downloader.download(url),
+                        // A timeout already took the whole download time: one attempt. Other transient failures are
+                        // free to repeat.
+                        error -> error instanceof DownloadException download
+                                && download.transientFailure()
+                                && !download.timedOut())
+                .onFailure(DownloadException.class)
+                .transform(error -> new RequestFailure(
+                        ((DownloadException) error).timedOut() ? ErrorCode.TIMEOUT : ErrorCode.INVALID_OUTPUT,
+                        error.getMessage()));
+    }
+
+    private static ReceivedImage checked(byte[] bytes) {
+        ImageInfo info = ImageInspector.inspect(bytes);
+        if (!info.isUsable() || info.size().isEmpty()) {
+            throw new RequestFailure(
+                    ErrorCode.INVALID_OUTPUT,
+                    "the gateway's answer is not a usable png, jpeg or webp image: "
+                            + info.refusal().orElse("size unreadable"));
+        }
+        return new ReceivedImage(bytes, info, ImageInspector.sha256Hex(bytes));
+    }
+}

@@ -1,0 +1,63 @@
+package io.imageworker.storage;
+
+import io.imageworker.ErrorCode;
+import io.imageworker.ImageRequest;
+import io.imageworker.RequestFailure;
+import io.imageworker.TerminalEvent;
+import io.imageworker.support.Patience;
+import io.imageworker.support.WorkerMetrics;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Map;
+
+/**
+ * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, the key built only from the validated request
+ * and the image's real format, with the request id and the SHA-256 as object metadata. A store that fails is tried
+ * again within the infrastructure patience; then the request ends as {@code STORAGE_ERROR}.
+ */
+@ApplicationScoped
+public class ImageStorage {
+
+    private final ImageStore store;
+    private final Patience patience;
+    private final WorkerMetrics metrics;
+
+    ImageStorage(ImageStore store, Patience patience, WorkerMetrics metrics) {
+        this.store = store;
+        this.patience = patience;
+        this.metrics = metrics;
+    }
+
+    /** Stores {@code image} for {@code request}; fails with {@link RequestFailure} ({@code STORAGE_ERROR}). */
+    public Uni<Stored> store(ImageRequest request, ReceivedImage image) {
+        String key = request.keyPrefix()
+                + request.requestId()
+                + image.info().format().extension();
+        String contentType = image.info().format().mimeType();
+        Map<String, String> metadata = Map.of("request-id", request.requestId(), "sha256", image.sha256());
+        long started = System.nanoTime();
+        return patience.retry(store.putImage(key, image.bytes(), contentType, metadata))
+                .onFailure()
+                .transform(error -> new RequestFailure(
+                        ErrorCode.STORAGE_ERROR, "the image could not be stored: " + error.getMessage(), error))
+                .map(ignored -> {
+                    metrics.stored(image.bytes().length);
+                    String bucket = store.bucket();
+                    return new Stored(
+                            new TerminalEvent.StoredImage(
+                                    bucket,
+                                    key,
+                                    "s3://" + bucket + "/" + key,
+                                    store.presignedUrl(key),
+                                    contentType,
+                                    image.size().width(),
+                                    image.size().height(),
+                                    image.bytes().length,
+                                    image.sha256()),
+                            (System.nanoTime() - started) / 1_000_000);
+                });
+    }
+
+    /** Where an image went, and how long storing it took. */
+    public record Stored(TerminalEvent.StoredImage image, long storeMs) {}
+}

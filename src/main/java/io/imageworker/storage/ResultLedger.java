@@ -1,0 +1,85 @@
+package io.imageworker.storage;
+
+import io.imageworker.ErrorCode;
+import io.imageworker.RequestFailure;
+import io.imageworker.TerminalEvent;
+import io.imageworker.support.EventCodec;
+import io.imageworker.support.Patience;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * The idempotency record of each {@code requestId}: its terminal event, kept as a result document
+ * ({@code <result-prefix><requestId>.json}) before the event is published. A request whose outcome is recorded is
+ * answered from the record, with no gateway call, whether it is a redelivery after a crash or a producer's duplicate.
+ */
+@ApplicationScoped
+public class ResultLedger {
+
+    private final ImageStore store;
+    private final EventCodec codec;
+    private final Patience patience;
+
+    ResultLedger(ImageStore store, EventCodec codec, Patience patience) {
+        this.store = store;
+        this.codec = codec;
+        this.patience = patience;
+    }
+
+    /**
+     * The recorded outcome of {@code requestId}, if there is one. Fails with {@link RequestFailure}
+     * ({@code STORAGE_ERROR}) when the store cannot be read or the document cannot be read as an event: without the
+     * record, a call could bill a request that already ended, so no call is made.
+     */
+    public Uni<Optional<TerminalEvent>> find(String requestId) {
+        return patience.retry(store.findResult(requestId))
+                .onFailure()
+                .transform(error -> {
+                    Log.errorf("[%s] the result store cannot be read: %s", requestId, error.toString());
+                    return new RequestFailure(
+                            ErrorCode.STORAGE_ERROR,
+                            "the result store cannot be read, so the request was not sent to the gateway: "
+                                    + error.getMessage(),
+                            error);
+                })
+                .map(document -> document.map(bytes -> read(requestId, bytes)));
+    }
+
+    private TerminalEvent read(String requestId, byte[] document) {
+        try {
+            return codec.read(document);
+        } catch (IOException e) {
+            // Neither crash the consumer on it (it would be redelivered forever) nor call again (it may be billed).
+            Log.errorf(
+                    "[%s] the recorded result is unreadable (%s); not calling the gateway again",
+                    requestId, e.toString());
+            throw new RequestFailure(
+                    ErrorCode.STORAGE_ERROR,
+                    "the recorded result of this requestId is unreadable; send a new requestId to try again",
+                    e);
+        }
+    }
+
+    /**
+     * Records {@code event}, so that a redelivery or a duplicate replays it without a call, and returns it. A request
+     * refused before any call is not recorded: deciding again is free and gives the same answer. A record that cannot
+     * be written within the patience is logged, and the event is still returned: a redelivery would then call again.
+     */
+    public Uni<TerminalEvent> record(TerminalEvent event) {
+        if (event instanceof TerminalEvent.Failed failed && failed.billing().calls() == 0) {
+            return Uni.createFrom().item(event);
+        }
+        return patience.retry(store.putResult(event.requestId(), codec.write(event)))
+                .replaceWith(event)
+                .onFailure()
+                .recoverWithItem(error -> {
+                    Log.warnf(
+                            "[%s] the result could not be recorded (%s): a redelivery would call the gateway again",
+                            event.requestId(), error.toString());
+                    return event;
+                });
+    }
+}

@@ -1,0 +1,69 @@
+package io.imageworker.support;
+
+import io.imageworker.config.WorkerConfig;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The CPU work of requests, off the event loops: reading a record, reading a gateway answer's JSON and base64,
+ * hashing and inspecting images. An event loop only does I/O; a step that spends CPU in proportion to a payload runs
+ * here.
+ *
+ * <p>A fixed number of threads ({@code cpu-threads}, by default the processors the JVM sees: more would only take
+ * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most
+ * {@code max-in-progress} tasks: a request in progress has at most one task here at a time, so the queue cannot
+ * overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the caller's event loop.
+ */
+@ApplicationScoped
+public class CpuWork {
+
+    private final ThreadPoolExecutor executor;
+
+    @Inject
+    CpuWork(WorkerConfig config, MeterRegistry registry) {
+        this(
+                Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
+                config.inProgressLimit());
+        registry.gauge("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
+                .size());
+    }
+
+    /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */
+    public CpuWork(int threads, int queued) {
+        AtomicInteger sequence = new AtomicInteger();
+        ThreadFactory factory = runnable -> {
+            Thread thread = new Thread(runnable, "image-worker-cpu-" + sequence.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+        this.executor = new ThreadPoolExecutor(
+                threads,
+                threads,
+                0,
+                TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queued + threads),
+                factory,
+                new ThreadPoolExecutor.AbortPolicy());
+        Log.debugf("CPU work on %d thread(s)", threads);
+    }
+
+    /** {@code work}, run on the pool; the returned {@code Uni} goes on on the pool's thread. */
+    public <T> Uni<T> run(Supplier<T> work) {
+        return Uni.createFrom().item(work).runSubscriptionOn(executor);
+    }
+
+    @PreDestroy
+    void close() {
+        executor.shutdown();
+    }
+}
