@@ -188,6 +188,11 @@ public final class AnswerClassifier {
                             JsonToken token = parser.nextToken();
                             if (token == JsonToken.VALUE_STRING && "b64_json".equals(field)) {
                                 image = Base64Field.decode(parser, body);
+                                if (image.length > 0) {
+                                    // All that is needed: the rest of the answer is not read (nor its 2 MB string
+                                    // scanned a second time).
+                                    return new GatewayAnswer.Image(image, null, latencyMs);
+                                }
                             } else if (token == JsonToken.VALUE_STRING && "url".equals(field)) {
                                 url = parser.getText().isEmpty() ? null : parser.getText();
                             } else {

@@ -95,13 +95,24 @@ class AnswerReadingTest {
     }
 
     @Test
-    void trailingGarbageAfterTheAnswerIsNotJson() {
-        String json = "{\"data\":[{\"b64_json\":\"QUJD\"}]} trailing";
+    void anAnswerWithoutImageAndWithTrailingGarbageIsNotJson() {
+        String json = "{\"data\":[{\"revised_prompt\":\"x\"}]} trailing";
 
         GatewayFailure failure =
                 failure(classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1));
 
         assertThat(failure.kind()).isEqualTo(FailureKind.INVALID_OUTPUT);
+        assertThat(failure.message()).contains("not JSON");
+    }
+
+    @Test
+    void theImageIsTakenWithoutReadingWhatFollowsIt() {
+        // Once data[0].b64_json is decoded the answer has given what it must: the rest is not scanned again.
+        String json = "{\"data\":[{\"b64_json\":\"QUJD\",\"revised_prompt\":\"x\"}],\"usage\":{}} trailing";
+
+        assertThat(decoded(
+                        classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1)))
+                .isEqualTo("ABC".getBytes(StandardCharsets.US_ASCII));
     }
 
     @Test

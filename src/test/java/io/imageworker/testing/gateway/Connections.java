@@ -4,6 +4,7 @@ import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -17,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Connections {
 
     private final Map<HttpConnection, Long> idleSince = new ConcurrentHashMap<>();
+    private final Set<HttpConnection> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger dropped = new AtomicInteger();
 
     /**
@@ -31,9 +33,27 @@ final class Connections {
             connection.close();
             return true;
         }
-        connection.closeHandler(v -> idleSince.remove(connection));
+        if (open.add(connection)) {
+            connection.closeHandler(v -> {
+                open.remove(connection);
+                idleSince.remove(connection);
+            });
+        }
         req.response().endHandler(v -> idleSince.put(connection, System.nanoTime()));
         return false;
+    }
+
+    /** Connections open now (that carried at least one request). */
+    int open() {
+        return open.size();
+    }
+
+    /** Connections idle now for longer than {@code idle}. */
+    int idleLongerThan(Duration idle) {
+        long now = System.nanoTime();
+        return (int) idleSince.values().stream()
+                .filter(since -> now - since > idle.toNanos())
+                .count();
     }
 
     /** Requests dropped on stale connections since the last reset. */

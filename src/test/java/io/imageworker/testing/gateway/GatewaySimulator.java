@@ -129,6 +129,16 @@ public final class GatewaySimulator implements AutoCloseable {
         return state.connections.dropped();
     }
 
+    /** Keep-alive connections open now (that carried at least one request). */
+    public int openConnections() {
+        return state.connections.open();
+    }
+
+    /** Keep-alive connections idle now for longer than {@code idle}. */
+    public int idleConnections(Duration idle) {
+        return state.connections.idleLongerThan(idle);
+    }
+
     /**
      * Clears records, downloads, stored URLs, queued faults, the peak and the bill; restores the start settings,
      * the token and its quota. Calls left hanging are ended and their connections closed.

@@ -61,6 +61,11 @@ public final class SimulatorControl {
         return update(s -> s.withUrlLifetime(lifetime));
     }
 
+    /** Connections idle longer than {@code idle} are stale from now on (zero: never); see {@link SimulatorSettings}. */
+    public SimulatorControl setStaleAfter(Duration idle) {
+        return update(s -> s.withStaleAfter(idle));
+    }
+
     public SimulatorControl setOversizeMode(OversizeMode mode) {
         return update(s -> s.withOversizeMode(mode));
     }
