@@ -43,7 +43,7 @@ final class WorkerEnvironment {
         return ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(WorkerConfig.class, "image-worker"))
                 .keySet()
                 .stream()
-                .map(WorkerEnvironment::environmentName)
+                .map(property -> environmentName(property.replace("[*]", "")))
                 .collect(Collectors.toCollection(TreeSet::new));
     }
 
