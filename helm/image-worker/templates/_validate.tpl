@@ -48,4 +48,15 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "podDisruptionBudget: set minAvailable or maxUnavailable, not both (set the other to null)" }}
 {{- end }}
 
+{{- range .Values.extraEnv }}
+{{- /* A literal value would sit in the Deployment, readable by whoever may read Deployments, and in the release. */}}
+{{- if and (has .name (list "IMAGE_WORKER_GATEWAY_API_KEY" "AWS_SECRET_ACCESS_KEY")) (hasKey . "value") }}
+{{- fail (printf "extraEnv must not carry %s as a literal value: put it in the Secret (secret.existingSecret) or use valueFrom.secretKeyRef" .name) }}
+{{- end }}
+{{- /* The KEDA trigger reads kafka.*: a worker consuming another group, topic or cluster would be scaled on a lag it does not have. */}}
+{{- if has .name (list "KAFKA_BOOTSTRAP_SERVERS" "IMAGE_WORKER_CONSUMER_GROUP" "IMAGE_WORKER_TOPIC_REQUEST") }}
+{{- fail (printf "extraEnv must not set %s: set kafka.bootstrapServers, kafka.consumerGroup or kafka.topics.request instead, which the KEDA trigger reads as well" .name) }}
+{{- end }}
+{{- end }}
+
 {{- end }}

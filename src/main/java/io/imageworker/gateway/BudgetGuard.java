@@ -4,13 +4,16 @@ import io.imageworker.Billing.CallCost;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
@@ -18,9 +21,11 @@ import java.util.function.LongSupplier;
  * first starting with the first call). A call takes a place before it is sent, because its cost is only known after
  * it; a call refused before any work (401, 404, 429, never sent) gives its place back. Over the cap a request waits
  * for the next window (holding no gateway permit, so intake stops by backpressure) or fails with
- * {@code BUDGET_EXCEEDED}, by setting. Spend is reported in quota units when the price per call is configured.
+ * {@code BUDGET_EXCEEDED}, by setting. Spend is reported in quota units when the price per call is configured, and the
+ * requests held for the next window as {@code image_worker_budget_held_requests} (created at start, for alerts).
  */
 @ApplicationScoped
+@Startup
 public class BudgetGuard {
 
     private final Optional<Integer> maxCalls;
@@ -30,6 +35,7 @@ public class BudgetGuard {
     private final Counter billedUnits;
     private final Counter unknownUnits;
     private final long pricePerCall;
+    private final AtomicInteger held = new AtomicInteger();
     private long windowStart;
     private int used;
     private boolean windowOpen;
@@ -53,6 +59,9 @@ public class BudgetGuard {
                 .description("Quota units of calls whose billing is unknown (timeouts, 5xx)")
                 .register(registry);
         registry.gauge("image_worker_budget_used_calls", this, BudgetGuard::used);
+        Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)
+                .description("Requests the spend guard holds until its window allows another call")
+                .register(registry);
     }
 
     /**
@@ -71,8 +80,22 @@ public class BudgetGuard {
             if (!pause) {
                 return Uni.createFrom().item(Boolean.FALSE);
             }
-            return Patience.after(wait, this::reserve);
+            held.incrementAndGet();
+            return waitForPlace(wait).onTermination().invoke(held::decrementAndGet);
         });
+    }
+
+    /** Tries again after {@code wait}, as often as it takes; counted once in {@code held} by the caller. */
+    private Uni<Boolean> waitForPlace(Duration wait) {
+        return Patience.after(wait, () -> {
+            Duration next = tryReserve();
+            return next.isZero() ? Uni.createFrom().item(Boolean.TRUE) : waitForPlace(next);
+        });
+    }
+
+    /** Requests held now until the window allows another call. */
+    int held() {
+        return held.get();
     }
 
     private synchronized Duration tryReserve() {

@@ -1,7 +1,10 @@
 package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import io.vertx.mutiny.core.Vertx;
@@ -20,8 +23,11 @@ import java.util.List;
  *
  * <p>With {@code pause-on-gateway-fault=false} nothing waits: such requests fail with {@code UNAUTHORIZED} or
  * {@code GATEWAY_MISCONFIGURED}.
+ *
+ * <p>{@code image_worker_intake_paused} is 1 while paused (created at start, for alerts).
  */
 @ApplicationScoped
+@Startup
 public class GatewayGuard {
 
     private final boolean enabled;
@@ -35,12 +41,15 @@ public class GatewayGuard {
     private FailureKind lastFault;
     private long probeTimer = -1;
 
-    GatewayGuard(WorkerConfig config, GatewayClient gateway, Vertx vertx) {
+    GatewayGuard(WorkerConfig config, GatewayClient gateway, Vertx vertx, MeterRegistry registry) {
         this.enabled = config.pauseOnGatewayFault();
         this.threshold = Math.max(1, config.gateway().faultThreshold());
         this.probeIntervalMs = Math.max(100, config.gateway().probeInterval().toMillis());
         this.gateway = gateway;
         this.vertx = vertx;
+        Gauge.builder("image_worker_intake_paused", this, guard -> guard.isOpen() ? 0 : 1)
+                .description("1 while intake is paused on a dead token or a wrong gateway address")
+                .register(registry);
     }
 
     /** Completes at once while the gateway is usable; while paused, when it is usable again. */

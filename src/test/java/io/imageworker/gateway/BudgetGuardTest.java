@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Billing.CallCost;
 import io.imageworker.testing.TestConfig;
@@ -88,5 +89,23 @@ class BudgetGuardTest {
 
         assertThat(allowed).isTrue();
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(Duration.ofMillis(500));
+    }
+
+    @Test
+    void reportsTheRequestsItHoldsUntilTheWindowAllowsThem() {
+        BudgetGuard guard = guard("pause", "PT1S", System::nanoTime);
+        reserve(guard);
+        reserve(guard);
+        assertThat(held()).isZero();
+
+        var third = guard.reserve().subscribeAsCompletionStage();
+
+        await().atMost(Duration.ofMillis(900)).until(() -> held() == 1.0);
+        assertThat(third.join()).isTrue();
+        assertThat(held()).isZero();
+    }
+
+    private double held() {
+        return registry.get("image_worker_budget_held_requests").gauge().value();
     }
 }

@@ -25,13 +25,16 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * A producer of requests and a background consumer of every result topic, with the plain Kafka client against the
- * real broker: what a producer and a consumer of image-worker would see.
+ * real broker: what a producer and a consumer of image-worker would see. Every record it reads is checked against the
+ * event contract ({@link EventContract}: the AsyncAPI document and its JSON Schemas); a record that breaks it fails
+ * whichever test next asks this client for records, and the class at its close.
  */
 public final class KafkaTestClient implements AutoCloseable {
 
     private final KafkaProducer<byte[], byte[]> producer;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final List<ConsumerRecord<byte[], byte[]>> received = new CopyOnWriteArrayList<>();
+    private final List<String> contractViolations = new CopyOnWriteArrayList<>();
     private final Thread poller;
     private volatile boolean running = true;
 
@@ -62,12 +65,27 @@ public final class KafkaTestClient implements AutoCloseable {
     private void poll() {
         while (running) {
             try {
-                consumer.poll(Duration.ofMillis(100)).forEach(received::add);
+                consumer.poll(Duration.ofMillis(100)).forEach(this::receive);
             } catch (org.apache.kafka.common.errors.WakeupException e) {
                 return;
             } catch (RuntimeException e) {
                 // The broker may be restarting in a fault test; keep polling.
             }
+        }
+    }
+
+    private void receive(ConsumerRecord<byte[], byte[]> record) {
+        List<String> problems = EventContract.problems(record);
+        if (!problems.isEmpty()) {
+            contractViolations.add(record.topic() + " record of " + header(record, "ce_subject") + ": " + problems);
+        }
+        received.add(record);
+    }
+
+    /** Fails when any record read so far breaks the event contract. */
+    public void assertContractKept() {
+        if (!contractViolations.isEmpty()) {
+            throw new AssertionError("events that break the contract (asyncapi.yaml): " + contractViolations);
         }
     }
 
@@ -100,6 +118,7 @@ public final class KafkaTestClient implements AutoCloseable {
 
     /** Every record received on {@code topic} so far whose {@code ce_subject} is {@code requestId}. */
     public List<ConsumerRecord<byte[], byte[]>> results(String requestId) {
+        assertContractKept();
         return received.stream()
                 .filter(r -> !r.topic().endsWith("dlq"))
                 .filter(r -> requestId.equals(header(r, "ce_subject")))
@@ -115,11 +134,13 @@ public final class KafkaTestClient implements AutoCloseable {
 
     /** Every record received on the DLQ topic so far. */
     public List<ConsumerRecord<byte[], byte[]>> deadLetters() {
+        assertContractKept();
         return received.stream().filter(r -> r.topic().endsWith("dlq")).toList();
     }
 
     /** Every record received so far. */
     public List<ConsumerRecord<byte[], byte[]>> received() {
+        assertContractKept();
         return List.copyOf(received);
     }
 
@@ -140,5 +161,6 @@ public final class KafkaTestClient implements AutoCloseable {
         }
         consumer.close();
         producer.close();
+        assertContractKept();
     }
 }

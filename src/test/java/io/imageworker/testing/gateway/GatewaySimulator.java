@@ -48,8 +48,16 @@ public final class GatewaySimulator implements AutoCloseable {
         this.baseUrl = baseUrl;
     }
 
-    /** Starts both origins and returns once they listen. Port 0 in the settings takes a free port. */
+    /** Starts both origins on 127.0.0.1 and returns once they listen. Port 0 in the settings takes a free port. */
     public static GatewaySimulator start(SimulatorSettings settings) {
+        return start(settings, HOST);
+    }
+
+    /**
+     * Starts both origins on {@code host} (an address or a name: also the host of {@link #baseUrl()} and of the
+     * returned URLs, so a container's service name serves other containers) and returns once they listen.
+     */
+    public static GatewaySimulator start(SimulatorSettings settings, String host) {
         Vertx vertx = Vertx.vertx(new VertxOptions()
                 .setEventLoopPoolSize(2)
                 .setWorkerPoolSize(4)
@@ -59,17 +67,17 @@ public final class GatewaySimulator implements AutoCloseable {
         try {
             SimulatorState state = new SimulatorState(settings);
             // No h2c upgrade: the real gateway sits behind HTTP/1.1 proxies, and clients that offer it must fall back.
-            HttpServerOptions options = new HttpServerOptions().setHost(HOST).setHttp2ClearTextEnabled(false);
+            HttpServerOptions options = new HttpServerOptions().setHost(host).setHttp2ClearTextEnabled(false);
             HttpServer files =
                     await(vertx.createHttpServer(new HttpServerOptions(options).setPort(settings.filesPort()))
                             .requestHandler(state.files)
                             .listen());
-            state.files.baseUrl("http://" + HOST + ":" + files.actualPort());
+            state.files.baseUrl("http://" + host + ":" + files.actualPort());
             HttpServer gateway = await(vertx.createHttpServer(new HttpServerOptions(options).setPort(settings.port()))
                     .requestHandler(new GatewayHandler(vertx, state))
                     .listen());
             vertx.setPeriodic(Duration.ofMinutes(1).toMillis(), id -> state.files.sweep());
-            return new GatewaySimulator(vertx, state, "http://" + HOST + ":" + gateway.actualPort());
+            return new GatewaySimulator(vertx, state, "http://" + host + ":" + gateway.actualPort());
         } catch (RuntimeException e) {
             vertx.close();
             throw e;
@@ -157,7 +165,7 @@ public final class GatewaySimulator implements AutoCloseable {
     }
 
     /**
-     * Standalone: {@code --port N --files-port N --api-key sk-... --quota N|unlimited --price N --model M
+     * Standalone: {@code --host H (default 127.0.0.1) --port N --files-port N --api-key sk-... --quota N|unlimited --price N --model M
      * --latency-ms N --latency-min-ms N --latency-max-ms N --concurrency-cap N --retry-after N
      * --response-form B64|URL|MIXED --url-ratio R --url-lifetime-s N --oversize REJECT|SILENTLY_CHANGE
      * --flavour SPEC|OPEN_SOURCE --moderation-trigger TEXT}. Prints one line with the base URL and key, runs until
@@ -173,14 +181,14 @@ public final class GatewaySimulator implements AutoCloseable {
             System.exit(2);
             return;
         }
-        GatewaySimulator simulator = start(settings);
+        GatewaySimulator simulator = start(settings, hostFromArgs(args));
         Runtime.getRuntime().addShutdownHook(new Thread(simulator::close, "gateway-simulator-shutdown"));
         System.out.println("gateway-simulator listening on " + simulator.baseUrl() + " key=" + simulator.validApiKey());
         System.out.flush();
         new CountDownLatch(1).await();
     }
 
-    static final String USAGE = "usage: GatewaySimulator [--port N] [--files-port N] [--api-key sk-...]"
+    static final String USAGE = "usage: GatewaySimulator [--host H] [--port N] [--files-port N] [--api-key sk-...]"
             + " [--quota N|unlimited] [--price N] [--model M] [--latency-ms N | --latency-min-ms N --latency-max-ms N]"
             + " [--concurrency-cap N] [--retry-after N] [--response-form B64|URL|MIXED] [--url-ratio R]"
             + " [--url-lifetime-s N] [--oversize REJECT|SILENTLY_CHANGE] [--flavour SPEC|OPEN_SOURCE]"
@@ -204,6 +212,9 @@ public final class GatewaySimulator implements AutoCloseable {
             String value = args[++i];
             try {
                 switch (option) {
+                    case "--host" -> {
+                        // Where to listen is not a setting of the gateway it plays: see hostFromArgs.
+                    }
                     case "--port" -> s = s.withPort(Integer.parseInt(value));
                     case "--files-port" -> s = s.withFilesPort(Integer.parseInt(value));
                     case "--api-key" -> s = s.withApiKey(value);
@@ -248,6 +259,17 @@ public final class GatewaySimulator implements AutoCloseable {
             s = s.withResponseForm(formGiven ? s.responseForm() : ResponseForm.MIXED, ratio);
         }
         return s;
+    }
+
+    /** The {@code --host} of a command line, 127.0.0.1 without one. */
+    static String hostFromArgs(String[] args) {
+        String host = HOST;
+        for (int i = 0; i + 1 < args.length; i++) {
+            if (args[i].equals("--host")) {
+                host = args[++i];
+            }
+        }
+        return host;
     }
 
     private static <T> T await(Future<T> future) {

@@ -36,6 +36,19 @@ class GatewaySimulatorMainTest {
     }
 
     @Test
+    void listensOnTheHostTheCommandLineNames() {
+        String[] args = {"--host", "localhost", "--api-key", "sk-local123"};
+        assertThat(GatewaySimulator.hostFromArgs(new String[] {"--port", "0"})).isEqualTo("127.0.0.1");
+
+        try (GatewaySimulator gateway =
+                GatewaySimulator.start(GatewaySimulator.settingsFromArgs(args), GatewaySimulator.hostFromArgs(args))) {
+            assertThat(gateway.baseUrl()).matches("http://localhost:\\d+");
+            assertThat(gateway.filesBaseUrl()).matches("http://localhost:\\d+");
+            assertThat(gateway.validApiKey()).isEqualTo("sk-local123");
+        }
+    }
+
+    @Test
     void readsAFixedLatency() {
         assertThat(GatewaySimulator.settingsFromArgs(new String[] {"--latency-ms", "250"})
                         .latency())

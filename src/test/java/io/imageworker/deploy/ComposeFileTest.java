@@ -1,0 +1,216 @@
+package io.imageworker.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code docker-compose.yml} and the Dockerfiles, checked by reading them: this machine (and CI) has no Docker engine,
+ * so {@code docker compose up} itself is not run by any test.
+ */
+class ComposeFileTest {
+
+    private static final String WORKER = "image-worker";
+    private final ComposeFile compose = ComposeFile.read();
+
+    @Test
+    void theWorkerReadsEveryVariableComposeSets() {
+        assertThat(WorkerEnvironment.known())
+                .containsAll(compose.environment(WORKER).keySet());
+        assertThat(WorkerEnvironment.known()).containsAll(demoSettings().keySet());
+    }
+
+    @Test
+    void theGatewaySettingsComeFromTheHostNeverFromTheFile() {
+        Map<String, String> environment = compose.environment(WORKER);
+
+        for (String name : WorkerEnvironment.REQUIRED) {
+            assertThat(environment).containsKey(name);
+        }
+        for (String name : List.of(
+                "IMAGE_WORKER_GATEWAY_BASE_URL", "IMAGE_WORKER_GATEWAY_API_KEY", "IMAGE_WORKER_GATEWAY_MODEL")) {
+            assertThat(environment.get(name)).isEqualTo("${" + name + ":-}");
+        }
+    }
+
+    @Test
+    void everyDependencyWaitsUntilItIsHealthyOrDone() {
+        compose.root().path("services").fields().forEachRemaining(service -> service.getValue()
+                .path("depends_on")
+                .fields()
+                .forEachRemaining(dependency -> {
+                    String condition = dependency.getValue().path("condition").asText();
+                    assertThat(condition)
+                            .as("%s waits for %s", service.getKey(), dependency.getKey())
+                            .isIn("service_healthy", "service_completed_successfully");
+                    if (condition.equals("service_healthy")) {
+                        assertThat(compose.service(dependency.getKey()).has("healthcheck"))
+                                .as("%s has a healthcheck", dependency.getKey())
+                                .isTrue();
+                    }
+                }));
+    }
+
+    @Test
+    void everyLongRunningServiceHasAMemoryLimit() {
+        compose.root().path("services").fields().forEachRemaining(service -> assertThat(service.getValue()
+                        .path("deploy")
+                        .path("resources")
+                        .path("limits")
+                        .path("memory")
+                        .asText())
+                .as(service.getKey())
+                .isNotBlank());
+    }
+
+    @Test
+    void stoppingLeavesTheDrainItsTime() {
+        Duration drain = WorkerEnvironment.duration(compose.environment(WORKER).get("IMAGE_WORKER_SHUTDOWN_GRACE"));
+        Duration stop = WorkerEnvironment.duration(
+                compose.service(WORKER).path("stop_grace_period").asText());
+
+        assertThat(stop).isGreaterThan(drain.plusSeconds(10));
+    }
+
+    @Test
+    void theRealGatewayPathIsTheDefaultAndTheDemoAProfile() {
+        List<String> withoutProfile = new ArrayList<>();
+        List<String> demo = new ArrayList<>();
+        compose.root().path("services").fields().forEachRemaining(service -> {
+            JsonNode profiles = service.getValue().path("profiles");
+            if (profiles.isMissingNode()) {
+                withoutProfile.add(service.getKey());
+            } else {
+                profiles.forEach(p -> assertThat(p.asText()).isEqualTo("demo"));
+                demo.add(service.getKey());
+            }
+        });
+
+        assertThat(withoutProfile).containsExactly("kafka", "kafka-init", "minio", "minio-init", WORKER);
+        assertThat(demo).containsExactly("gateway-simulator", "demo-producer");
+        JsonNode onSimulator = compose.service(WORKER).path("depends_on").path("gateway-simulator");
+        assertThat(onSimulator.path("required").asBoolean(true))
+                .as("the worker must start without the demo profile")
+                .isFalse();
+    }
+
+    @Test
+    void theDemoWorkerUsesTheSimulatorsKeyModelAndPort() {
+        List<String> command = new ArrayList<>();
+        compose.service("gateway-simulator").path("command").forEach(a -> command.add(a.asText()));
+        Map<String, String> demo = demoSettings();
+
+        assertThat(demo)
+                .containsOnlyKeys(
+                        "IMAGE_WORKER_GATEWAY_BASE_URL", "IMAGE_WORKER_GATEWAY_API_KEY", "IMAGE_WORKER_GATEWAY_MODEL");
+        assertThat(demo.get("IMAGE_WORKER_GATEWAY_API_KEY")).isEqualTo(option(command, "--api-key"));
+        assertThat(demo.get("IMAGE_WORKER_GATEWAY_MODEL")).isEqualTo(option(command, "--model"));
+        assertThat(demo.get("IMAGE_WORKER_GATEWAY_BASE_URL"))
+                .isEqualTo("http://" + option(command, "--host") + ":" + option(command, "--port"));
+        assertThat(entrypoint()).contains(demo.get("IMAGE_WORKER_GATEWAY_BASE_URL") + "/v1/models");
+        assertThat(entrypoint())
+                .endsWith("exec "
+                        + Dockerfile.read(Path.of("Dockerfile"))
+                                .stage("worker")
+                                .last("ENTRYPOINT")
+                                .replaceAll("[\\[\\]\" ]", ""));
+    }
+
+    @Test
+    void theDemoRequestsFileIsMountedIntoTheProducer() {
+        assertThat(compose.service("demo-producer").path("volumes").get(0).asText())
+                .startsWith("./deploy/demo/requests.jsonl:");
+        assertThat(Path.of("deploy/demo/requests.jsonl")).isRegularFile();
+    }
+
+    private String entrypoint() {
+        JsonNode entrypoint = compose.service(WORKER).path("entrypoint");
+        return entrypoint.get(entrypoint.size() - 1).asText().strip();
+    }
+
+    /** What the worker's entrypoint exports when the demo's simulator answers. */
+    private Map<String, String> demoSettings() {
+        Map<String, String> settings = new java.util.LinkedHashMap<>();
+        Matcher export = Pattern.compile("export (\\w+)=(\\S+)").matcher(entrypoint());
+        while (export.find()) {
+            settings.put(export.group(1), export.group(2));
+        }
+        return settings;
+    }
+
+    private static String option(List<String> command, String name) {
+        int at = command.indexOf(name);
+        assertThat(at).as(name).isNotNegative();
+        return command.get(at + 1);
+    }
+
+    // ---- the images compose builds
+
+    @Test
+    void buildsFromSourceInStagesAndRunsAsANumericNonRootUser() {
+        Dockerfile dockerfile = Dockerfile.read(Path.of("Dockerfile"));
+
+        assertThat(dockerfile.stage("build").all("RUN"))
+                .anyMatch(run -> run.contains("./mvnw") && run.contains("package"));
+        assertThat(dockerfile.last().name()).isEqualTo("worker");
+        assertThat(compose.service(WORKER).path("build").path("target").asText())
+                .isEqualTo("worker");
+        assertThat(compose.service("gateway-simulator")
+                        .path("build")
+                        .path("target")
+                        .asText())
+                .isEqualTo("gateway-simulator");
+        for (String stage : List.of("worker", "gateway-simulator")) {
+            assertThat(dockerfile.stage(stage).base()).endsWith("-runtime:1.24");
+            assertThat(dockerfile.stage(stage).last("USER")).matches("[1-9][0-9]*");
+            assertThat(dockerfile.stage(stage).all("COPY")).allMatch(copy -> copy.contains("--from=build"));
+        }
+    }
+
+    @Test
+    void theImageBuiltFromAPackagedAppIsTheSameRuntime() {
+        Dockerfile fromSource = Dockerfile.read(Path.of("Dockerfile"));
+        Dockerfile packaged = Dockerfile.read(Path.of("src/main/docker/Dockerfile.jvm"));
+
+        assertThat(packaged.last().base()).isEqualTo(fromSource.last().base());
+        for (String keyword : List.of("USER", "ENTRYPOINT", "EXPOSE")) {
+            assertThat(packaged.last().last(keyword))
+                    .isEqualTo(fromSource.last().last(keyword));
+        }
+        assertThat(packaged.last().all("ENV")).isEqualTo(fromSource.last().all("ENV"));
+    }
+
+    @Test
+    void theSimulatorNeedsNothingTheWorkerImageLacks() throws IOException {
+        // The gateway-simulator image runs the simulator on the worker's own runtime dependencies.
+        List<String> allowed = List.of(
+                "java.",
+                "javax.",
+                "io.vertx.core.",
+                "com.fasterxml.jackson.",
+                "com.drew.",
+                "io.imageworker.testing.gateway.");
+        try (Stream<Path> files = Files.list(Path.of("src/test/java/io/imageworker/testing/gateway"))) {
+            for (Path file : files.filter(f -> !f.getFileName().toString().endsWith("Test.java"))
+                    .toList()) {
+                Files.readAllLines(file).stream()
+                        .filter(line -> line.startsWith("import "))
+                        .map(line -> line.replaceFirst("import (static )?", ""))
+                        .forEach(imported -> assertThat(allowed)
+                                .as("%s imports %s", file.getFileName(), imported)
+                                .anyMatch(imported::startsWith));
+            }
+        }
+    }
+}

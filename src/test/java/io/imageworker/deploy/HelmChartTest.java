@@ -1,0 +1,404 @@
+package io.imageworker.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import com.marcnuri.helm.LintResult;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.apps.Deployment;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The Helm chart, checked without a helm binary or a cluster: Helm's own library lints and renders it, fabric8's
+ * Kubernetes model reads every manifest as strictly as the API server would, and the properties the worker's delivery
+ * guarantees rest on are checked on every rendering.
+ */
+class HelmChartTest {
+
+    private static final Path DEFAULTS = HelmChart.DIRECTORY.resolve("ci/default-values.yaml");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    static List<Path> ciValues() {
+        return HelmChart.ciValues();
+    }
+
+    @ParameterizedTest
+    @MethodSource("ciValues")
+    void lintsStrictlyWithEveryCiValuesFile(Path values) {
+        LintResult lint = HelmChart.lint(values);
+
+        assertThat(lint.isFailed()).as("%s", lint.getMessages()).isFalse();
+        assertThat(lint.getMessages()).noneMatch(m -> m.contains("[ERROR]") || m.contains("[WARNING]"));
+    }
+
+    @ParameterizedTest
+    @MethodSource("ciValues")
+    void rendersEveryCiValuesFileIntoManifestsTheApiAccepts(Path values) {
+        Rendering rendering = HelmChart.render(values, Map.of());
+
+        // helm-java renders the release's manifest, not its hooks: templates/tests/ is checked by the lint above.
+        assertThat(rendering.all(Pod.class)).isEmpty();
+        assertThat(rendering.manifests()).hasSizeGreaterThanOrEqualTo(4);
+        WorkerInvariants.check(rendering);
+    }
+
+    @ParameterizedTest
+    @MethodSource("ciValues")
+    void theKedaTriggerWatchesTheWorkersTopicAndGroup(Path values) {
+        Rendering rendering = HelmChart.render(values, Map.of("keda.enabled", true));
+        Map<String, Rendering.Variable> environment = rendering.environment();
+        StrictManifests.ScaledObject scaler = rendering.one(StrictManifests.ScaledObject.class);
+
+        assertThat(scaler.spec().scaleTargetRef().name())
+                .isEqualTo(rendering.deployment().getMetadata().getName());
+        assertThat(rendering.deployment().getSpec().getReplicas())
+                .as("KEDA owns the replica count")
+                .isNull();
+        assertThat(scaler.spec().triggers()).singleElement().satisfies(trigger -> {
+            assertThat(trigger.type()).isEqualTo("kafka");
+            assertThat(trigger.metadata())
+                    .containsEntry(
+                            "topic",
+                            environment.get("IMAGE_WORKER_TOPIC_REQUEST").value())
+                    .containsEntry(
+                            "consumerGroup",
+                            environment.get("IMAGE_WORKER_CONSUMER_GROUP").value())
+                    .containsEntry(
+                            "bootstrapServers",
+                            environment.get("KAFKA_BOOTSTRAP_SERVERS").value());
+        });
+    }
+
+    @Test
+    void theKedaTriggerFollowsRenamedTopicsAndGroups() {
+        Rendering rendering = HelmChart.render(
+                DEFAULTS,
+                Map.of(
+                        "keda.enabled", true,
+                        "kafka.consumerGroup", "images-eu",
+                        "kafka.topics.request", "image-request-eu"));
+
+        assertThat(rendering
+                        .one(StrictManifests.ScaledObject.class)
+                        .spec()
+                        .triggers()
+                        .get(0)
+                        .metadata())
+                .containsEntry("topic", "image-request-eu")
+                .containsEntry("consumerGroup", "images-eu");
+        assertThat(rendering.environment().get("IMAGE_WORKER_TOPIC_REQUEST").value())
+                .isEqualTo("image-request-eu");
+    }
+
+    @Test
+    void derivesTheTerminationGraceFromTheShutdownGrace() {
+        Deployment deployment =
+                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 100)).deployment();
+
+        assertThat(deployment.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(130L);
+    }
+
+    @Test
+    void rollsThePodsWhenTheConfigurationChanges() {
+        String before = checksum(HelmChart.render(DEFAULTS, Map.of()));
+        String after = checksum(HelmChart.render(DEFAULTS, Map.of("concurrency", 8)));
+
+        assertThat(before).isNotBlank().isNotEqualTo(after);
+        assertThat(checksum(HelmChart.render(DEFAULTS, Map.of()))).isEqualTo(before);
+    }
+
+    private static String checksum(Rendering rendering) {
+        return rendering
+                .deployment()
+                .getSpec()
+                .getTemplate()
+                .getMetadata()
+                .getAnnotations()
+                .get("checksum/config");
+    }
+
+    @Test
+    void createsNoSecretWhenAnExistingOneIsNamed() {
+        Rendering rendering = HelmChart.render(DEFAULTS, Map.of());
+
+        assertThat(rendering.all(Secret.class)).isEmpty();
+        assertThat(rendering.worker().getEnvFrom())
+                .anyMatch(from -> from.getSecretRef() != null
+                        && from.getSecretRef().getName().equals("image-worker"));
+    }
+
+    @Test
+    void anInlineKeyEndsUpInTheChartsSecretAndNowhereElse() throws IOException {
+        String key = "sk-inline-test-key";
+        Rendering rendering =
+                HelmChart.render(DEFAULTS, Map.of("secret.existingSecret", "", "secret.gatewayApiKey", key));
+
+        assertThat(rendering.environment().get("IMAGE_WORKER_GATEWAY_API_KEY"))
+                .isEqualTo(new Rendering.Variable(key, Rendering.Source.SECRET));
+        for (Object manifest : rendering.manifests()) {
+            if (!(manifest instanceof Secret)) {
+                assertThat(JSON.writeValueAsString(manifest)).doesNotContain(key);
+            }
+        }
+    }
+
+    // ---- strictness: the model refuses what the API server would
+
+    @Test
+    void aMisspeltFieldFailsTheRead() throws IOException {
+        String yaml = HelmChart.template(DEFAULTS, Map.of());
+        String misspelt = yaml.replace("readinessProbe:", "readinesProbe:");
+        assertThat(misspelt).isNotEqualTo(yaml);
+
+        // fabric8's model, read as a client reads it, keeps the unknown field aside and says nothing ...
+        JsonNode document = StrictManifests.documents(misspelt).stream()
+                .filter(d -> d.path("kind").asText().equals("Deployment"))
+                .findFirst()
+                .orElseThrow();
+        Deployment lenient = JSON.treeToValue(document, Deployment.class);
+        assertThat(lenient.getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getContainers()
+                        .get(0)
+                        .getReadinessProbe())
+                .isNull();
+        // ... the strict read refuses it.
+        assertThatThrownBy(() -> StrictManifests.read(misspelt)).hasMessageContaining("readinesProbe");
+    }
+
+    @Test
+    void aMisspeltFieldInUserValuesFailsTheRead() {
+        String yaml = HelmChart.template(
+                DEFAULTS,
+                Map.of(
+                        "extraVolumeMounts[0].name", "tmp",
+                        "extraVolumeMounts[0].mountPth", "/cache"));
+
+        assertThatThrownBy(() -> StrictManifests.read(yaml)).hasMessageContaining("mountPth");
+    }
+
+    @Test
+    void anUnquotedNumberWhereKubernetesWantsAStringFailsTheRead() {
+        String yaml = HelmChart.template(DEFAULTS, Map.of())
+                .replace("QUARKUS_HTTP_PORT: \"8080\"", "QUARKUS_HTTP_PORT: 8080");
+
+        assertThatThrownBy(() -> StrictManifests.read(yaml)).hasMessageContaining("ConfigMap");
+    }
+
+    // ---- fail guards: each `fail` in _validate.tpl refuses what it should, and says why
+
+    /** One refused rendering: the values it starts from (which render), and the values that make it refused. */
+    record Refusal(String name, String message, Map<String, Object> base, Map<String, Object> offending) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static List<Refusal> failGuards() {
+        Map<String, Object> inlineKey = Map.of("secret.existingSecret", "", "secret.gatewayApiKey", "sk-x");
+        return List.of(
+                new Refusal(
+                        "no bootstrap servers",
+                        "kafka.bootstrapServers is required",
+                        Map.of(),
+                        Map.of("kafka.bootstrapServers", "")),
+                new Refusal("no gateway URL", "gateway.baseUrl is required", Map.of(), Map.of("gateway.baseUrl", "")),
+                new Refusal("no model", "gateway.model is required", Map.of(), Map.of("gateway.model", "")),
+                new Refusal(
+                        "no key at all", "the gateway key is required", inlineKey, Map.of("secret.gatewayApiKey", "")),
+                new Refusal(
+                        "an existing Secret and an inline key",
+                        "not both",
+                        Map.of(),
+                        Map.of("secret.gatewayApiKey", "sk-x")),
+                new Refusal("half an AWS key pair", "go together", inlineKey, Map.of("secret.awsAccessKeyId", "id")),
+                new Refusal(
+                        "a termination grace inside the drain",
+                        "must be at least shutdownGraceSeconds + 10",
+                        Map.of("shutdownGraceSeconds", 60, "terminationGracePeriodSeconds", 70),
+                        Map.of("terminationGracePeriodSeconds", 65)),
+                new Refusal(
+                        "an HPA and KEDA together",
+                        "mutually exclusive",
+                        Map.of("keda.enabled", true),
+                        Map.of("autoscaling.enabled", true)),
+                new Refusal(
+                        "a PDB with both bounds",
+                        "not both",
+                        Map.of("podDisruptionBudget.enabled", true),
+                        Map.of("podDisruptionBudget.minAvailable", 1)),
+                new Refusal(
+                        "a key as a literal extraEnv value",
+                        "extraEnv must not carry IMAGE_WORKER_GATEWAY_API_KEY",
+                        Map.of("extraEnv[0].name", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "extraEnv[0].value", "15m"),
+                        Map.of("extraEnv[1].name", "IMAGE_WORKER_GATEWAY_API_KEY", "extraEnv[1].value", "sk-x")),
+                new Refusal(
+                        "extraEnv moving the consumer group away from KEDA's",
+                        "extraEnv must not set IMAGE_WORKER_CONSUMER_GROUP",
+                        Map.of("extraEnv[0].name", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "extraEnv[0].value", "15m"),
+                        Map.of("extraEnv[1].name", "IMAGE_WORKER_CONSUMER_GROUP", "extraEnv[1].value", "other")));
+    }
+
+    @ParameterizedTest
+    @MethodSource("failGuards")
+    void eachFailGuardRefusesWhatItShould(Refusal refusal) {
+        HelmChart.render(DEFAULTS, refusal.base());
+        Map<String, Object> values = new LinkedHashMap<>(refusal.base());
+        values.putAll(refusal.offending());
+
+        assertThat(HelmChart.refusal(DEFAULTS, values)).contains(refusal.message());
+    }
+
+    @Test
+    void everyFailGuardHasItsCase() throws IOException {
+        String guards = Files.readString(HelmChart.DIRECTORY.resolve("templates/_validate.tpl"));
+        long fails = Pattern.compile("\\{\\{-? fail ").matcher(guards).results().count();
+
+        assertThat(failGuards()).hasSize((int) fails);
+    }
+
+    // ---- values.schema.json: every rule refuses a value that breaks it
+
+    /** A value that breaks one rule of the schema, and the JSON pointer Helm's schema error must name. */
+    record Violation(String rule, String pointer, Map<String, Object> values) {
+        @Override
+        public String toString() {
+            return rule + " at " + pointer;
+        }
+    }
+
+    static List<Violation> schemaViolations() throws IOException {
+        JsonNode schema =
+                JSON.readTree(HelmChart.DIRECTORY.resolve("values.schema.json").toFile());
+        JsonNode defaults = new YAMLMapper()
+                .readTree(HelmChart.DIRECTORY.resolve("values.yaml").toFile());
+        List<Violation> violations = new ArrayList<>();
+        collect(schema, defaults, "", violations);
+        return violations;
+    }
+
+    private static void collect(JsonNode schema, JsonNode defaults, String path, List<Violation> out) {
+        String pointer = path.isEmpty() ? "" : "/" + path.replace('.', '/');
+        if (!path.isEmpty()) {
+            violation(schema, path, pointer).ifPresent(out::add);
+        }
+        if (schema.path("additionalProperties").isBoolean()
+                && !schema.path("additionalProperties").asBoolean()) {
+            out.add(new Violation("additionalProperties: false", pointer, Map.of(join(path, "notAValue"), "x")));
+        }
+        if (schema.path("items").has("required")) {
+            out.add(new Violation(
+                    "items required " + schema.path("items").get("required"),
+                    pointer + "/0",
+                    Map.of(path + "[0].notAValue", "x")));
+        }
+        for (JsonNode required : schema.path("required")) {
+            // Required values with a default: removing the default (null deletes a key in Helm) breaks the rule.
+            if (defaults != null && defaults.has(required.asText())) {
+                out.add(new Violation(
+                        "required " + required.asText(), pointer, Map.of(join(path, required.asText()), "null")));
+            }
+        }
+        for (Iterator<Map.Entry<String, JsonNode>> it =
+                        schema.path("properties").fields();
+                it.hasNext(); ) {
+            Map.Entry<String, JsonNode> property = it.next();
+            collect(
+                    property.getValue(),
+                    defaults == null ? null : defaults.get(property.getKey()),
+                    join(path, property.getKey()),
+                    out);
+        }
+    }
+
+    private static String join(String path, String key) {
+        return path.isEmpty() ? key : path + "." + key;
+    }
+
+    /** A value of the property at {@code path} that breaks its own rules (enum, const, pattern, bounds, type). */
+    private static java.util.Optional<Violation> violation(JsonNode schema, String path, String pointer) {
+        if (schema.has("enum")) {
+            return java.util.Optional.of(new Violation("enum", pointer, Map.of(path, "notOneOfThem")));
+        }
+        if (schema.has("const")) {
+            JsonNode constant = schema.get("const");
+            Object other = constant.isBoolean() ? !constant.asBoolean() : "notTheConstant";
+            return java.util.Optional.of(new Violation("const", pointer, Map.of(path, other)));
+        }
+        if (schema.has("pattern")) {
+            String bad = "not a valid value!";
+            assertThat(bad).doesNotMatch(schema.get("pattern").asText());
+            return java.util.Optional.of(new Violation("pattern", pointer, Map.of(path, bad)));
+        }
+        if (schema.has("minimum")) {
+            return java.util.Optional.of(new Violation(
+                    "minimum", pointer, Map.of(path, schema.get("minimum").asLong() - 1)));
+        }
+        if (schema.has("maximum")) {
+            return java.util.Optional.of(new Violation(
+                    "maximum", pointer, Map.of(path, schema.get("maximum").asLong() + 1)));
+        }
+        if (schema.has("minLength") && schema.get("minLength").asInt() > 0) {
+            String shorter = "a".repeat(schema.get("minLength").asInt() - 1);
+            return java.util.Optional.of(new Violation("minLength", pointer, Map.of(path, shorter)));
+        }
+        if (schema.has("maxLength")) {
+            String longer = "a".repeat(schema.get("maxLength").asInt() + 1);
+            return java.util.Optional.of(new Violation("maxLength", pointer, Map.of(path, longer)));
+        }
+        if (schema.has("oneOf")) {
+            return java.util.Optional.of(new Violation("oneOf", pointer, Map.of(path, "neither")));
+        }
+        List<String> types = new ArrayList<>();
+        schema.path("type").forEach(t -> types.add(t.asText()));
+        if (schema.path("type").isTextual()) {
+            types.add(schema.get("type").asText());
+        }
+        if (!types.isEmpty()) {
+            Object wrong = types.contains("string") ? 12345 : "notOfThatType";
+            return java.util.Optional.of(new Violation("type " + types, pointer, Map.of(path, wrong)));
+        }
+        return java.util.Optional.empty();
+    }
+
+    @ParameterizedTest
+    @MethodSource("schemaViolations")
+    void eachSchemaRuleRefusesAValueThatBreaksIt(Violation violation) {
+        String message = HelmChart.refusal(DEFAULTS, violation.values());
+
+        assertThat(message).contains("values don't meet the specifications of the schema");
+        assertThat(message).contains("at '" + violation.pointer() + "'");
+    }
+
+    @Test
+    void theSchemaRulesCoverTheInvariants() throws IOException {
+        List<String> rules =
+                schemaViolations().stream().map(Violation::toString).toList();
+
+        assertThat(rules)
+                .contains(
+                        "const at /podSecurityContext/runAsNonRoot",
+                        "const at /securityContext/readOnlyRootFilesystem",
+                        "const at /securityContext/allowPrivilegeEscalation",
+                        "pattern at /readinessProbe/httpGet/path",
+                        "additionalProperties: false at ");
+    }
+}

@@ -1,0 +1,109 @@
+package io.imageworker.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRuleSpec;
+import io.fabric8.openshift.api.model.monitoring.v1.Rule;
+import io.imageworker.testing.ObservabilityFiles;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dashboard and the alert rules as files: well-formed, strict about their fields, each query reading a metric.
+ * That every metric they name is one the worker really exports is MetricsExportTest's part (it scrapes a worker).
+ */
+class ObservabilityFilesTest {
+
+    @Test
+    void theAlertRulesAreAPrometheusRuleSpecWithNoUnknownField() throws IOException {
+        PrometheusRuleSpec spec = StrictManifests.rules(Files.readString(ObservabilityFiles.ALERTS));
+
+        List<Rule> rules = spec.getGroups().get(0).getRules();
+        assertThat(rules).allSatisfy(rule -> {
+            assertThat(rule.getAlert()).matches("ImageWorker[A-Za-z]+");
+            assertThat(rule.getExpr().getStrVal()).isNotBlank();
+            assertThat(rule.getLabels()).containsKey("severity");
+            assertThat(rule.getAnnotations()).containsKeys("summary", "description");
+        });
+    }
+
+    @Test
+    void aMisspeltRuleFieldFailsTheRead() throws IOException {
+        String misspelt = Files.readString(ObservabilityFiles.ALERTS).replaceFirst("annotations:", "anotations:");
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> StrictManifests.rules(misspelt))
+                .hasMessageContaining("anotations");
+    }
+
+    @Test
+    void alertOnTheStatesThatMatterMost() {
+        Set<String> alerts = new TreeSet<>();
+        ObservabilityFiles.alerts().path("groups").forEach(g -> g.path("rules")
+                .forEach(r -> alerts.add(r.path("alert").asText())));
+        JsonNode rules = ObservabilityFiles.alerts();
+
+        assertThat(alerts)
+                .contains(
+                        "ImageWorkerIntakePaused",
+                        "ImageWorkerSpendGuardHolding",
+                        "ImageWorkerDeadLetters",
+                        "ImageWorkerConsumerLagGrowing",
+                        "ImageWorkerConcurrencyLimitLowered",
+                        "ImageWorkerErrorRateHigh");
+        assertThat(expression(rules, "ImageWorkerIntakePaused")).contains("image_worker_intake_paused");
+        assertThat(expression(rules, "ImageWorkerSpendGuardHolding")).contains("image_worker_budget_held_requests");
+        assertThat(expression(rules, "ImageWorkerDeadLetters")).contains("image_worker_dead_letters_total");
+        assertThat(expression(rules, "ImageWorkerConsumerLagGrowing")).contains("deriv(");
+        assertThat(expression(rules, "ImageWorkerConcurrencyLimitLowered"))
+                .contains("image_worker_concurrency_limit", "image_worker_concurrency_max");
+        assertThat(expression(rules, "ImageWorkerErrorRateHigh")).contains("by (namespace, code)");
+    }
+
+    private static String expression(JsonNode rules, String alert) {
+        List<String> found = new ArrayList<>();
+        rules.path("groups").forEach(g -> g.path("rules").forEach(r -> {
+            if (r.path("alert").asText().equals(alert)) {
+                found.add(r.path("expr").asText());
+            }
+        }));
+        assertThat(found).hasSize(1);
+        return found.get(0);
+    }
+
+    @Test
+    void everyQueryReadsAMetricAndItsParenthesesClose() {
+        ObservabilityFiles.metricsByQuery().forEach((query, metrics) -> {
+            assertThat(metrics).as(query).isNotEmpty();
+            int depth = 0;
+            for (char c : query.toCharArray()) {
+                depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+                assertThat(depth).as(query).isNotNegative();
+            }
+            assertThat(depth).as(query).isZero();
+        });
+    }
+
+    @Test
+    void theDashboardIsAGrafanaDashboardWithAPrometheusDatasourceVariable() {
+        JsonNode dashboard = ObservabilityFiles.dashboard();
+
+        assertThat(dashboard.path("uid").asText()).isEqualTo("image-worker");
+        assertThat(dashboard.path("schemaVersion").asInt()).isPositive();
+        assertThat(dashboard.path("templating").path("list").get(0).path("type").asText())
+                .isEqualTo("datasource");
+        Set<Integer> ids = new TreeSet<>();
+        dashboard.path("panels").forEach(panel -> {
+            assertThat(ids.add(panel.path("id").asInt())).as("unique panel id").isTrue();
+            assertThat(panel.path("title").asText()).isNotBlank();
+            assertThat(panel.path("gridPos").path("w").asInt()).isBetween(1, 24);
+            assertThat(panel.path("datasource").path("uid").asText()).isEqualTo("${datasource}");
+            assertThat(panel.path("targets")).isNotEmpty();
+        });
+    }
+}

@@ -1,0 +1,66 @@
+package io.imageworker.deploy;
+
+import io.imageworker.config.WorkerConfig;
+import io.quarkus.runtime.configuration.DurationConverter;
+import io.smallrye.config.ConfigMappings;
+import io.smallrye.config.common.utils.StringUtil;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+
+/** The environment variables the packaged worker reads: its own settings and the few of its libraries and image. */
+final class WorkerEnvironment {
+
+    /**
+     * Read by something other than {@link WorkerConfig}: the Kafka client (through Quarkus), the AWS SDK's default
+     * chain, Quarkus' HTTP server, and the base image's {@code run-java.sh}.
+     */
+    static final Set<String> OUTSIDE_WORKER_CONFIG = Set.of(
+            "KAFKA_BOOTSTRAP_SERVERS",
+            "AWS_REGION",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "QUARKUS_HTTP_PORT",
+            "JAVA_MAX_MEM_RATIO",
+            "JAVA_OPTS_APPEND");
+
+    /** Settings a deployment must give, because the worker cannot guess them. */
+    static final Set<String> REQUIRED = Set.of(
+            "KAFKA_BOOTSTRAP_SERVERS",
+            "IMAGE_WORKER_GATEWAY_BASE_URL",
+            "IMAGE_WORKER_GATEWAY_API_KEY",
+            "IMAGE_WORKER_GATEWAY_MODEL");
+
+    /** Secrets: never in a ConfigMap, a compose file default, or a literal {@code env} value. */
+    static final Set<String> SECRETS = Set.of("IMAGE_WORKER_GATEWAY_API_KEY", "AWS_SECRET_ACCESS_KEY");
+
+    private WorkerEnvironment() {}
+
+    /** Every environment variable of {@link WorkerConfig}, as SmallRye Config names them. */
+    static Set<String> workerConfigNames() {
+        return ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(WorkerConfig.class, "image-worker"))
+                .keySet()
+                .stream()
+                .map(property -> environmentName(property.replace("[*]", "")))
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Every name the packaged worker reads. */
+    static Set<String> known() {
+        Set<String> names = workerConfigNames();
+        names.addAll(OUTSIDE_WORKER_CONFIG);
+        return names;
+    }
+
+    /** {@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}. */
+    static String environmentName(String property) {
+        return StringUtil.replaceNonAlphanumericByUnderscores(property).toUpperCase(Locale.ROOT);
+    }
+
+    /** A duration as the worker reads it ({@code 60s}, {@code 2m}, {@code 500ms}, ISO-8601): Quarkus' own converter. */
+    static Duration duration(String value) {
+        return DurationConverter.parseDuration(value);
+    }
+}

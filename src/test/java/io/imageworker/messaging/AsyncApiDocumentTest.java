@@ -1,0 +1,223 @@
+package io.imageworker.messaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import io.imageworker.testing.EventContract;
+import io.imageworker.testing.WorkerTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The event contract as a document: the AsyncAPI 3.0 file and its JSON Schemas are kept once, under
+ * {@code src/main/resources/META-INF/resources/asyncapi/}, served by every worker at {@code /asyncapi/}, and hold for
+ * their own examples, the README's and the compose demo's requests. (Every event the pipeline tests receive is checked
+ * against them too, by {@code KafkaTestClient}.)
+ */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class AsyncApiDocumentTest {
+
+    private static final Path SOURCES = Path.of("src/main/resources/META-INF/resources/asyncapi");
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TestHTTPResource("/asyncapi/")
+    URI served;
+
+    @Test
+    void theWorkerServesTheDocumentAndItsSchemasAsKept() throws Exception {
+        HttpClient http =
+                HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<Path> files;
+        try (Stream<Path> walk = Files.walk(SOURCES)) {
+            files = walk.filter(Files::isRegularFile).toList();
+        }
+        assertThat(files).hasSize(4);
+
+        for (Path file : files) {
+            URI uri = served.resolve(SOURCES.relativize(file).toString().replace('\\', '/'));
+            HttpResponse<byte[]> response =
+                    http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofByteArray());
+
+            assertThat(response.statusCode()).as("%s", uri).isEqualTo(200);
+            assertThat(response.body()).as("%s", uri).isEqualTo(Files.readAllBytes(file));
+        }
+    }
+
+    @Test
+    void isAnAsyncApi3DocumentOfTheFourTopicsAndTheTwoOptionalOnes() throws IOException {
+        JsonNode document = document();
+
+        assertThat(document.path("asyncapi").asText()).isEqualTo("3.0.0");
+        List<String> addresses = new ArrayList<>();
+        document.path("channels")
+                .forEach(channel -> addresses.add(channel.path("address").asText()));
+        assertThat(addresses)
+                .containsExactlyInAnyOrder(
+                        "image-request",
+                        "image-request-priority",
+                        "image-completed",
+                        "image-failed",
+                        "image-request-dlq",
+                        "image-status");
+        // Every local reference points at something.
+        for (String reference : references(document)) {
+            if (reference.startsWith("#/")) {
+                assertThat(document.at(reference.substring(1)).isMissingNode())
+                        .as(reference)
+                        .isFalse();
+            } else {
+                assertThat(SOURCES.resolve(reference)).as(reference).isRegularFile();
+            }
+        }
+        document.path("operations")
+                .forEach(operation ->
+                        assertThat(operation.path("action").asText()).isIn("send", "receive"));
+    }
+
+    private static List<String> references(JsonNode node) {
+        List<String> found = new ArrayList<>();
+        if (node.isObject()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> field = it.next();
+                if (field.getKey().equals("$ref")) {
+                    found.add(field.getValue().asText());
+                } else {
+                    found.addAll(references(field.getValue()));
+                }
+            }
+        } else if (node.isArray()) {
+            node.forEach(child -> found.addAll(references(child)));
+        }
+        return found;
+    }
+
+    @Test
+    void everyExampleOfTheDocumentKeepsItsOwnSchemas() throws IOException {
+        JsonNode messages = document().path("components").path("messages");
+        int examples = 0;
+        for (Iterator<String> names = messages.fieldNames(); names.hasNext(); ) {
+            String name = names.next();
+            for (JsonNode example : messages.path(name).path("examples")) {
+                assertThat(EventContract.schema("messages/" + name + "/payload/schema")
+                                .validate(example.path("payload")))
+                        .as("%s example %s", name, example.path("name"))
+                        .isEmpty();
+                if (example.has("headers")) {
+                    assertThat(EventContract.schema("messages/" + name + "/headers")
+                                    .validate(example.path("headers")))
+                            .isEmpty();
+                }
+                examples++;
+            }
+        }
+        assertThat(examples).isGreaterThanOrEqualTo(5);
+    }
+
+    @Test
+    void everyJsonExampleInTheReadmeKeepsTheContract() throws IOException {
+        Matcher blocks =
+                Pattern.compile("```json\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(Path.of("README.md")));
+        int requests = 0;
+        while (blocks.find()) {
+            JsonNode example = JSON.readTree(blocks.group(1));
+            assertThat(example.has("image") || example.has("error"))
+                    .as("only requests are shown in the README; a result example needs its own check here")
+                    .isFalse();
+            assertThat(EventContract.requestProblems(example))
+                    .as(blocks.group(1))
+                    .isEmpty();
+            requests++;
+        }
+        assertThat(requests).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void theComposeDemoSendsValidRequests() throws IOException {
+        List<String> lines = Files.readAllLines(Path.of("deploy/demo/requests.jsonl"));
+
+        assertThat(lines).isNotEmpty();
+        for (String line : lines) {
+            assertThat(EventContract.requestProblems(JSON.readTree(line)))
+                    .as(line)
+                    .isEmpty();
+        }
+    }
+
+    @Test
+    void refusesWhatBreaksTheContract() throws IOException {
+        assertThat(EventContract.requestProblems(JSON.readTree("{\"requestId\":\"r-1\",\"prompt\":\"a\"}")))
+                .isEmpty();
+        for (String broken : List.of(
+                "{\"prompt\":\"no id\"}",
+                "{\"requestId\":\"r 1\",\"prompt\":\"a space in the id\"}",
+                "{\"requestId\":\"r-1\"}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"   \"}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"count\":9}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"size\":\"big\"}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"operation\":\"edit\"}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"deadline\":\"tomorrow\"}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"metadata\":{\"n\":1}}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"mask\":{\"uri\":\"s3://b/k\",\"base64\":\"AA==\"}}")) {
+            assertThat(EventContract.requestProblems(JSON.readTree(broken)))
+                    .as(broken)
+                    .isNotEmpty();
+        }
+    }
+
+    @Test
+    void aResultWithAMisspeltFieldOrAWrongHeaderIsCaught() throws IOException {
+        ObjectNode completed = (ObjectNode) document()
+                .at("/components/messages/imageCompleted/examples/0/payload")
+                .deepCopy();
+        JsonNode headers = document().at("/components/messages/imageCompleted/examples/0/headers");
+        assertThat(EventContract.problems(record("image-completed", headers, completed)))
+                .isEmpty();
+
+        completed.set("atempts", completed.remove("attempts"));
+        assertThat(EventContract.problems(record("image-completed", headers, completed)))
+                .isNotEmpty();
+
+        ObjectNode failedHeaders = ((ObjectNode) headers.deepCopy()).put("ce_type", "image.failed");
+        JsonNode failed = document().at("/components/messages/imageFailed/examples/0/payload");
+        assertThat(EventContract.problems(record("image-failed", failedHeaders, failed)))
+                .isEmpty();
+        assertThat(EventContract.problems(record("image-failed", failedHeaders.put("ce_source", "other"), failed)))
+                .isNotEmpty();
+    }
+
+    private static ConsumerRecord<byte[], byte[]> record(String topic, JsonNode headers, JsonNode payload)
+            throws IOException {
+        ConsumerRecord<byte[], byte[]> record =
+                new ConsumerRecord<>(topic, 0, 0L, null, JSON.writeValueAsBytes(payload));
+        headers.fields().forEachRemaining(h -> record.headers()
+                .add(new RecordHeader(h.getKey(), h.getValue().asText().getBytes(StandardCharsets.UTF_8))));
+        return record;
+    }
+
+    private static JsonNode document() throws IOException {
+        return new YAMLMapper().readTree(SOURCES.resolve("asyncapi.yaml").toFile());
+    }
+}
