@@ -198,6 +198,7 @@ class ComposeFileTest {
                 "java.",
                 "javax.",
                 "io.vertx.core.",
+                "io.netty.",
                 "com.fasterxml.jackson.",
                 "com.drew.",
                 "io.imageworker.testing.gateway.");
