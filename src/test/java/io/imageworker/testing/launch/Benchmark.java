@@ -274,6 +274,7 @@ public final class Benchmark {
                 firsts.size() / wall,
                 ideal / wall,
                 reading.cpuSeconds() * 1000 / requests,
+                reading.othersCpuSeconds() * 1000 / requests,
                 reading.heapPeakMb(),
                 reading.heapLiveMb(),
                 reading.peakThreads(),
@@ -285,13 +286,13 @@ public final class Benchmark {
     private static void printTable(List<Row> rows) {
         System.out.println("=".repeat(100));
         System.out.println("| regime | contestant | round | completed / requests | failed | wall s | req/s | efficiency"
-                + " | CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
+                + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
                 + " | answer to result p50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (Row row : rows) {
             System.out.println(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %s | %.1f | %d / %d | %d | %d | %d | %d |",
+                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %s | %.1f | %.1f | %d / %d | %d | %d | %d | %d |",
                     row.regime().name(),
                     row.contestant(),
                     row.round(),
@@ -304,6 +305,7 @@ public final class Benchmark {
                     row.throughput(),
                     Double.isNaN(row.efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", row.efficiency()),
                     row.cpuSecondsPer1000(),
+                    row.othersCpuSecondsPer1000(),
                     row.heapPeakMb(),
                     row.heapLiveMb(),
                     row.peakThreads(),
@@ -404,6 +406,7 @@ public final class Benchmark {
             double throughput,
             double efficiency,
             double cpuSecondsPer1000,
+            double othersCpuSecondsPer1000,
             long heapPeakMb,
             long heapLiveMb,
             int peakThreads,
@@ -429,7 +432,7 @@ public final class Benchmark {
             return String.format(
                     Locale.ROOT,
                     "[bench] %s %s round %d: %d/%d completed, failed %s, missing %d, %.2f s, %.1f req/s, efficiency"
-                            + " %s, %.1f CPU s per 1000, heap %d MB peak / %d MB after GC, %d threads, %d calls in"
+                            + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC, %d threads, %d calls in"
                             + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
                     regime.name(),
                     contestant,
@@ -442,6 +445,7 @@ public final class Benchmark {
                     throughput,
                     Double.isNaN(efficiency) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency),
                     cpuSecondsPer1000,
+                    othersCpuSecondsPer1000,
                     heapPeakMb,
                     heapLiveMb,
                     peakThreads,
@@ -462,6 +466,7 @@ public final class Benchmark {
         private final long pid;
         private final Path gcLog;
         private final Duration cpuAtStart;
+        private final Duration othersCpuAtStart;
         private final long gcLinesAtStart;
         private final Thread sampler;
         private volatile int peakThreads;
@@ -471,6 +476,7 @@ public final class Benchmark {
             this.pid = pid;
             this.gcLog = gcLog;
             this.cpuAtStart = cpu(pid);
+            this.othersCpuAtStart = othersCpu(pid);
             this.gcLinesAtStart = gcLines().size();
             this.sampler = new Thread(this::sample, "bench-thread-sampler");
             sampler.setDaemon(true);
@@ -489,6 +495,7 @@ public final class Benchmark {
                 Thread.currentThread().interrupt();
             }
             double cpuSeconds = cpu(pid).minus(cpuAtStart).toMillis() / 1e3;
+            double othersSeconds = othersCpu(pid).minus(othersCpuAtStart).toMillis() / 1e3;
             long peak = 0;
             long live = 0;
             List<String> lines = gcLines();
@@ -499,7 +506,7 @@ public final class Benchmark {
                     live = Math.max(live, megabytes(sizes.group(3), sizes.group(4)));
                 }
             }
-            return new Reading(cpuSeconds, peak, live, peakThreads);
+            return new Reading(cpuSeconds, othersSeconds, peak, live, peakThreads);
         }
 
         private void sample() {
@@ -531,6 +538,20 @@ public final class Benchmark {
             }
         }
 
+        /**
+         * CPU time of everything else the run needs on this machine: this JVM (the simulator, the producer and the
+         * result reader) and its other children (the broker, the store).
+         */
+        private static Duration othersCpu(long contestant) {
+            Duration total = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
+            for (ProcessHandle child : ProcessHandle.current().descendants().toList()) {
+                if (child.pid() != contestant) {
+                    total = total.plus(child.info().totalCpuDuration().orElse(Duration.ZERO));
+                }
+            }
+            return total;
+        }
+
         private static Duration cpu(long pid) {
             return ProcessHandle.of(pid)
                     .flatMap(handle -> handle.info().totalCpuDuration())
@@ -547,6 +568,6 @@ public final class Benchmark {
         }
 
         /** The figures of one run. */
-        record Reading(double cpuSeconds, long heapPeakMb, long heapLiveMb, int peakThreads) {}
+        record Reading(double cpuSeconds, double othersCpuSeconds, long heapPeakMb, long heapLiveMb, int peakThreads) {}
     }
 }
