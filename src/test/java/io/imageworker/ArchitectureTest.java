@@ -1,0 +1,48 @@
+package io.imageworker;
+
+import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
+ * top, the orchestration below it, the adapters and their stages below that, pure image rules, shared helpers,
+ * settings, and the records of the contract at the bottom.
+ */
+class ArchitectureTest {
+
+    /** Top to bottom. */
+    private static final List<String> LAYERS = List.of(
+            "messaging", "health", "processing", "reference", "storage", "gateway", "image", "support", "config");
+
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.imageworker");
+
+    @Test
+    void importsOnlyPointDownTheLayers() {
+        LayeredArchitecture layers = layeredArchitecture().consideringOnlyDependenciesInLayers();
+        for (String layer : LAYERS) {
+            layers = layers.layer(layer).definedBy("io.imageworker." + layer + "..");
+        }
+        layers = layers.layer("contract").definedBy("io.imageworker");
+        for (int i = 0; i < LAYERS.size(); i++) {
+            List<String> above = LAYERS.subList(0, i);
+            layers = i == 0
+                    ? layers.whereLayer(LAYERS.get(i)).mayNotBeAccessedByAnyLayer()
+                    : layers.whereLayer(LAYERS.get(i)).mayOnlyBeAccessedByLayers(above.toArray(String[]::new));
+        }
+        layers.check(MAIN);
+    }
+
+    @Test
+    void packagesHaveNoCycles() {
+        slices().matching("io.imageworker.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+}
