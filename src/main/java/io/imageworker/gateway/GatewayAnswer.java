@@ -1,7 +1,7 @@
 package io.imageworker.gateway;
 
 /**
- * The outcome of one gateway call: an {@link Image} in one of the two forms the spec allows, or a
+ * The outcome of one gateway call: an {@link Image} in one of the two forms a success may take (gateway contract §5), or a
  * {@link Failure}.
  */
 public sealed interface GatewayAnswer permits GatewayAnswer.Image, GatewayAnswer.Failure {

@@ -5,7 +5,7 @@ import java.net.URISyntaxException;
 import java.util.Locale;
 
 /**
- * The gateway's address, normalized once. The spec's addressing rules (section 4.1) turn a missing {@code /v1}, a
+ * The gateway's address, normalized once. The addressing rules (gateway contract §2) turn a missing {@code /v1}, a
  * doubled path or a trailing slash into 404 {@code Invalid URL} on every call, so {@code https://host},
  * {@code https://host/}, {@code https://host/v1} and {@code https://host/v1/} all become {@code https://host/v1}.
  */

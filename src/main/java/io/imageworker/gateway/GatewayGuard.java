@@ -111,9 +111,9 @@ public class GatewayGuard {
                     failure.message(),
                     gateway.endpoint().display(),
                     failure.kind() == FailureKind.UNAUTHORIZED
-                            ? "Check the token (spec section 7): the Authorization header format, that the token"
+                            ? "Check the token (gateway contract §3): the Authorization header format, that the token"
                                     + " exists and is enabled, its remaining quota, then the model group."
-                            : "Check the base address (spec section 4.1): IMAGE_WORKER_GATEWAY_BASE_URL must be the"
+                            : "Check the base address (gateway contract §2): IMAGE_WORKER_GATEWAY_BASE_URL must be the"
                                     + " gateway origin, with or without /v1, not a console page.",
                     probeIntervalMs);
             scheduleProbe();
@@ -130,7 +130,7 @@ public class GatewayGuard {
 
     /**
      * Two calls that cannot be billed: a deliberately wrong key with an empty body must get 401 (the address is an
-     * API route, spec 5.3), and the real key with an empty body on the chat route must get neither 401 nor a
+     * API route, gateway contract §3), and the real key with an empty body on the chat route must get neither 401 nor a
      * wrong-address answer (the token is alive; the empty body is refused before any upstream work).
      */
     private void probe() {

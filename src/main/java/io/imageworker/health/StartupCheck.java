@@ -49,7 +49,7 @@ public class StartupCheck {
 
     /**
      * One unbillable probe of the base address: a deliberately wrong key and an empty JSON body on the chat route
-     * must get 401, because authentication is checked before the body on every real route (spec 5.3). A 404 or an
+     * must get 401, because authentication is checked before the body on every real route (gateway contract §3). A 404 or an
      * HTML page means the address is wrong; anything else (the gateway down, a timeout) is left to the retries and
      * to readiness, since the address may well be right.
      */
@@ -61,7 +61,7 @@ public class StartupCheck {
                 return Optional.of("the gateway address looks wrong: POST " + tried + " with a wrong key answered "
                         + (status < 0 ? "an HTML page (" + -status + ")" : String.valueOf(status))
                         + " instead of 401. IMAGE_WORKER_GATEWAY_BASE_URL must be the gateway origin, with or"
-                        + " without /v1 (spec section 4.1), not the web console");
+                        + " without /v1 (gateway contract §2), not the web console");
             }
             if (status != 401) {
                 Log.warnf("Start-up probe of %s answered %d (401 expected); going on", tried, status);

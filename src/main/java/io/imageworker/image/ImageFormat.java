@@ -4,7 +4,7 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * An image format as read from the bytes. The gateway takes png, jpeg and webp (gateway spec 2.3, 8.3) and guesses the
+ * An image format as read from the bytes. The gateway takes png, jpeg and webp (gateway contract §4) and guesses the
  * format from a file part's extension (4.3), so the MIME type and extension sent always come from here, never from a
  * producer's declared type or file name.
  */

@@ -4,7 +4,7 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The gateway's four hard limits on an output size (gateway spec 8.1). A size that breaks any of them is refused by the
+ * The gateway's four hard limits on an output size (gateway contract §6). A size that breaks any of them is refused by the
  * gateway or, worse, silently replaced by another one and still billed; so nothing is sent that {@link #isValid} has not
  * accepted.
  *

@@ -10,16 +10,16 @@ import java.util.regex.Pattern;
 /**
  * Turns a request's {@code size} into the explicit, valid {@code WIDTHxHEIGHT} the worker sends, because the gateway
  * silently draws a wrong picture (and bills it) for a ratio alias, a missing size or one outside its limits (gateway
- * spec 1 and 8; event contract, "Sizes").
+ * gateway contract §5 and §6; event contract, "Sizes").
  *
  * <h2>Accepted forms</h2>
  *
  * <ul>
  *   <li>{@code WIDTHxHEIGHT}: whole pixel numbers. Valid sizes are sent as they are; others are normalized at the 3840
  *       cap.
- *   <li>{@code W:H}: an aspect ratio, reduced first ({@code 32:18} is {@code 16:9}); the gateway spec's prepared value
+ *   <li>{@code W:H}: an aspect ratio, reduced first ({@code 32:18} is {@code 16:9}); the gateway's prepared value
  *       where it has one, else the largest size of that ratio with a longest edge of 1536, normalized at the 1536 cap
- *       (this reproduces every prepared value but {@code 1:1}, which the spec pins to {@code 1024x1024}). A ratio beyond
+ *       (this reproduces every prepared value but {@code 1:1}, which the gateway pins to {@code 1024x1024}). A ratio beyond
  *       3:1 is clamped to 3:1. {@code W:H} itself is never sent.
  *   <li>{@code auto}, absent or blank: {@code 1024x1024} for {@code generate}; for {@code edit} the base image's own
  *       size, normalized at the 1536 cap.
@@ -30,7 +30,7 @@ import java.util.regex.Pattern;
  * units, non-ASCII digits, a zero, and any number above {@value #MAX_NUMBER} (which also keeps every later product
  * inside a {@code long} and exact in a {@code double}).
  *
- * <h2>Normalization (gateway spec 8.2) and its repair</h2>
+ * <h2>Normalization (gateway contract §6) and its repair</h2>
  *
  * <ol>
  *   <li>clamp the ratio to 3:1 by reducing the longer side;
@@ -77,7 +77,8 @@ public final class SizePolicy {
     static final String ACCEPTED_FORMS =
             "use WIDTHxHEIGHT in pixels (e.g. 1536x1024), an aspect ratio W:H (e.g. 16:9), or auto";
 
-    // Gateway spec 8.1, keyed by the ratio in lowest terms. The 2K and 4K rows are sizes, not ratios: a producer who
+    // The prepared values (gateway contract §6), keyed by the ratio in lowest terms. The 2K and 4K rows are sizes, not
+    // ratios: a producer who
     // wants them writes them in pixels, and they pass as valid sizes.
     private static final Map<String, ImageSize> PREPARED = Map.of(
             "1:1", new ImageSize(1024, 1024),
@@ -131,7 +132,7 @@ public final class SizePolicy {
     }
 
     /**
-     * The size that follows a source image's proportions (gateway spec 8.2, last paragraph): width and height swapped
+     * The size that follows a source image's proportions (gateway contract §6, last rule): width and height swapped
      * when the EXIF orientation is 5 to 8 (the picture is displayed turned a quarter), then normalized at the 1536 cap.
      *
      * @param width the stored width in pixels, at least 1
@@ -146,7 +147,7 @@ public final class SizePolicy {
     }
 
     /**
-     * Normalizes any size with gateway spec 8.2 and the repair described on this class. A size that is already valid
+     * Normalizes any size with the gateway's normalization (gateway contract §6) and the repair described on this class. A size that is already valid
      * comes back unchanged when {@code cap} is 3840; a lower cap may shrink it.
      *
      * @param wanted the size to approach

@@ -23,7 +23,7 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 
 /**
  * Reads an edit's references and mask from their sources, in order, and refuses anything the gateway must not be
- * sent (spec 4.3: reject unsupported formats and files over 25 MB locally, a bad request can take 90 s to be
+ * sent (gateway contract §4: reject unsupported formats and files over 25 MB locally, a bad request can take 90 s to be
  * refused). Every refusal is a {@link ReferenceRefusedException} naming the reference, before any gateway call.
  *
  * <h2>One source at a time</h2>
@@ -53,7 +53,7 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 @ApplicationScoped
 public class ReferenceLoader {
 
-    /** The gateway's per-file limit (spec 8.3). */
+    /** The gateway's per-file limit (gateway contract §4). */
     public static final long MAX_BYTES = 25L * 1024 * 1024;
 
     private final ImageStore store;

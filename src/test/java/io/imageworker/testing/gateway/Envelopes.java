@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.UncheckedIOException;
 import java.util.UUID;
 
-/** The gateway's answer bodies, byte for byte as ground truth 2, 4 and 6 record them. */
+/** The gateway's answer bodies, byte for byte as the open-source gateway writes them (gateway contract §2, §7). */
 final class Envelopes {
 
     static final ObjectMapper JSON = new ObjectMapper();

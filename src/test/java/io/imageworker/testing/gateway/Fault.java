@@ -79,8 +79,8 @@ public record Fault(
     }
 
     /**
-     * 400 {@code moderation_blocked} (ground truth 6), after the latency. Billed in {@link Flavour#SPEC} (spec 7 rule
-     * 3), refunded in {@link Flavour#OPEN_SOURCE} (ground truth 7.4).
+     * 400 {@code moderation_blocked} (gateway contract §7), after the latency. Billed in {@link Flavour#SPEC} (gateway contract
+     * §7), refunded in {@link Flavour#OPEN_SOURCE} (gateway contract §7).
      */
     public static Fault moderationRefusal() {
         return of(Kind.MODERATION_REFUSAL, 400);

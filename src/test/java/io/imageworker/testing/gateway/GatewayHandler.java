@@ -31,7 +31,7 @@ import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
- * Answers the gateway origin. The order of checks is new-api's (ground truth 1 and 11): route, token, concurrency
+ * Answers the gateway origin. The order of checks is new-api's (gateway contract §2, §3, §7): route, token, concurrency
  * cap, body, model, request checks, pre-charge; then the simulated upstream (fault, latency, moderation, image checks,
  * size) and the bill.
  */
@@ -281,7 +281,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         CallEntry e = x.entry;
         Optional<List<Part>> parsed = MultipartParser.parse(x.req.getHeader("Content-Type"), body);
         if (parsed.isEmpty()) {
-            // Go cannot parse the form, so new-api finds no model (ground truth 7.2).
+            // Go cannot parse the form, so new-api finds no model (gateway contract §4).
             x.gatewayAbort(400, NO_MODEL, "");
             return;
         }
@@ -302,7 +302,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         }
         int n = Math.max(1, (int) parseLong(fields.getOrDefault("n", ""), 0));
 
-        // new-api's choice of image parts (ground truth 7.2): image > image[] > image[*]; first match wins.
+        // new-api's choice of image parts (gateway contract §4): image > image[] > image[*]; first match wins.
         List<Part> image = files.stream().filter(p -> p.name().equals("image")).toList();
         List<Part> imageArray =
                 files.stream().filter(p -> p.name().equals("image[]")).toList();
@@ -455,7 +455,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
             return;
         }
         if (!s.moderationTrigger().isEmpty() && job.prompt().contains(s.moderationTrigger())) {
-            // Spec 7 rule 3: billed. Stock new-api refunds every non-2xx (ground truth 7.4).
+            // Billed in the specification; the open-source gateway refunds every non-2xx (gateway contract §7).
             x.bill(flavour == Flavour.SPEC, cost);
             x.json(400, Envelopes.moderationRefusal(), "moderation_blocked");
             return;

@@ -34,11 +34,11 @@ final class GatewayRoutes {
             new Route("/v1/chat/completions", Set.of("POST"), Endpoint.CHAT, BOTH),
             new Route("/v1/embeddings", Set.of("POST"), Endpoint.EMBEDDINGS, BOTH),
             new Route("/v1/messages", Set.of("POST"), Endpoint.MESSAGES, BOTH),
-            // Spec 4.4 names the batch routes; stock new-api has neither (ground truth 4).
+            // The specification names two batch routes; the open-source gateway has neither: 404.
             new Route("/v1/image/batch", Set.of("POST"), Endpoint.IMAGE_BATCH, Set.of(Flavour.SPEC)),
             new Route("/v1/batch", Set.of("GET", "POST"), Endpoint.BATCH, Set.of(Flavour.SPEC)),
             new Route("/api/pricing", Set.of("GET"), Endpoint.PRICING, BOTH),
-            // Stock new-api routes the spec does not list.
+            // Routes of the open-source gateway the specification does not list.
             new Route("/v1/models", Set.of("GET"), Endpoint.MODELS, Set.of(Flavour.OPEN_SOURCE)),
             new Route("/v1beta/models", Set.of("GET"), Endpoint.V1BETA_MODELS, Set.of(Flavour.OPEN_SOURCE)));
 

@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A stand-in for the paid image gateway, on 127.0.0.1, for tests, the local run and benchmarks. It plays the gateway
- * of {@code gateway-spec.md} ({@link Flavour#SPEC}) or stock new-api as {@code gateway-ground-truth.md} records it
+ * as its specification describes it ({@link Flavour#SPEC}) or the open-source gateway as it really answers
  * ({@link Flavour#OPEN_SOURCE}): routes, envelopes, silent failures, limits, billing; it records every call, and
  * takes injected faults. It runs on its own Vert.x instance and never blocks an event loop.
  *

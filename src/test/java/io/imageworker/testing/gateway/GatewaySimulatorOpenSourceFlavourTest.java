@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The OPEN_SOURCE flavour: stock new-api as the ground truth records it, where it differs from the spec. */
+/** The OPEN_SOURCE flavour: the open-source gateway, where it differs from the specification (docs/gateway-contract.md). */
 class GatewaySimulatorOpenSourceFlavourTest {
 
     static final String GENERATION = "{\"model\":\"gpt-image-2\",\"prompt\":\"a red bicycle\",\"size\":\"1024x1024\"}";

@@ -8,7 +8,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.IntRange;
 
-/** The size rules of spec 8.1 and 8.2, for every width and height. */
+/** The size rules of the gateway contract §6, for every width and height. */
 class GatewaySimulatorSizeRulesTest {
 
     @Property

@@ -29,7 +29,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The SPEC flavour against {@code gateway-spec.md}: addressing, token, generations, silent failures, billing. */
+/** The SPEC flavour against the specified gateway (docs/gateway-contract.md): addressing, token, generations, silent failures, billing. */
 class GatewaySimulatorTest {
 
     static final String PRICE_KEY = "pricePerCall";
@@ -411,7 +411,7 @@ class GatewaySimulatorTest {
         }
     }
 
-    /** Spec section 1, "Silent-failure behaviours": 200, billed, result differs from intent. */
+    /** The silent failures (gateway contract §5): 200, billed, result differs from intent. */
     @Nested
     class SilentFailures {
 

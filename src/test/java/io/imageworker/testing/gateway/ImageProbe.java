@@ -32,7 +32,7 @@ final class ImageProbe {
 
     /**
      * The type new-api's {@code detectImageMimeType} tells upstream, from the filename extension only: {@code .jp*}
-     * is JPEG, {@code .webp} WebP, anything else (or none) PNG (ground truth 7.2).
+     * is JPEG, {@code .webp} WebP, anything else (or none) PNG (gateway contract §4).
      */
     static String extensionType(String filename) {
         String name = filename == null ? "" : filename.toLowerCase(Locale.ROOT);

@@ -6,7 +6,7 @@ import java.util.Optional;
 /** The token's quota: remaining units, or unlimited; and what has been billed. */
 final class Ledger {
 
-    /** new-api skips the pre-charge when the balance is above $10 (ground truth 3.3, "trust" bypass). */
+    /** new-api skips the pre-charge when the balance is above $10 (its "trust" bypass). */
     private static final long TRUST_BYPASS_UNITS = 10 * SimulatorSettings.UNITS_PER_DOLLAR;
 
     private boolean unlimited;

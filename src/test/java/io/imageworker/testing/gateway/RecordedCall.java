@@ -14,7 +14,7 @@ import java.util.Map;
  * @param path path as received (no query)
  * @param status status answered; 0 when no answer was sent (hang, client gave up, still in flight)
  * @param textFields JSON top-level fields (values as text; strings unquoted) or multipart text fields (first value)
- * @param forbiddenFields fields the spec says not to send ({@code n}, {@code moderation}) that were present
+ * @param forbiddenFields fields a client must not send (gateway contract §1) ({@code n}, {@code moderation}) that were present
  * @param fileParts multipart file parts in the order received
  * @param silentChanges what was done differently from what was asked, without a signal
  * @param responseForm how the image was returned ({@code B64} or {@code URL}); {@code null} when none was

@@ -4,7 +4,7 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** The size limits of spec 8.1, the silent size behaviours of spec 1, and spec 8.2's normalization. */
+/** The size limits, the silent size behaviours and the normalization of the gateway contract (§5, §6). */
 final class SizeRules {
 
     static final int MAX_EDGE = 3840;
@@ -91,7 +91,7 @@ final class SizeRules {
         return brokenRule(size).isEmpty();
     }
 
-    /** Spec 8.2 with edge cap 3840, then a valid size guaranteed (rounding can break a limit; 1024x1024 at worst). */
+    /** The normalization (gateway contract §6) with edge cap 3840, then a valid size guaranteed (rounding can break a limit; 1024x1024 at worst). */
     static Size normalize(int width, int height) {
         double w = Math.max(1, width);
         double h = Math.max(1, height);
