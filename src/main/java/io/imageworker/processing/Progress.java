@@ -65,11 +65,6 @@ record Progress(
                 request.metadata());
     }
 
-    /** Whether the gateway returned another size than it was sent (a silent failure it never reports). */
-    boolean sizeMismatch(ReceivedImage image) {
-        return !image.size().equals(size.sent());
-    }
-
     /** The request ended without an image, for a reason a stage gave. */
     TerminalEvent.Failed failed(ErrorCode code, String message) {
         return failed(code, message, null, null);

@@ -5,10 +5,8 @@ import io.imageworker.ErrorCode;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.gateway.GatewayCalls;
-import io.imageworker.gateway.GatewayRequest;
 import io.imageworker.storage.ImageIntake;
 import io.imageworker.storage.ImageStorage;
-import io.imageworker.storage.ReceivedImage;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
@@ -82,14 +80,9 @@ public class RequestProcessor {
                 return decided(Progress.refused(
                         requestId, json, receivedAt, ErrorCode.STORAGE_ERROR, lookupFailed.getMessage()));
             }
-            if (recorded.isPresent()) {
-                Log.infof(
-                        "[%s] already ended as %s; replaying the recorded result, no gateway call",
-                        requestId, recorded.get().ceType());
-                metrics.replayed();
-                return Uni.createFrom().item(new Outcome(recorded.get(), true));
-            }
-            return fresh(requestId, json, receivedAt);
+            return recorded.isPresent()
+                    ? Uni.createFrom().item(new Outcome(recorded.get(), true))
+                    : fresh(requestId, json, receivedAt);
         });
     }
 
@@ -105,48 +98,34 @@ public class RequestProcessor {
                     ErrorCode.EXPIRED,
                     "the deadline " + begun.request().deadline() + " passed before the work started"));
         }
-        return planner.plan(begun.request())
-                .chain(plan -> callAndStore(begun.sized(plan.size()), plan.request()))
-                .onFailure(RequestFailure.class)
-                .recoverWithItem(failure -> refused(begun, (RequestFailure) failure))
-                .onFailure(this::isDefect)
-                .recoverWithItem(error -> defect(begun, error))
+        return endedAs(begun, planner.plan(begun.request()).chain(plan -> callAndStore(begun.sized(plan.size()), plan)))
                 .map(event -> new Outcome(event, false));
     }
 
     /** The gateway's image, taken from its answer, checked and stored; or why there is none. */
-    private Uni<TerminalEvent> callAndStore(Progress sized, GatewayRequest request) {
-        return gateway.call(sized.request().requestId(), request).chain(result -> {
+    private Uni<TerminalEvent> callAndStore(Progress sized, CallPlanner.Plan plan) {
+        return gateway.call(sized.request().requestId(), plan.request()).chain(result -> {
             Progress called = sized.called(result);
             if (result.image() == null) {
                 return Uni.createFrom().item(called.failed(result.failure()));
             }
-            return intake.take(result.image().bytes(), result.image().url())
-                    .chain(image ->
-                            storage.store(called.request(), image).map(stored -> completed(called, image, stored)))
-                    .onFailure(RequestFailure.class)
-                    .recoverWithItem(failure -> refused(called, (RequestFailure) failure))
-                    .onFailure(this::isDefect)
-                    .recoverWithItem(error -> defect(called, error));
+            return endedAs(
+                    called,
+                    intake.take(
+                                    called.request().requestId(),
+                                    result.image(),
+                                    plan.size().sent())
+                            .chain(image -> storage.store(called.request(), image)
+                                    .map(stored -> called.completed(image, stored))));
         });
     }
 
-    private TerminalEvent completed(Progress called, ReceivedImage image, ImageStorage.Stored stored) {
-        String requestId = called.request().requestId();
-        if (called.sizeMismatch(image)) {
-            metrics.sizeMismatch();
-            Log.warnf(
-                    "[%s] the gateway returned %s for %s (a silent failure); storing it with matched=false",
-                    requestId, image.size(), called.size().sent());
-        }
-        Log.infof(
-                "[%s] stored %s (%s, %d bytes) after %d attempt(s)",
-                requestId,
-                stored.image().uri(),
-                image.size(),
-                image.bytes().length,
-                called.calls().attempts());
-        return called.completed(image, stored);
+    /** {@code work}, or the failed event of {@code progress} when a stage refused to go on, or a defect. */
+    private Uni<TerminalEvent> endedAs(Progress progress, Uni<TerminalEvent> work) {
+        return work.onFailure(RequestFailure.class)
+                .recoverWithItem(failure -> refused(progress, (RequestFailure) failure))
+                .onFailure(this::isDefect)
+                .recoverWithItem(error -> defect(progress, error));
     }
 
     private static TerminalEvent refused(Progress progress, RequestFailure failure) {

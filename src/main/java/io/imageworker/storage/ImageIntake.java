@@ -2,11 +2,15 @@ package io.imageworker.storage;
 
 import io.imageworker.ErrorCode;
 import io.imageworker.RequestFailure;
+import io.imageworker.gateway.GatewayAnswer;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.image.ImageSize;
 import io.imageworker.storage.ImageDownloader.DownloadException;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
+import io.imageworker.support.WorkerMetrics;
+import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 
@@ -14,7 +18,9 @@ import jakarta.enterprise.context.ApplicationScoped;
  * Takes the image out of a gateway's answer: the bytes of its {@code b64_json} (already decoded), or a download of
  * its temporary {@code url} at once; then, on the CPU pool, reads what the bytes really are and hashes them. An answer
  * without a usable png, jpeg or webp of a readable size ends the request: {@code INVALID_OUTPUT} ({@code TIMEOUT} when
- * the download ran out of time). The call was billed either way, so nothing here calls the gateway again.
+ * the download ran out of time). The call was billed either way, so nothing here calls the gateway again. An image of
+ * another size than the one sent is kept: the gateway's silent failure is logged, counted, and reported by the event
+ * ({@code size.matched=false}).
  */
 @ApplicationScoped
 public class ImageIntake {
@@ -22,19 +28,29 @@ public class ImageIntake {
     private final ImageDownloader downloader;
     private final CpuWork cpu;
     private final Patience patience;
+    private final WorkerMetrics metrics;
 
-    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience) {
+    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience, WorkerMetrics metrics) {
         this.downloader = downloader;
         this.cpu = cpu;
         this.patience = patience;
+        this.metrics = metrics;
     }
 
     /**
-     * The checked image of an answer that carried {@code bytes} or a {@code url}; fails with {@link RequestFailure}.
+     * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url};
+     * fails with {@link RequestFailure}.
      */
-    public Uni<ReceivedImage> take(byte[] bytes, String url) {
-        Uni<byte[]> data = bytes != null ? Uni.createFrom().item(bytes) : download(url);
-        return data.chain(image -> cpu.run(() -> checked(image)));
+    public Uni<ReceivedImage> take(String requestId, GatewayAnswer.Image answer, ImageSize sent) {
+        Uni<byte[]> data = answer.bytes() != null ? Uni.createFrom().item(answer.bytes()) : download(answer.url());
+        return data.chain(bytes -> cpu.run(() -> checked(bytes))).invoke(image -> {
+            if (!image.size().equals(sent)) {
+                metrics.sizeMismatch();
+                Log.warnf(
+                        "[%s] the gateway returned %s for %s (a silent failure); storing it with matched=false",
+                        requestId, image.size(), sent);
+            }
+        });
     }
 
     private Uni<byte[]> download(String url) {

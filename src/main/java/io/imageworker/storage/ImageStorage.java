@@ -6,6 +6,7 @@ import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.Patience;
 import io.imageworker.support.WorkerMetrics;
+import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
@@ -43,6 +44,9 @@ public class ImageStorage {
                 .map(ignored -> {
                     metrics.stored(image.bytes().length);
                     String bucket = store.bucket();
+                    Log.infof(
+                            "[%s] stored s3://%s/%s (%s, %d bytes)",
+                            request.requestId(), bucket, key, image.size(), image.bytes().length);
                     return new Stored(
                             new TerminalEvent.StoredImage(
                                     bucket,

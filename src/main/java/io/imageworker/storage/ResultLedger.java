@@ -5,6 +5,7 @@ import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.EventCodec;
 import io.imageworker.support.Patience;
+import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -22,15 +23,17 @@ public class ResultLedger {
     private final ImageStore store;
     private final EventCodec codec;
     private final Patience patience;
+    private final WorkerMetrics metrics;
 
-    ResultLedger(ImageStore store, EventCodec codec, Patience patience) {
+    ResultLedger(ImageStore store, EventCodec codec, Patience patience, WorkerMetrics metrics) {
         this.store = store;
         this.codec = codec;
         this.patience = patience;
+        this.metrics = metrics;
     }
 
     /**
-     * The recorded outcome of {@code requestId}, if there is one. Fails with {@link RequestFailure}
+     * The recorded outcome of {@code requestId}, if there is one (it is then replayed: logged and counted). Fails with {@link RequestFailure}
      * ({@code STORAGE_ERROR}) when the store cannot be read or the document cannot be read as an event: without the
      * record, a call could bill a request that already ended, so no call is made.
      */
@@ -50,7 +53,12 @@ public class ResultLedger {
 
     private TerminalEvent read(String requestId, byte[] document) {
         try {
-            return codec.read(document);
+            TerminalEvent recorded = codec.read(document);
+            Log.infof(
+                    "[%s] already ended as %s; replaying the recorded result, no gateway call",
+                    requestId, recorded.ceType());
+            metrics.replayed();
+            return recorded;
         } catch (IOException e) {
             // Neither crash the consumer on it (it would be redelivered forever) nor call again (it may be billed).
             Log.errorf(
