@@ -4,7 +4,9 @@ import io.imageworker.Billing;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Shutdown;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
+import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -33,6 +35,7 @@ public class GatewayCalls {
     private final RetryPolicy policy;
     private final WorkerMetrics metrics;
     private final Shutdown shutdown;
+    private final Tracing tracing;
 
     GatewayCalls(
             GatewayClient client,
@@ -41,7 +44,8 @@ public class GatewayCalls {
             ConcurrencyLimiter limiter,
             RetryPolicy policy,
             WorkerMetrics metrics,
-            Shutdown shutdown) {
+            Shutdown shutdown,
+            Tracing tracing) {
         this.client = client;
         this.guard = guard;
         this.budget = budget;
@@ -49,6 +53,7 @@ public class GatewayCalls {
         this.policy = policy;
         this.metrics = metrics;
         this.shutdown = shutdown;
+        this.tracing = tracing;
     }
 
     /**
@@ -71,6 +76,9 @@ public class GatewayCalls {
     public record Result(
             GatewayAnswer.Image image, GatewayFailure failure, int attempts, Billing billing, long gatewayMs) {}
 
+    /** A call's answer and the call's span. */
+    private record Sent(GatewayAnswer answer, Span span) {}
+
     /** The attempts of one request: the only mutable state of the loop, confined to it. */
     private final class Attempts {
         private final String requestId;
@@ -88,10 +96,11 @@ public class GatewayCalls {
         }
 
         Uni<Result> next() {
+            long queuedSince = System.nanoTime();
             return guard.awaitOpen()
                     .chain(open -> shutdown.abandoned() ? abandoned() : budget.reserve())
                     .chain(allowed -> allowed
-                            ? limiter.run(this::send).chain(this::onAnswer)
+                            ? limiter.run(() -> send(queuedSince)).chain(this::onAnswer)
                             : Uni.createFrom()
                                     .item(ended(GatewayFailure.noAnswer(
                                             FailureKind.BUDGET_EXCEEDED,
@@ -99,24 +108,41 @@ public class GatewayCalls {
                                                     + " (IMAGE_WORKER_BUDGET_MAX_CALLS)"))));
         }
 
-        private Uni<GatewayAnswer> send() {
+        /** One call, in a span of its own that {@link #onAnswer} ends once it knows what comes next. */
+        private Uni<Sent> send(long queuedSince) {
             // Once the grace is over, no new call: a call cut off by the exit would be billed for nothing.
-            return shutdown.abandoned() ? abandoned() : client.send(request);
+            if (shutdown.abandoned()) {
+                return abandoned();
+            }
+            return tracing.withRequestSpan(parent -> {
+                Span span = tracing.child(parent, "gateway call");
+                span.setAttribute("image_worker.attempt", attempts + 1L);
+                span.setAttribute("image_worker.queued_ms", (System.nanoTime() - queuedSince) / 1_000_000);
+                return client.send(request).map(answer -> new Sent(answer, span));
+            });
         }
 
-        private Uni<Result> onAnswer(GatewayAnswer answer) {
+        private Uni<Result> onAnswer(Sent sent) {
+            GatewayAnswer answer = sent.answer();
+            Span span = sent.span();
             if (answer instanceof GatewayAnswer.Image image) {
                 attempts++;
                 gatewayMs += answer.latencyMs();
                 account(Billing.CallCost.BILLED, answer.latencyMs());
                 limiter.onSuccess();
                 guard.onHealthyAnswer();
+                span.setAttribute("http.response.status_code", 200L);
+                span.setAttribute("image_worker.cost", Billing.CallCost.BILLED.name());
+                span.end();
                 return Uni.createFrom().item(new Result(image, null, attempts, billing, gatewayMs));
             }
+            GatewayFailure failure = ((GatewayAnswer.Failure) answer).failure();
+            describe(span, failure);
             if (shutdown.abandoned()) {
+                span.setAttribute("image_worker.next", "abandoned at shutdown");
+                span.end();
                 return abandoned();
             }
-            GatewayFailure failure = ((GatewayAnswer.Failure) answer).failure();
             FailureKind kind = failure.kind();
             if (kind == FailureKind.STALE_CONNECTION) {
                 // Never read by the gateway: not an attempt, no cost, sent again at once.
@@ -143,7 +169,7 @@ public class GatewayCalls {
                 Log.warnf(
                         "[%s] %s; holding the request back (not failing it), next try in %d ms",
                         requestId, failure.message(), wait.toMillis());
-                return Patience.after(wait, this::next);
+                return after(span, "held back until the gateway answers as it should", wait);
             }
             Optional<Duration> delay =
                     policy.next(failure, freeAttempts, unknownAttempts, Duration.between(startedAt, Instant.now()));
@@ -151,10 +177,29 @@ public class GatewayCalls {
                 Log.infof(
                         "[%s] attempt %d: %s; trying again in %d ms",
                         requestId, attempts, failure.message(), delay.get().toMillis());
-                return Patience.after(delay.get(), this::next);
+                return after(
+                        span, "retried (" + kind.cost().name().toLowerCase(java.util.Locale.ROOT) + ")", delay.get());
             }
             Log.infof("[%s] failed after %d attempt(s): %s", requestId, attempts, failure.message());
+            span.setAttribute("image_worker.next", "given up");
+            span.end();
             return Uni.createFrom().item(ended(failure));
+        }
+
+        private Uni<Result> after(Span span, String reason, Duration delay) {
+            span.setAttribute("image_worker.next", reason);
+            span.setAttribute("image_worker.retry_in_ms", delay.toMillis());
+            span.end();
+            return Patience.after(delay, this::next);
+        }
+
+        private static void describe(Span span, GatewayFailure failure) {
+            if (failure.status() != null) {
+                span.setAttribute("http.response.status_code", (long) failure.status());
+            }
+            span.setAttribute("image_worker.failure", failure.kind().name());
+            span.setAttribute("image_worker.cost", failure.kind().cost().name());
+            span.setStatus(io.opentelemetry.api.trace.StatusCode.ERROR, failure.message());
         }
 
         private void account(Billing.CallCost cost, long latencyMs) {

@@ -9,7 +9,9 @@ import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Shutdown;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
+import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
@@ -56,6 +58,7 @@ public class RequestConsumer {
     private final CpuWork cpu;
     private final Shutdown shutdown;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
     private final WorkerConfig config;
     private final KafkaClientService kafkaClients;
     private final AtomicInteger inProgress = new AtomicInteger();
@@ -72,7 +75,8 @@ public class RequestConsumer {
             Patience patience,
             CpuWork cpu,
             Shutdown shutdown,
-            WorkerMetrics metrics) {
+            WorkerMetrics metrics,
+            Tracing tracing) {
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -83,6 +87,7 @@ public class RequestConsumer {
         this.cpu = cpu;
         this.shutdown = shutdown;
         this.metrics = metrics;
+        this.tracing = tracing;
     }
 
     /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
@@ -184,12 +189,27 @@ public class RequestConsumer {
                 kafka.getPartition(),
                 kafka.getOffset(),
                 Instant.now());
-        Uni<Void> work = cpu.run(() -> reader.read(message.getPayload(), kafka.getHeaders()))
-                .chain(read -> read instanceof RecordReader.Read.Request request
-                        ? processor
-                                .process(request.requestId(), request.json(), context.receivedAt())
-                                .chain(result -> publish(result, context))
-                        : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason()));
+        Span span = tracing.startRequest("image-request", name -> RecordReader.header(kafka.getHeaders(), name));
+        span.setAttribute("messaging.system", "kafka");
+        span.setAttribute("messaging.destination.name", context.topic());
+        span.setAttribute("messaging.kafka.partition", context.partition());
+        span.setAttribute("messaging.kafka.offset", context.offset());
+        Uni<Void> work = tracing.within(
+                        span,
+                        cpu.run(() -> reader.read(message.getPayload(), kafka.getHeaders()))
+                                .chain(read -> read instanceof RecordReader.Read.Request request
+                                        ? processor
+                                                .process(request.requestId(), request.json(), context.receivedAt())
+                                                .invoke(event -> describe(span, event))
+                                                .chain(result -> publish(result, context, span))
+                                        : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason())))
+                .onTermination()
+                .invoke((ok, failure, cancelled) -> {
+                    if (failure != null) {
+                        Tracing.failed(span, failure);
+                    }
+                    span.end();
+                });
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack());
@@ -210,10 +230,19 @@ public class RequestConsumer {
     private Uni<Void> deadLetter(Message<byte[]> message, RecordContext context, String reason) {
         Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
         metrics.deadLettered();
-        return patience.retry(publisher.deadLetter(message.getPayload(), context, reason));
+        return tracing.stage(
+                "dead letter", () -> patience.retry(publisher.deadLetter(message.getPayload(), context, reason)));
     }
 
-    private Uni<Void> publish(TerminalEvent result, RecordContext context) {
-        return patience.retry(publisher.publish(result, context));
+    private Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
+        return tracing.stage("publish", () -> patience.retry(publisher.publish(result, context, span)));
+    }
+
+    private static void describe(Span span, TerminalEvent event) {
+        span.setAttribute("image_worker.request_id", event.requestId());
+        span.setAttribute("image_worker.outcome", event.ceType());
+        if (event instanceof TerminalEvent.Failed failed) {
+            span.setAttribute("image_worker.error_code", failed.error().code().name());
+        }
     }
 }

@@ -2,6 +2,8 @@ package io.imageworker.messaging;
 
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.EventCodec;
+import io.imageworker.support.Tracing;
+import io.opentelemetry.api.trace.Span;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.MutinyEmitter;
 import io.smallrye.reactive.messaging.ce.OutgoingCloudEventMetadata;
@@ -49,10 +51,13 @@ public class ResultPublisher {
         this.codec = codec;
     }
 
-    /** Publishes {@code event} with the request's key (or the requestId) and its continued trace. */
-    public Uni<Void> publish(TerminalEvent event, RecordContext request) {
+    /**
+     * Publishes {@code event} with the request's key (or the requestId), its trace continued: the worker's span of the
+     * request is the result's parent when traces are recorded ({@link Tracing}).
+     */
+    public Uni<Void> publish(TerminalEvent event, RecordContext request, Span requestSpan) {
         RecordHeaders headers = new RecordHeaders();
-        String traceparent = TraceContext.continueTrace(RecordReader.header(request.headers(), "traceparent"));
+        String traceparent = Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
         if (traceparent != null) {
             headers.add("traceparent", bytes(traceparent));
             String tracestate = RecordReader.header(request.headers(), "tracestate");

@@ -10,6 +10,7 @@ import io.imageworker.storage.ImageStorage;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -38,6 +39,7 @@ public class RequestProcessor {
     private final ImageStorage storage;
     private final WorkerMetrics metrics;
     private final Shutdown shutdown;
+    private final Tracing tracing;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
 
     RequestProcessor(
@@ -48,7 +50,8 @@ public class RequestProcessor {
             ImageIntake intake,
             ImageStorage storage,
             WorkerMetrics metrics,
-            Shutdown shutdown) {
+            Shutdown shutdown,
+            Tracing tracing) {
         this.ledger = ledger;
         this.validator = validator;
         this.planner = planner;
@@ -57,6 +60,7 @@ public class RequestProcessor {
         this.storage = storage;
         this.metrics = metrics;
         this.shutdown = shutdown;
+        this.tracing = tracing;
     }
 
     /** The terminal event of a request with a usable id; copies of one id arriving while it runs share it. */
@@ -87,19 +91,25 @@ public class RequestProcessor {
     }
 
     private Uni<Outcome> fresh(String requestId, JsonNode json, Instant receivedAt) {
-        RequestValidator.Result validation = validator.validate(json);
-        if (validation instanceof RequestValidator.Result.Invalid invalid) {
-            Log.infof("[%s] refused: %s", requestId, invalid.message());
-            return decided(Progress.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, invalid.message()));
-        }
-        Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
-        if (begun.expired()) {
-            return decided(begun.failed(
-                    ErrorCode.EXPIRED,
-                    "the deadline " + begun.request().deadline() + " passed before the work started"));
-        }
-        return endedAs(begun, planner.plan(begun.request()).chain(plan -> callAndStore(begun.sized(plan.size()), plan)))
-                .map(event -> new Outcome(event, false));
+        return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
+                .chain(validation -> {
+                    if (validation instanceof RequestValidator.Result.Invalid invalid) {
+                        Log.infof("[%s] refused: %s", requestId, invalid.message());
+                        return decided(Progress.refused(
+                                requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, invalid.message()));
+                    }
+                    Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
+                    if (begun.expired()) {
+                        return decided(begun.failed(
+                                ErrorCode.EXPIRED,
+                                "the deadline " + begun.request().deadline() + " passed before the work started"));
+                    }
+                    return endedAs(
+                                    begun,
+                                    planner.plan(begun.request())
+                                            .chain(plan -> callAndStore(begun.sized(plan.size()), plan)))
+                            .map(event -> new Outcome(event, false));
+                });
     }
 
     /** The gateway's image, taken from its answer, checked and stored; or why there is none. */

@@ -8,6 +8,7 @@ import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -61,9 +62,15 @@ public class ReferenceLoader {
     private final Set<String> allowedBuckets;
     private final Patience patience;
     private final CpuWork cpu;
+    private final Tracing tracing;
 
     ReferenceLoader(
-            ImageStore store, HttpsReferenceFetcher https, WorkerConfig config, Patience patience, CpuWork cpu) {
+            ImageStore store,
+            HttpsReferenceFetcher https,
+            WorkerConfig config,
+            Patience patience,
+            CpuWork cpu,
+            Tracing tracing) {
         this.store = store;
         this.https = https;
         this.allowedBuckets = config.reference()
@@ -71,6 +78,7 @@ public class ReferenceLoader {
                 .orElse(Set.of(config.storage().bucket()));
         this.patience = patience;
         this.cpu = cpu;
+        this.tracing = tracing;
     }
 
     /**
@@ -91,7 +99,13 @@ public class ReferenceLoader {
         return Multi.createFrom()
                 .range(0, sources.size())
                 .onItem()
-                .transformToUniAndConcatenate(i -> load(sources.get(i), names.get(i)))
+                .transformToUniAndConcatenate(
+                        i -> tracing.stage("reference", () -> load(sources.get(i), names.get(i)), (span, image) -> {
+                            span.setAttribute("image_worker.reference", names.get(i));
+                            span.setAttribute(
+                                    "image_worker.format", image.info().format().mimeType());
+                            span.setAttribute("image_worker.bytes", image.bytes().length);
+                        }))
                 .collect()
                 .asList()
                 .map(images -> new EditInputs(

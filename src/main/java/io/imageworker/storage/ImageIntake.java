@@ -9,6 +9,7 @@ import io.imageworker.image.ImageSize;
 import io.imageworker.storage.ImageDownloader.DownloadException;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -29,12 +30,14 @@ public class ImageIntake {
     private final CpuWork cpu;
     private final Patience patience;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
 
-    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience, WorkerMetrics metrics) {
+    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience, WorkerMetrics metrics, Tracing tracing) {
         this.downloader = downloader;
         this.cpu = cpu;
         this.patience = patience;
         this.metrics = metrics;
+        this.tracing = tracing;
     }
 
     /**
@@ -43,14 +46,19 @@ public class ImageIntake {
      */
     public Uni<ReceivedImage> take(String requestId, GatewayAnswer.Image answer, ImageSize sent) {
         Uni<byte[]> data = answer.bytes() != null ? Uni.createFrom().item(answer.bytes()) : download(answer.url());
-        return data.chain(bytes -> cpu.run(() -> checked(bytes))).invoke(image -> {
-            if (!image.size().equals(sent)) {
-                metrics.sizeMismatch();
-                Log.warnf(
-                        "[%s] the gateway returned %s for %s (a silent failure); storing it with matched=false",
-                        requestId, image.size(), sent);
-            }
-        });
+        return tracing.stage("take image", () -> data.chain(bytes -> cpu.run(() -> checked(bytes))), (span, image) -> {
+                    span.setAttribute("image_worker.form", answer.bytes() != null ? "b64_json" : "url");
+                    span.setAttribute("image_worker.size", image.size().toString());
+                    span.setAttribute("image_worker.bytes", image.bytes().length);
+                })
+                .invoke(image -> {
+                    if (!image.size().equals(sent)) {
+                        metrics.sizeMismatch();
+                        Log.warnf(
+                                "[%s] the gateway returned %s for %s (a silent failure); storing it with matched=false",
+                                requestId, image.size(), sent);
+                    }
+                });
     }
 
     private Uni<byte[]> download(String url) {

@@ -5,6 +5,7 @@ import io.imageworker.ImageRequest;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -22,11 +23,13 @@ public class ImageStorage {
     private final ImageStore store;
     private final Patience patience;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
 
-    ImageStorage(ImageStore store, Patience patience, WorkerMetrics metrics) {
+    ImageStorage(ImageStore store, Patience patience, WorkerMetrics metrics, Tracing tracing) {
         this.store = store;
         this.patience = patience;
         this.metrics = metrics;
+        this.tracing = tracing;
     }
 
     /** Stores {@code image} for {@code request}; fails with {@link RequestFailure} ({@code STORAGE_ERROR}). */
@@ -37,7 +40,13 @@ public class ImageStorage {
         String contentType = image.info().format().mimeType();
         Map<String, String> metadata = Map.of("request-id", request.requestId(), "sha256", image.sha256());
         long started = System.nanoTime();
-        return patience.retry(store.putImage(key, image.bytes(), contentType, metadata))
+        return tracing.stage(
+                        "store image",
+                        () -> patience.retry(store.putImage(key, image.bytes(), contentType, metadata)),
+                        (span, ignored) -> {
+                            span.setAttribute("image_worker.key", key);
+                            span.setAttribute("image_worker.bytes", image.bytes().length);
+                        })
                 .onFailure()
                 .transform(error -> new RequestFailure(
                         ErrorCode.STORAGE_ERROR, "the image could not be stored: " + error.getMessage(), error))

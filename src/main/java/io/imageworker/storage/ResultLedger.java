@@ -5,6 +5,7 @@ import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.EventCodec;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -24,12 +25,14 @@ public class ResultLedger {
     private final EventCodec codec;
     private final Patience patience;
     private final WorkerMetrics metrics;
+    private final Tracing tracing;
 
-    ResultLedger(ImageStore store, EventCodec codec, Patience patience, WorkerMetrics metrics) {
+    ResultLedger(ImageStore store, EventCodec codec, Patience patience, WorkerMetrics metrics, Tracing tracing) {
         this.store = store;
         this.codec = codec;
         this.patience = patience;
         this.metrics = metrics;
+        this.tracing = tracing;
     }
 
     /**
@@ -38,6 +41,13 @@ public class ResultLedger {
      * record, a call could bill a request that already ended, so no call is made.
      */
     public Uni<Optional<TerminalEvent>> find(String requestId) {
+        return tracing.stage(
+                "ledger lookup",
+                () -> lookUp(requestId),
+                (span, recorded) -> span.setAttribute("image_worker.recorded", recorded.isPresent()));
+    }
+
+    private Uni<Optional<TerminalEvent>> lookUp(String requestId) {
         return patience.retry(store.findResult(requestId))
                 .onFailure()
                 .transform(error -> {
@@ -80,7 +90,8 @@ public class ResultLedger {
         if (event instanceof TerminalEvent.Failed failed && failed.billing().calls() == 0) {
             return Uni.createFrom().item(event);
         }
-        return patience.retry(store.putResult(event.requestId(), codec.write(event)))
+        return tracing.stage(
+                        "ledger write", () -> patience.retry(store.putResult(event.requestId(), codec.write(event))))
                 .replaceWith(event)
                 .onFailure()
                 .recoverWithItem(error -> {

@@ -9,7 +9,9 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageFormat;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
 import io.imageworker.testing.images.TestImages;
+import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -181,7 +183,8 @@ class ReferenceLoaderTest {
                 fetcher,
                 config,
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
-                new CpuWork(1, 8));
+                new CpuWork(1, 8),
+                new Tracing(OpenTelemetry.noop().getTracer("test")));
     }
 
     private ImageSource https(String path) {

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.support;
 
 import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;

@@ -1,0 +1,119 @@
+package io.imageworker.support;
+
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapGetter;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * Spans of one request and its stages (OpenTelemetry): a span per record continuing the producer's
+ * {@code traceparent}, and a child span per stage (validation, each reference, each gateway attempt, taking the image,
+ * storing it, the ledger, the publish). A request's work hops between event loops, the CPU pool and the store
+ * client's threads, so the request's span travels in Mutiny's subscriber context ({@link #within}), not in a
+ * thread-local: a stage finds its parent there wherever it runs.
+ *
+ * <p>With the SDK off (the default: {@code QUARKUS_OTEL_SDK_DISABLED=false} turns it on) every span is a no-op that
+ * costs a few allocations.
+ */
+@ApplicationScoped
+public class Tracing {
+
+    private static final String REQUEST_SPAN = "image-worker.request-span";
+    private static final TextMapGetter<Function<String, String>> HEADERS = new TextMapGetter<>() {
+        @Override
+        public Iterable<String> keys(Function<String, String> carrier) {
+            return List.of("traceparent", "tracestate");
+        }
+
+        @Override
+        public String get(Function<String, String> carrier, String key) {
+            return carrier == null ? null : carrier.apply(key);
+        }
+    };
+
+    private final Tracer tracer;
+
+    /** Spans made with {@code tracer}. */
+    public Tracing(Tracer tracer) {
+        this.tracer = tracer;
+    }
+
+    /** A request's span, started now, continuing the trace whose headers {@code header} reads. */
+    public Span startRequest(String name, Function<String, String> header) {
+        Context producer = W3CTraceContextPropagator.getInstance().extract(Context.root(), header, HEADERS);
+        return tracer.spanBuilder(name)
+                .setParent(producer)
+                .setSpanKind(SpanKind.CONSUMER)
+                .startSpan();
+    }
+
+    /** {@code work}, with {@code span} as the parent of the spans of its stages, wherever they run. */
+    public <T> Uni<T> within(Span span, Uni<T> work) {
+        return work.withContext((uni, context) -> {
+            context.put(REQUEST_SPAN, span);
+            return uni;
+        });
+    }
+
+    /** The request's span of the work being subscribed, in {@code use}. */
+    public <T> Uni<T> withRequestSpan(Function<Span, Uni<T>> use) {
+        return Uni.createFrom().context(context -> use.apply(context.getOrElse(REQUEST_SPAN, Span::getInvalid)));
+    }
+
+    /** {@code work} as a child span of the request's. */
+    public <T> Uni<T> stage(String name, Supplier<Uni<T>> work) {
+        return stage(name, work, (span, item) -> {});
+    }
+
+    /** {@code work} as a child span of the request's; {@code describe} adds what its outcome says. */
+    public <T> Uni<T> stage(String name, Supplier<Uni<T>> work, BiConsumer<Span, T> describe) {
+        return withRequestSpan(parent -> {
+            Span span = child(parent, name);
+            return work.get().onItemOrFailure().invoke((item, failure) -> {
+                if (failure != null) {
+                    failed(span, failure);
+                } else {
+                    describe.accept(span, item);
+                }
+                span.end();
+            });
+        });
+    }
+
+    /** A child span of {@code parent} started now, to be ended by the caller. */
+    public Span child(Span parent, String name) {
+        return tracer.spanBuilder(name)
+                .setParent(Context.root().with(parent))
+                .setSpanKind(SpanKind.INTERNAL)
+                .startSpan();
+    }
+
+    /**
+     * The {@code traceparent} a result carries: this worker's request span when traces are recorded, so the result is
+     * its child; otherwise the producer's trace continued with a span id of the result's own ({@link TraceContext}).
+     * Null when the request carried no usable trace and none is recorded.
+     */
+    public static String traceparentFor(Span request, String producerTraceparent) {
+        if (request.isRecording() && request.getSpanContext().isValid()) {
+            var context = request.getSpanContext();
+            return "00-" + context.getTraceId() + "-" + context.getSpanId() + "-"
+                    + context.getTraceFlags().asHex();
+        }
+        return TraceContext.continueTrace(producerTraceparent);
+    }
+
+    /** Marks {@code span} as ended by {@code failure}. */
+    public static void failed(Span span, Throwable failure) {
+        span.recordException(failure);
+        span.setStatus(StatusCode.ERROR, String.valueOf(failure.getMessage()));
+    }
+}
