@@ -64,7 +64,13 @@ public class ImageStore {
 
     /** The result document of a request, if its outcome is already recorded. */
     public Uni<Optional<byte[]>> findResult(String requestId) {
-        return getObject(config.bucket(), resultKey(requestId));
+        // Nearly every request has no record yet: a HEAD answers that without an error body for either side to write
+        // and parse; the rare record is then read.
+        String key = resultKey(requestId);
+        return sizeOf(config.bucket(), key)
+                .chain(size -> size.isPresent()
+                        ? getObject(config.bucket(), key)
+                        : Uni.createFrom().item(Optional.<byte[]>empty()));
     }
 
     /** An object's bytes, or empty when there is no such object. */
