@@ -195,8 +195,7 @@ public class RequestProcessor {
         RequestValidator.Result result = validator.validate(json);
         if (result instanceof RequestValidator.Result.Invalid invalid) {
             Log.infof("[%s] refused: %s", requestId, invalid.message());
-            return Uni.createFrom()
-                    .item(failed(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, invalid.message()));
+            return Uni.createFrom().item(failed(requestId, json, receivedAt, invalid.code(), invalid.message()));
         }
         ImageRequest request = ((RequestValidator.Result.Valid) result).request();
         Run run = new Run(request, receivedAt);
@@ -487,7 +486,7 @@ public class RequestProcessor {
         Instant now = Instant.now();
         return new TerminalEvent.Failed(
                 requestId,
-                json.path("operation").isTextual() ? json.path("operation").asText() : Operation.GENERATE.wireName(),
+                RequestValidator.echoableOperation(json),
                 new TerminalEvent.Error(code, message, code.retryable(), null, null),
                 null,
                 0,
@@ -497,22 +496,8 @@ public class RequestProcessor {
     }
 
     private Map<String, String> echoableMetadata(JsonNode json) {
-        try {
-            JsonNode node = json.get("metadata");
-            if (node != null && node.isObject()) {
-                Map<String, String> metadata = new java.util.LinkedHashMap<>();
-                node.fields()
-                        .forEachRemaining(e -> metadata.put(
-                                e.getKey(),
-                                e.getValue().isTextual()
-                                        ? e.getValue().asText()
-                                        : e.getValue().toString()));
-                return metadata;
-            }
-        } catch (RuntimeException ignored) {
-            // Metadata that cannot be echoed is left out of a refusal.
-        }
-        return Map.of();
+        // Only metadata that follows the contract: echoing an oversized one could make an event Kafka refuses.
+        return RequestValidator.echoableMetadata(json);
     }
 
     /** The running state of one request: what it has cost and how long it took so far. */
