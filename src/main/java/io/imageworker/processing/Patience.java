@@ -1,12 +1,23 @@
 package io.imageworker.processing;
 
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.BackPressureFailure;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+import org.apache.kafka.common.errors.RetriableException;
+import software.amazon.awssdk.core.exception.SdkClientException;
+import software.amazon.awssdk.core.exception.SdkServiceException;
 
 /**
  * Retries of operations that cost nothing (storage, downloads, publishing), with Mutiny's exponential back-off and
- * jitter, for at most a configured time.
+ * jitter, for at most a configured time, and only after a failure that can heal ({@link #isTransient}): an answer that
+ * says the request itself is wrong (a store's 4xx) ends the operation at once, since asking again for minutes only
+ * holds the record, and its partition's commit, for nothing.
  */
 public final class Patience {
 
@@ -33,6 +44,42 @@ public final class Patience {
                 .transform(Throwable::getCause);
     }
 
+    /** {@code operation}, retried after each failure that can heal ({@link #isTransient}), until patience ends. */
+    public <T> Uni<T> retry(Uni<T> operation) {
+        return retry(operation, Patience::isTransient);
+    }
+
+    /**
+     * Whether a failure of the store, the broker or the network may pass by itself: no answer (connection refused or
+     * reset, a timeout), an answer saying the server is busy or broken (5xx, 408, 429), a failure the Kafka client
+     * itself calls retriable, or a full send buffer. Everything else is not retried: a 4xx says the request is wrong
+     * or not allowed (a bad key, access denied, no such bucket), and a failure of the worker's own code is a defect.
+     */
+    public static boolean isTransient(Throwable error) {
+        Throwable failure = unwrapped(error);
+        if (failure instanceof SdkServiceException service) {
+            int status = service.statusCode();
+            return status >= 500 || status == 408 || status == 429;
+        }
+        // ImageStore bounds each operation with Mutiny's ifNoItem(), whose TimeoutException is not the JDK's.
+        return failure instanceof SdkClientException
+                || failure instanceof io.smallrye.mutiny.TimeoutException
+                || failure instanceof TimeoutException
+                || failure instanceof IOException
+                || failure instanceof UncheckedIOException
+                || failure instanceof RetriableException
+                || failure instanceof BackPressureFailure;
+    }
+
+    private static Throwable unwrapped(Throwable error) {
+        Throwable failure = error;
+        while ((failure instanceof CompletionException || failure instanceof ExecutionException)
+                && failure.getCause() != null) {
+            failure = failure.getCause();
+        }
+        return failure;
+    }
+
     /**
      * {@code next}, subscribed after {@code delay} on Mutiny's timer: waiting holds no thread and no permit. A delay
      * of zero or less is taken as one millisecond (Mutiny refuses a zero delay).
@@ -46,10 +93,5 @@ public final class Patience {
         return error instanceof IllegalStateException
                 && error.getCause() != null
                 && String.valueOf(error.getMessage()).startsWith("Retries exhausted");
-    }
-
-    /** {@code operation}, retried after any failure. */
-    public <T> Uni<T> retry(Uni<T> operation) {
-        return retry(operation, failure -> true);
     }
 }
