@@ -52,6 +52,7 @@ public class RequestConsumer {
     private final int parallelism;
     private final Duration shutdownGrace;
     private final KafkaClientService kafkaClients;
+    private final PartitionWork partitions;
     private final AtomicInteger inProgress = new AtomicInteger();
     private volatile boolean draining;
     private volatile Cancellable subscription;
@@ -62,7 +63,9 @@ public class RequestConsumer {
             ResultPublisher publisher,
             ImageStore store,
             KafkaClientService kafkaClients,
+            PartitionWork partitions,
             WorkerConfig config) {
+        this.partitions = partitions;
         this.store = store;
         this.kafkaClients = kafkaClients;
         this.shutdownGrace = config.shutdownGrace();
@@ -156,11 +159,6 @@ public class RequestConsumer {
             // Shutting down: leave the record unacknowledged, it is redelivered to the next consumer.
             return Uni.createFrom().voidItem();
         }
-        inProgress.incrementAndGet();
-        return handleRecord(message).onTermination().invoke(this::finished);
-    }
-
-    private Uni<Void> handleRecord(Message<byte[]> message) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();
@@ -171,7 +169,16 @@ public class RequestConsumer {
                 kafka.getPartition(),
                 kafka.getOffset(),
                 Instant.now());
-        RecordReader.Read read = reader.read(message.getPayload(), kafka.getHeaders());
+        if (!partitions.started(context)) {
+            // A rebalance took its partition away while the record was on its way: the new owner takes it.
+            return Uni.createFrom().voidItem();
+        }
+        inProgress.incrementAndGet();
+        return handleRecord(message, context).onTermination().invoke(this::finished);
+    }
+
+    private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context) {
+        RecordReader.Read read = reader.read(message.getPayload(), context.headers());
         Uni<Void> work;
         if (read instanceof RecordReader.Read.Request request) {
             work = processor
@@ -183,8 +190,9 @@ public class RequestConsumer {
         }
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
-                return Uni.createFrom().completionStage(message.ack());
+                return Uni.createFrom().completionStage(message.ack()).invoke(() -> partitions.ended(context, true));
             }
+            partitions.ended(context, false);
             if (failure instanceof AbandonedException) {
                 // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
                 return Uni.createFrom().voidItem();
