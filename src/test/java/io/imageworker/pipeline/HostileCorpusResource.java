@@ -3,14 +3,7 @@ package io.imageworker.pipeline;
 import io.imageworker.testing.StoreProxyTestResource;
 import io.imageworker.testing.infra.Infrastructure;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.common.errors.TopicExistsException;
 
 /**
  * The worker of {@link HostileCorpusTest}: a request topic of its own with six partitions and a consumer group of its
@@ -36,25 +29,11 @@ public class HostileCorpusResource extends StoreProxyTestResource {
     @Override
     public Map<String, String> start() {
         Map<String, String> config = new HashMap<>(super.start());
-        createTopic(Infrastructure.get().kafkaBootstrapServers());
+        Infrastructure.get().kafka().createTopics(PARTITIONS, TOPIC);
         config.put("image-worker.topic.request", TOPIC);
         config.put("image-worker.consumer-group", GROUP);
         config.put("image-worker.retry.infrastructure-patience", "2m");
         config.put("image-worker.reference.allowed-hosts", LISTED_INTERNAL_HOSTS);
         return config;
-    }
-
-    private static void createTopic(String bootstrapServers) {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers))) {
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 1)))
-                    .all()
-                    .get(30, TimeUnit.SECONDS);
-        } catch (ExecutionException e) {
-            if (!(e.getCause() instanceof TopicExistsException)) {
-                throw new IllegalStateException("cannot create " + TOPIC, e);
-            }
-        } catch (Exception e) {
-            throw new IllegalStateException("cannot create " + TOPIC, e);
-        }
     }
 }
