@@ -47,8 +47,12 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
         this.grace = config.rebalanceGrace();
     }
 
-    /** After the shutdown grace (RequestConsumer.drain, priority 1), the revocation of the closing consumer waits no more. */
-    void shuttingDown(@Observes @Priority(10) ShutdownEvent event) {
+    /**
+     * From the start of a shutdown, revocations wait no more: the shutdown grace bounds the wait for the requests in
+     * progress (RequestConsumer.drain, priority 1), and the consumer is closed, which revokes every partition, from
+     * within that observer once the grace is over, with only abandoned requests left.
+     */
+    void shuttingDown(@Observes @Priority(0) ShutdownEvent event) {
         shuttingDown = true;
     }
 
