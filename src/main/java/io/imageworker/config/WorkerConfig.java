@@ -75,6 +75,15 @@ public interface WorkerConfig {
     @WithDefault("60s")
     Duration shutdownGrace();
 
+    /**
+     * When a rebalance takes partitions away from this worker (a replica joined or left), how long the requests in
+     * progress on them may take to finish, publish and commit before they are given up to the partitions' new owner.
+     * The worker stops taking records while it waits (Kafka's rebalance listener runs on the polling thread, never on an
+     * event loop); it must stay well below {@code max.poll.interval.ms} (5 minutes).
+     */
+    @WithDefault("60s")
+    Duration rebalanceGrace();
+
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
 

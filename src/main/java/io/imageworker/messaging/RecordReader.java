@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.RequestId;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -11,17 +12,20 @@ import org.apache.kafka.common.header.Headers;
 /**
  * Reads a request record's value as plain JSON or as a CloudEvent (binary mode: {@code ce_*} headers with the JSON
  * request as the value; structured mode: a {@code application/cloudevents+json} envelope whose {@code data} is the
- * request). A record that gives no JSON object with a usable {@code requestId} is unreadable: it goes to the DLQ.
+ * request). A record that gives no JSON object with a {@code requestId} that follows the contract's rule ({@link
+ * RequestId}) is unreadable: it goes to the DLQ, with the reason in its headers. Such a record never reaches the store:
+ * its id would become part of a storage key.
  */
 @ApplicationScoped
 public class RecordReader {
 
-    /** Longest {@code requestId} still echoed on an {@code image-failed}; longer ones are unreadable. */
-    static final int MAX_USABLE_ID = 1024;
+    /** The longest part of a parser's message kept in a DLQ reason. */
+    static final int MAX_DETAIL = 200;
 
     private final ObjectMapper mapper;
 
-    RecordReader(ObjectMapper mapper) {
+    /** A reader parsing with {@code mapper} (Quarkus's, with its default limits on nesting, numbers and strings). */
+    public RecordReader(ObjectMapper mapper) {
         this.mapper = mapper;
     }
 
@@ -46,11 +50,16 @@ public class RecordReader {
             }
         }
         JsonNode id = json.get("requestId");
-        if (id == null || !id.isTextual() || id.asText().isBlank()) {
+        if (id == null || id.isNull()) {
             return new Read.Unreadable("no requestId");
         }
-        if (id.asText().length() > MAX_USABLE_ID) {
-            return new Read.Unreadable("requestId longer than " + MAX_USABLE_ID + " characters");
+        if (!id.isTextual()) {
+            return new Read.Unreadable("requestId is not a string");
+        }
+        if (!RequestId.isValid(id.asText())) {
+            // The id itself is not repeated: it may be long, or hold what a log or a header should not.
+            return new Read.Unreadable("requestId breaks the contract's rule: " + RequestId.RULE + " ("
+                    + id.asText().length() + " characters given)");
         }
         return new Read.Request(id.asText(), json);
     }
@@ -72,17 +81,19 @@ public class RecordReader {
         return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 
+    /** The first line of a parser's message, at most {@value #MAX_DETAIL} characters: it quotes the record. */
     private static String firstLine(String message) {
         if (message == null) {
             return "unparseable";
         }
         int newline = message.indexOf('\n');
-        return newline < 0 ? message : message.substring(0, newline);
+        String line = newline < 0 ? message : message.substring(0, newline);
+        return line.length() <= MAX_DETAIL ? line : line.substring(0, MAX_DETAIL) + "...";
     }
 
     /** The outcome of reading one record. */
     public sealed interface Read {
-        /** A JSON request with a usable {@code requestId}; the contract is checked later. */
+        /** A JSON request whose {@code requestId} follows the contract's rule; the other fields are checked later. */
         record Request(String requestId, JsonNode json) implements Read {}
 
         /** Not a request at all. */

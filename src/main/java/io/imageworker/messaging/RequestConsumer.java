@@ -61,6 +61,7 @@ public class RequestConsumer {
     private final Tracing tracing;
     private final WorkerConfig config;
     private final KafkaClientService kafkaClients;
+    private final PartitionWork partitions;
     private final AtomicInteger inProgress = new AtomicInteger();
     private volatile boolean draining;
     private volatile Cancellable subscription;
@@ -71,6 +72,7 @@ public class RequestConsumer {
             ResultPublisher publisher,
             ImageStore store,
             KafkaClientService kafkaClients,
+            PartitionWork partitions,
             WorkerConfig config,
             Patience patience,
             CpuWork cpu,
@@ -82,6 +84,7 @@ public class RequestConsumer {
         this.publisher = publisher;
         this.store = store;
         this.kafkaClients = kafkaClients;
+        this.partitions = partitions;
         this.config = config;
         this.patience = patience;
         this.cpu = cpu;
@@ -174,11 +177,6 @@ public class RequestConsumer {
             // Shutting down: leave the record unacknowledged, it is redelivered to the next consumer.
             return Uni.createFrom().voidItem();
         }
-        inProgress.incrementAndGet();
-        return handleRecord(message).onTermination().invoke(this::finished);
-    }
-
-    private Uni<Void> handleRecord(Message<byte[]> message) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();
@@ -189,14 +187,23 @@ public class RequestConsumer {
                 kafka.getPartition(),
                 kafka.getOffset(),
                 Instant.now());
-        Span span = tracing.startRequest("image-request", name -> RecordReader.header(kafka.getHeaders(), name));
+        if (!partitions.started(context)) {
+            // A rebalance took its partition away while the record was on its way: the new owner takes it.
+            return Uni.createFrom().voidItem();
+        }
+        inProgress.incrementAndGet();
+        return handleRecord(message, context).onTermination().invoke(this::finished);
+    }
+
+    private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context) {
+        Span span = tracing.startRequest("image-request", name -> RecordReader.header(context.headers(), name));
         span.setAttribute("messaging.system", "kafka");
         span.setAttribute("messaging.destination.name", context.topic());
         span.setAttribute("messaging.kafka.partition", context.partition());
         span.setAttribute("messaging.kafka.offset", context.offset());
         Uni<Void> work = tracing.within(
                         span,
-                        cpu.run(() -> reader.read(message.getPayload(), kafka.getHeaders()))
+                        cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                                 .chain(read -> read instanceof RecordReader.Read.Request request
                                         ? processor
                                                 .process(request.requestId(), request.json(), context.receivedAt())
@@ -212,8 +219,9 @@ public class RequestConsumer {
                 });
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
-                return Uni.createFrom().completionStage(message.ack());
+                return Uni.createFrom().completionStage(message.ack()).invoke(() -> partitions.ended(context, true));
             }
+            partitions.ended(context, false);
             if (failure instanceof AbandonedException) {
                 // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
                 Log.info(failure.getMessage());

@@ -12,7 +12,9 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.ZonedDateTime;
+import java.util.Arrays;
 import java.util.UUID;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.eclipse.microprofile.reactive.messaging.Channel;
@@ -33,6 +35,9 @@ public class ResultPublisher {
 
     /** {@code ce_source} of every result. */
     public static final URI SOURCE = URI.create("image-worker");
+
+    /** How much of a value too large to copy whole is left out: far more than the DLQ headers take. */
+    static final int CUT_BYTES = 16 * 1024;
 
     private final MutinyEmitter<byte[]> completed;
     private final MutinyEmitter<byte[]> failed;
@@ -86,8 +91,41 @@ public class ResultPublisher {
      * Sends an unreadable record to the DLQ byte for byte: same key, same value, its headers, plus
      * {@code dead-letter-reason}, {@code dead-letter-topic}, {@code dead-letter-partition} and
      * {@code dead-letter-offset} (the names SmallRye's own DLQ uses).
+     *
+     * <p>A record as large as Kafka takes has no room left for those headers: its whole copy is refused as too large,
+     * a refusal no retry heals, and a record that cannot be brought to an end fails the channel. Such a copy is sent
+     * again with its value cut by {@value #CUT_BYTES} bytes, {@code dead-letter-value-bytes} giving the length of the
+     * whole value and the reason saying so.
      */
     public Uni<Void> deadLetter(byte[] value, RecordContext request, String reason) {
+        return deadLetters
+                .sendMessage(deadLetterCopy(value, request, reason, null))
+                .onFailure(ResultPublisher::isTooLarge)
+                .recoverWithUni(tooLarge -> {
+                    if (value == null) {
+                        return Uni.createFrom().failure(tooLarge);
+                    }
+                    byte[] cut = Arrays.copyOf(value, Math.max(0, value.length - CUT_BYTES));
+                    return deadLetters.sendMessage(deadLetterCopy(
+                            cut,
+                            request,
+                            reason + "; the value is cut to its first " + cut.length + " of " + value.length
+                                    + " bytes: the whole copy is larger than Kafka takes",
+                            value.length));
+                });
+    }
+
+    private static boolean isTooLarge(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof RecordTooLargeException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Message<byte[]> deadLetterCopy(
+            byte[] value, RecordContext request, String reason, Integer wholeLength) {
         RecordHeaders headers = new RecordHeaders();
         if (request.headers() != null) {
             for (Header header : request.headers()) {
@@ -98,12 +136,14 @@ public class ResultPublisher {
         headers.add("dead-letter-topic", bytes(request.topic()));
         headers.add("dead-letter-partition", bytes(Integer.toString(request.partition())));
         headers.add("dead-letter-offset", bytes(Long.toString(request.offset())));
-        Message<byte[]> message = Message.of(value)
+        if (wholeLength != null) {
+            headers.add("dead-letter-value-bytes", bytes(Integer.toString(wholeLength)));
+        }
+        return Message.of(value)
                 .addMetadata(OutgoingKafkaRecordMetadata.<byte[]>builder()
                         .withKey(request.key())
                         .withHeaders(headers)
                         .build());
-        return deadLetters.sendMessage(message);
     }
 
     private static byte[] bytes(String text) {

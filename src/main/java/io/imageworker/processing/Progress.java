@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Billing;
 import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
-import io.imageworker.Operation;
 import io.imageworker.TerminalEvent;
 import io.imageworker.gateway.GatewayCalls;
 import io.imageworker.gateway.GatewayFailure;
@@ -13,8 +12,6 @@ import io.imageworker.image.SizeDecision;
 import io.imageworker.storage.ImageStorage;
 import io.imageworker.storage.ReceivedImage;
 import java.time.Instant;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * What one request has come to, stage by stage, and the terminal events it can end with: immutable, each stage
@@ -96,35 +93,13 @@ record Progress(
         Instant now = Instant.now();
         return new TerminalEvent.Failed(
                 requestId,
-                json.path("operation").isTextual() ? json.path("operation").asText() : Operation.GENERATE.wireName(),
+                RequestValidator.echoableOperation(json),
                 new TerminalEvent.Error(code, message, code.retryable(), null, null),
                 null,
                 0,
                 Billing.NONE,
                 new TerminalEvent.Timings(receivedAt, now, now, null, null),
-                echoableMetadata(json));
-    }
-
-    /** The record's metadata when it is what the contract allows (strings, at most 16 KiB); else none. */
-    private static Map<String, String> echoableMetadata(JsonNode json) {
-        JsonNode node = json.get("metadata");
-        Map<String, String> metadata = new LinkedHashMap<>();
-        if (node == null || !node.isObject()) {
-            return metadata;
-        }
-        int bytes = 0;
-        for (var fields = node.fields(); fields.hasNext(); ) {
-            Map.Entry<String, JsonNode> field = fields.next();
-            if (!field.getValue().isTextual()) {
-                return Map.of();
-            }
-            bytes += field.getKey().length() + field.getValue().asText().length();
-            if (bytes > RequestValidator.MAX_METADATA_BYTES) {
-                return Map.of();
-            }
-            metadata.put(field.getKey(), field.getValue().asText());
-        }
-        return metadata;
+                RequestValidator.echoableMetadata(json));
     }
 
     private int attempts() {

@@ -95,8 +95,8 @@ public class RequestProcessor {
                 .chain(validation -> {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
                         Log.infof("[%s] refused: %s", requestId, invalid.message());
-                        return decided(Progress.refused(
-                                requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, invalid.message()));
+                        return decided(
+                                Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()));
                     }
                     Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
                     if (begun.expired()) {

@@ -1,10 +1,13 @@
 package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.ImageSource;
 import io.imageworker.Operation;
+import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.storage.ObjectAddress;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -22,16 +25,24 @@ import java.util.regex.Pattern;
 /**
  * Checks a readable request against the event contract, field by field, so that every refusal names the field
  * and costs no gateway call. Sizes and image sources are checked further where they are resolved.
+ *
+ * <p>A refusal carries its error code: {@code INVALID_REFERENCE} for anything wrong with one image source (not an
+ * object, neither or both of {@code uri} and {@code base64}, no {@code contentType}, a scheme other than {@code s3://}
+ * or {@code https://}, an {@code s3://} address that breaks {@link ObjectAddress}'s rules), {@code INVALID_REQUEST}
+ * for the rest, the {@code references} field as a whole included (missing for an edit, empty, over 16, on a generate).
+ * Storage keys are built only from what passed here: the {@code requestId} ({@link RequestId}) and an {@code
+ * output.keyPrefix} of plain segments under an allowed prefix.
  */
 @ApplicationScoped
 public class RequestValidator {
 
-    static final Pattern REQUEST_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
     static final int MAX_PROMPT = 32_000;
     static final int MAX_REFERENCES = 16;
     static final int MAX_METADATA_BYTES = 16 * 1024;
     private static final Set<String> QUALITIES = Set.of("high", "medium", "low");
     private static final Pattern KEY_PREFIX = Pattern.compile("[A-Za-z0-9._/-]{0,512}");
+    /** The longest part of a producer's value repeated in a refusal: the message travels back in an event. */
+    private static final int MAX_QUOTED = 64;
 
     private final List<String> allowedPrefixes;
     private final String defaultPrefix;
@@ -41,28 +52,56 @@ public class RequestValidator {
         this.allowedPrefixes = config.storage().allowedKeyPrefixes().orElse(List.of(defaultPrefix));
     }
 
+    /**
+     * The request's metadata as an event may echo it: only when it follows the contract (an object of strings, at
+     * most 16 KiB serialized); otherwise none. A refusal echoing whatever it was sent could be larger than any record
+     * Kafka takes, and a result that cannot be published holds its partition.
+     */
+    public static Map<String, String> echoableMetadata(JsonNode json) {
+        try {
+            return metadata(json);
+        } catch (Refusal refusal) {
+            return Map.of();
+        }
+    }
+
+    /**
+     * The operation as an event may echo it: its name when the request names one of the contract's operations ({@code
+     * generate} when it names none), otherwise null, which leaves it out of the event.
+     */
+    public static String echoableOperation(JsonNode json) {
+        JsonNode node = json.get("operation");
+        if (node == null || node.isNull()) {
+            return Operation.GENERATE.wireName();
+        }
+        return node.isTextual()
+                ? Operation.fromWire(node.asText()).map(Operation::wireName).orElse(null)
+                : null;
+    }
+
     /** The accepted request, or the reason it breaks the contract. */
     public Result validate(JsonNode json) {
         try {
             return new Result.Valid(read(json));
         } catch (Refusal refusal) {
-            return new Result.Invalid(refusal.getMessage());
+            return new Result.Invalid(refusal.code, refusal.getMessage());
         }
     }
 
     private ImageRequest read(JsonNode json) {
-        String requestId = json.path("requestId").asText();
-        if (!REQUEST_ID.matcher(requestId).matches()) {
-            throw new Refusal("requestId must be 1 to 128 characters of [A-Za-z0-9._:-]");
+        JsonNode id = json.path("requestId");
+        String requestId = id.isTextual() ? id.asText() : null;
+        if (!RequestId.isValid(requestId)) {
+            throw new Refusal("requestId must be " + RequestId.RULE);
         }
         String operationName = optionalText(json, "operation");
         Operation operation = Operation.fromWire(operationName)
-                .orElseThrow(() -> new Refusal("operation must be 'generate' or 'edit', not '" + operationName + "'"));
-        String prompt = optionalText(json, "prompt");
-        if (prompt == null || prompt.isBlank()) {
+                .orElseThrow(() -> new Refusal("operation must be 'generate' or 'edit', not " + quote(operationName)));
+        String given = optionalText(json, "prompt");
+        String prompt = given == null ? "" : trimmed(given);
+        if (prompt.isEmpty()) {
             throw new Refusal("prompt is required");
         }
-        prompt = prompt.trim();
         if (prompt.length() > MAX_PROMPT) {
             throw new Refusal("prompt is longer than " + MAX_PROMPT + " characters");
         }
@@ -113,7 +152,16 @@ public class RequestValidator {
         return Collections.unmodifiableList(sources);
     }
 
+    /** One image source; whatever is wrong with it is an {@code INVALID_REFERENCE}. */
     private static ImageSource source(JsonNode node, String field) {
+        try {
+            return checkedSource(node, field);
+        } catch (Refusal refusal) {
+            throw new Refusal(ErrorCode.INVALID_REFERENCE, refusal.getMessage());
+        }
+    }
+
+    private static ImageSource checkedSource(JsonNode node, String field) {
         if (!node.isObject()) {
             throw new Refusal(field + " must be an object with 'uri', or 'base64' and 'contentType'");
         }
@@ -123,8 +171,14 @@ public class RequestValidator {
         if ((uri == null) == (base64 == null)) {
             throw new Refusal(field + " must have exactly one of 'uri' and 'base64'");
         }
-        if (uri != null && !uri.startsWith("s3://") && !uri.startsWith("https://")) {
-            throw new Refusal(field + ".uri must be an s3:// or https:// address");
+        if (uri != null && uri.startsWith(ObjectAddress.SCHEME)) {
+            try {
+                ObjectAddress.parse(uri);
+            } catch (IllegalArgumentException e) {
+                throw new Refusal(field + ".uri " + quote(uri) + " " + e.getMessage());
+            }
+        } else if (uri != null && !uri.startsWith("https://")) {
+            throw new Refusal(field + ".uri must be an s3:// or https:// address: its source is not allowed");
         }
         if (base64 != null && contentType == null) {
             throw new Refusal(field + ".contentType is required with base64");
@@ -144,14 +198,57 @@ public class RequestValidator {
         if (prefix == null) {
             return defaultPrefix;
         }
-        if (!KEY_PREFIX.matcher(prefix).matches() || prefix.contains("..") || prefix.startsWith("/")) {
-            throw new Refusal("output.keyPrefix may hold only [A-Za-z0-9._/-], no '..' and no leading '/'");
+        if (!KEY_PREFIX.matcher(prefix).matches() || !plainSegments(prefix)) {
+            throw new Refusal("output.keyPrefix may hold only [A-Za-z0-9._/-] in segments that are neither empty"
+                    + " (no leading or doubled '/') nor '.' or '..'");
         }
         if (allowedPrefixes.stream().noneMatch(prefix::startsWith)) {
             throw new Refusal(
                     "output.keyPrefix must fall under an allowed prefix: " + String.join(", ", allowedPrefixes));
         }
         return prefix;
+    }
+
+    /** Whether every segment of a prefix is a name: the last may be empty (a prefix ending with '/'). */
+    private static boolean plainSegments(String prefix) {
+        String[] segments = prefix.split("/", -1);
+        for (int i = 0; i < segments.length; i++) {
+            String segment = segments[i];
+            boolean last = i == segments.length - 1;
+            if (segment.isEmpty() && !last || segment.equals(".") || segment.contains("..")) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The text without the spaces and control characters at its ends: Unicode spaces (no-break spaces included) as
+     * well as the ASCII ones, so that a prompt of nothing but such characters is no prompt.
+     */
+    private static String trimmed(String text) {
+        int start = 0;
+        int end = text.length();
+        while (start < end && isPadding(text.charAt(start))) {
+            start++;
+        }
+        while (end > start && isPadding(text.charAt(end - 1))) {
+            end--;
+        }
+        return text.substring(start, end);
+    }
+
+    private static boolean isPadding(char c) {
+        return Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c);
+    }
+
+    /** A producer's value in a refusal, quoted and bounded. */
+    private static String quote(String value) {
+        return "'" + bounded(value) + "'";
+    }
+
+    private static String bounded(String value) {
+        return value.length() <= MAX_QUOTED ? value : value.substring(0, MAX_QUOTED) + "...";
     }
 
     private static Instant deadline(JsonNode json) {
@@ -181,7 +278,7 @@ public class RequestValidator {
         for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
             Map.Entry<String, JsonNode> entry = it.next();
             if (!entry.getValue().isTextual()) {
-                throw new Refusal("metadata." + entry.getKey() + " must be a string");
+                throw new Refusal("metadata." + bounded(entry.getKey()) + " must be a string");
             }
             metadata.put(entry.getKey(), entry.getValue().asText());
         }
@@ -212,13 +309,24 @@ public class RequestValidator {
         /** The request is accepted. */
         record Valid(ImageRequest request) implements Result {}
 
-        /** The request breaks the contract; the message names the field. */
-        record Invalid(String message) implements Result {}
+        /**
+         * The request breaks the contract; the message names the field.
+         *
+         * @param code {@code INVALID_REFERENCE} when an image source is at fault, otherwise {@code INVALID_REQUEST}
+         */
+        record Invalid(ErrorCode code, String message) implements Result {}
     }
 
     private static final class Refusal extends RuntimeException {
+        private final ErrorCode code;
+
         Refusal(String message) {
+            this(ErrorCode.INVALID_REQUEST, message);
+        }
+
+        Refusal(ErrorCode code, String message) {
             super(message, null, false, false);
+            this.code = code;
         }
     }
 }

@@ -6,19 +6,17 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.storage.ObjectAddress;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeoutException;
-import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkServiceException;
 import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 
@@ -129,14 +127,15 @@ public class ReferenceLoader {
     }
 
     private Uni<byte[]> fromStore(String uri, String name) {
-        String rest = uri.substring("s3://".length());
-        int slash = rest.indexOf('/');
-        if (slash <= 0 || slash == rest.length() - 1) {
-            return Uni.createFrom()
-                    .failure(new ReferenceRefusedException(name + ": " + uri + " is not s3://bucket/key"));
+        ObjectAddress address;
+        try {
+            // The validator refused a broken address already; parsing again keeps this class safe on its own.
+            address = ObjectAddress.parse(uri);
+        } catch (IllegalArgumentException e) {
+            return Uni.createFrom().failure(new ReferenceRefusedException(name + ": " + uri + " " + e.getMessage()));
         }
-        String bucket = rest.substring(0, slash);
-        String key = rest.substring(slash + 1);
+        String bucket = address.bucket();
+        String key = address.key();
         if (!allowedBuckets.contains(bucket)) {
             return Uni.createFrom()
                     .failure(new ReferenceRefusedException(
@@ -163,8 +162,8 @@ public class ReferenceLoader {
 
     /** A store read with patience for the store's transient failures, and the rest of its failures classified. */
     private <T> Uni<T> readFromStore(Uni<T> operation, String uri, String name) {
-        return patience.retry(operation, ReferenceLoader::isTransientStoreFailure)
-                .onFailure(ReferenceLoader::isTransientStoreFailure)
+        return patience.retry(operation)
+                .onFailure(Patience::isTransient)
                 .transform(error -> new ReferenceStoreException(
                         name + ": the store could not be read for " + uri + ": " + briefly(error), error))
                 .onFailure(NoSuchBucketException.class)
@@ -172,22 +171,6 @@ public class ReferenceLoader {
                 .onFailure(SdkServiceException.class)
                 .transform(error -> new ReferenceRefusedException(name + ": " + uri + " cannot be read: the store"
                         + " answered " + ((SdkServiceException) error).statusCode()));
-    }
-
-    /**
-     * Whether a store failure may pass by itself: no answer (connection refused or reset, timeout), or an answer
-     * saying the store is busy or broken (5xx, 408, 429). A 4xx about the object is the answer, not a failure.
-     */
-    static boolean isTransientStoreFailure(Throwable error) {
-        if (error instanceof SdkServiceException service) {
-            int status = service.statusCode();
-            return status >= 500 || status == 408 || status == 429;
-        }
-        // ImageStore bounds each operation with Mutiny's ifNoItem(), whose TimeoutException is not the JDK's.
-        return error instanceof SdkClientException
-                || error instanceof io.smallrye.mutiny.TimeoutException
-                || error instanceof TimeoutException
-                || error instanceof IOException;
     }
 
     /** The failure's type and the first sentence of its message: the SDK's messages go on with advice. */

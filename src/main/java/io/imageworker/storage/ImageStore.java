@@ -1,5 +1,6 @@
 package io.imageworker.storage;
 
+import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -19,6 +20,10 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 /**
  * Object storage of images and of result documents, through the asynchronous S3 client. Every operation is lazy
  * (nothing happens until subscribed, so a retry repeats the call) and bounded by the storage timeout.
+ *
+ * <p>The keys the worker writes and looks up are built from validated parts only: a {@code requestId} that breaks the
+ * contract's rule ({@link RequestId}), or a key that breaks {@link ObjectAddress#keyRefusal}, fails the operation
+ * with an {@link IllegalArgumentException} before anything is sent, whoever the caller is.
  */
 @ApplicationScoped
 public class ImageStore {
@@ -40,6 +45,10 @@ public class ImageStore {
 
     /** Writes an image with its real content type and the given user metadata. */
     public Uni<Void> putImage(String key, byte[] bytes, String contentType, Map<String, String> metadata) {
+        Optional<String> refusal = ObjectAddress.keyRefusal(key);
+        if (refusal.isPresent()) {
+            return Uni.createFrom().failure(new IllegalArgumentException("an image key " + refusal.get()));
+        }
         return call(() -> s3.putObject(
                         put -> put.bucket(config.bucket())
                                 .key(key)
@@ -53,6 +62,9 @@ public class ImageStore {
 
     /** Writes the result document of a request: the terminal event it ended with. */
     public Uni<Void> putResult(String requestId, byte[] json) {
+        if (!RequestId.isValid(requestId)) {
+            return invalidRequestId();
+        }
         return call(() -> s3.putObject(
                         put -> put.bucket(config.bucket())
                                 .key(resultKey(requestId))
@@ -64,6 +76,9 @@ public class ImageStore {
 
     /** The result document of a request, if its outcome is already recorded. */
     public Uni<Optional<byte[]>> findResult(String requestId) {
+        if (!RequestId.isValid(requestId)) {
+            return invalidRequestId();
+        }
         // Nearly every request has no record yet: a HEAD answers that without an error body for either side to write
         // and parse; the rare record is then read.
         String key = resultKey(requestId);
@@ -71,6 +86,12 @@ public class ImageStore {
                 .chain(size -> size.isPresent()
                         ? getObject(config.bucket(), key)
                         : Uni.createFrom().item(Optional.<byte[]>empty()));
+    }
+
+    private static <T> Uni<T> invalidRequestId() {
+        return Uni.createFrom()
+                .failure(new IllegalArgumentException(
+                        "a requestId that is not " + RequestId.RULE + " is never part of a storage key"));
     }
 
     /** An object's bytes, or empty when there is no such object. */

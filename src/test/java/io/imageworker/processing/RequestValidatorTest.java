@@ -3,6 +3,7 @@ package io.imageworker.processing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.Operation;
 import io.imageworker.testing.TestConfig;
@@ -11,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class RequestValidatorTest {
 
@@ -101,5 +103,108 @@ class RequestValidatorTest {
         assertThat(refusal(
                         "{\"requestId\":\"r\",\"prompt\":\"p\",\"metadata\":{\"k\":\"" + "v".repeat(17_000) + "\"}}"))
                 .startsWith("metadata");
+    }
+
+    private RequestValidator.Result.Invalid invalid(String json) throws Exception {
+        RequestValidator.Result result = validate(json);
+        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
+        return (RequestValidator.Result.Invalid) result;
+    }
+
+    private static String edit(String reference) {
+        return "{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"edit\",\"references\":[{\"uri\":\"s3://images/a.png\"},"
+                + reference + "]}";
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "{\"uri\":\"http://cdn.example.com/a.png\"}|references[1].uri must be an s3:// or https:// address",
+                "{\"uri\":\"ftp://cdn.example.com/a.png\"}|references[1].uri must be an s3:// or https:// address",
+                "{\"uri\":\"file:///etc/passwd\"}|references[1].uri must be an s3:// or https:// address",
+                "{\"uri\":\"HTTPS://cdn.example.com/a.png\"}|references[1].uri must be an s3:// or https:// address",
+                "{\"uri\":\"s3://images/../secret/a.png\"}|references[1].uri 's3://images/../secret/a.png' has a '..'",
+                "{\"uri\":\"s3://images/%2e%2e/a.png\"}|references[1].uri 's3://images/%2e%2e/a.png' has a '%'",
+                "{\"uri\":\"s3://images//a.png\"}|references[1].uri 's3://images//a.png' has an empty segment",
+                "{\"uri\":\"s3://images\"}|references[1].uri 's3://images' is not s3://bucket/key",
+                "{\"uri\":42}|references[1].uri must be a string",
+                "42|references[1] must be an object",
+                "{}|references[1] must have exactly one of 'uri' and 'base64'",
+                "{\"base64\":\"AAAA\"}|references[1].contentType is required with base64"
+            })
+    void refusesAnythingWrongWithOneImageSourceAsAnInvalidReference(String reference, String message) throws Exception {
+        RequestValidator.Result.Invalid invalid = invalid(edit(reference));
+
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REFERENCE);
+        assertThat(invalid.message()).startsWith(message);
+    }
+
+    @Test
+    void refusesABrokenMaskAsAnInvalidReference() throws Exception {
+        RequestValidator.Result.Invalid invalid =
+                invalid("{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"edit\","
+                        + "\"references\":[{\"uri\":\"s3://images/a.png\"}],\"mask\":{\"uri\":\"http://h/m.png\"}}");
+
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REFERENCE);
+        assertThat(invalid.message()).startsWith("mask.uri");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"edit\"}",
+                "{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"edit\",\"references\":{\"uri\":\"s3://images/a.png\"}}",
+                "{\"requestId\":\"r\",\"prompt\":\"p\",\"references\":[{\"uri\":\"http://h/a.png\"}]}",
+                "{\"requestId\":\"r\",\"prompt\":\"p\",\"mask\":{\"uri\":\"http://h/m.png\"}}",
+                "{\"requestId\":\"r\",\"prompt\":\"p\",\"size\":\"big\",\"quality\":\"ultra\"}"
+            })
+    void refusesWhatIsWrongWithTheRequestAsAWholeAsAnInvalidRequest(String json) throws Exception {
+        assertThat(invalid(json).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"images/./x/", "images//x/", "images/x/..", "images/..x/", "/images/", "images/x\\\\y/"})
+    void refusesAKeyPrefixWithSegmentsAStoreMightResolve(String prefix) throws Exception {
+        RequestValidator.Result.Invalid invalid =
+                invalid("{\"requestId\":\"r\",\"prompt\":\"p\",\"output\":{\"keyPrefix\":\"" + prefix + "\"}}");
+
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(invalid.message()).startsWith("output.keyPrefix");
+    }
+
+    @Test
+    void acceptsAKeyPrefixOfPlainSegmentsWithOrWithoutATrailingSlash() throws Exception {
+        assertThat(valid("{\"requestId\":\"r\",\"prompt\":\"p\",\"output\":{\"keyPrefix\":\"images/a.b/c\"}}")
+                        .keyPrefix())
+                .isEqualTo("images/a.b/c");
+    }
+
+    @Test
+    void repeatsAtMostSixtyFourCharactersOfAProducersValue() throws Exception {
+        String operation = "x".repeat(100_000);
+
+        String message = refusal("{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"" + operation + "\"}");
+
+        assertThat(message).startsWith("operation must be 'generate' or 'edit', not '" + "x".repeat(64) + "...'");
+        assertThat(message.length()).isLessThan(200);
+    }
+
+    @Test
+    void echoesOnlyMetadataAndAnOperationThatFollowTheContract() throws Exception {
+        assertThat(RequestValidator.echoableMetadata(mapper.readTree("{\"metadata\":{\"sku\":\"A-17\"}}")))
+                .containsExactly(Map.entry("sku", "A-17"));
+        assertThat(RequestValidator.echoableMetadata(mapper.readTree("{\"metadata\":{\"n\":{\"deep\":1}}}")))
+                .isEmpty();
+        assertThat(RequestValidator.echoableMetadata(
+                        mapper.readTree("{\"metadata\":{\"k\":\"" + "v".repeat(17_000) + "\"}}")))
+                .isEmpty();
+        assertThat(RequestValidator.echoableOperation(mapper.readTree("{\"operation\":\"edit\"}")))
+                .isEqualTo("edit");
+        assertThat(RequestValidator.echoableOperation(mapper.readTree("{}"))).isEqualTo("generate");
+        assertThat(RequestValidator.echoableOperation(mapper.readTree("{\"operation\":\"" + "x".repeat(1_000) + "\"}")))
+                .isNull();
+        assertThat(RequestValidator.echoableOperation(mapper.readTree("{\"operation\":42}")))
+                .isNull();
     }
 }

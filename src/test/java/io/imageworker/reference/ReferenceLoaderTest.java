@@ -27,8 +27,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import software.amazon.awssdk.core.exception.SdkClientException;
-import software.amazon.awssdk.services.s3.model.S3Exception;
 
 /** How {@link ReferenceLoader} hands {@code https://} references to {@link HttpsReferenceFetcher}. */
 class ReferenceLoaderTest {
@@ -140,31 +138,6 @@ class ReferenceLoaderTest {
 
         assertThat(inputs.references().get(0).info().format()).isEqualTo(ImageFormat.PNG);
         assertThat(inputs.references().get(0).info().size()).isEmpty();
-    }
-
-    @Test
-    void treatsAnUnreachableOrFailingStoreAsTransientAndAnAnswerAboutTheObjectAsFinal() {
-        assertThat(ReferenceLoader.isTransientStoreFailure(
-                        SdkClientException.create("Unable to execute HTTP request: connection refused")))
-                .isTrue();
-        assertThat(ReferenceLoader.isTransientStoreFailure(new io.smallrye.mutiny.TimeoutException()))
-                .isTrue();
-        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(503))).isTrue();
-        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(500))).isTrue();
-        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(429))).isTrue();
-        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(403))).isFalse();
-        assertThat(ReferenceLoader.isTransientStoreFailure(s3Error(404))).isFalse();
-        assertThat(ReferenceLoader.isTransientStoreFailure(new ReferenceRefusedException("references[0]: x")))
-                .isFalse();
-        assertThat(ReferenceLoader.isTransientStoreFailure(new IllegalStateException("a defect")))
-                .isFalse();
-    }
-
-    private static S3Exception s3Error(int status) {
-        return (S3Exception) S3Exception.builder()
-                .statusCode(status)
-                .message("status " + status)
-                .build();
     }
 
     private ReferenceLoader loaderTrustingLocalServer() {

@@ -18,6 +18,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -108,11 +109,15 @@ public final class KafkaTestClient implements AutoCloseable {
         List<Header> recordHeaders = new ArrayList<>();
         headers.forEach((name, headerValue) ->
                 recordHeaders.add(new RecordHeader(name, headerValue.getBytes(StandardCharsets.UTF_8))));
+        send(new ProducerRecord<>(topic, null, key, value, recordHeaders));
+    }
+
+    /** Sends a record as it is (a partition of its own, any bytes, a null value) and waits for the acknowledgement. */
+    public RecordMetadata send(ProducerRecord<byte[], byte[]> record) {
         try {
-            producer.send(new ProducerRecord<>(topic, null, key, value, recordHeaders))
-                    .get(30, TimeUnit.SECONDS);
+            return producer.send(record).get(30, TimeUnit.SECONDS);
         } catch (Exception e) {
-            throw new IllegalStateException("could not send to " + topic, e);
+            throw new IllegalStateException("could not send to " + record.topic(), e);
         }
     }
 

@@ -48,6 +48,10 @@ public final class StoreProxy implements AutoCloseable {
     private final URI target;
     private final List<Exchange> exchanges = new CopyOnWriteArrayList<>();
     private volatile String unreachable;
+    private volatile Refusal refusal;
+
+    /** An answer given instead of the store's to the requests whose path contains {@code fragment}. */
+    private record Refusal(String fragment, int status, String code) {}
 
     private StoreProxy(URI target) {
         this.target = target;
@@ -93,6 +97,15 @@ public final class StoreProxy implements AutoCloseable {
         unreachable = fragment;
     }
 
+    /**
+     * Answers every request whose path contains {@code fragment} with {@code status} and an S3 error document of
+     * {@code code} (such as {@code AccessDenied} or {@code SlowDown}), as a store refusing or too busy for those keys
+     * would, instead of forwarding it. {@code null} forwards every request again.
+     */
+    public void answerFor(String fragment, int status, String code) {
+        refusal = fragment == null ? null : new Refusal(fragment, status, code);
+    }
+
     private void forward(HttpServerRequest request) {
         String path = request.path();
         String range = request.getHeader("Range");
@@ -100,6 +113,18 @@ public final class StoreProxy implements AutoCloseable {
         if (dropped != null && path.contains(dropped)) {
             exchanges.add(new Exchange(request.method().name(), path, range, 0));
             request.connection().close();
+            return;
+        }
+        Refusal refused = refusal;
+        if (refused != null && path.contains(refused.fragment())) {
+            exchanges.add(new Exchange(request.method().name(), path, range, refused.status()));
+            String body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + refused.code()
+                    + "</Code><Message>" + refused.code() + "</Message><Resource>" + path + "</Resource></Error>";
+            // The body is read first, so that the client sees the answer, not a connection closed under its upload.
+            request.body().onComplete(ignored -> request.response()
+                    .setStatusCode(refused.status())
+                    .putHeader("Content-Type", "application/xml")
+                    .end(request.method().name().equals("HEAD") ? "" : body));
             return;
         }
         request.pause();

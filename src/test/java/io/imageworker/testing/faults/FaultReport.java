@@ -7,6 +7,7 @@ import io.imageworker.testing.faults.FaultRun.StoredObject;
 import io.imageworker.testing.faults.FaultScenario.Incident;
 import io.imageworker.testing.gateway.Fault;
 import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.PipelineClient.Result;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -445,12 +446,7 @@ final class FaultReport {
 
     /** The request whose id ends the call's prompt, if it is one of {@code ids}. */
     static String requestOf(RecordedCall call, Set<String> ids) {
-        String prompt = call.textFields().get("prompt");
-        if (prompt == null) {
-            return null;
-        }
-        String id = prompt.substring(prompt.lastIndexOf(' ') + 1);
-        return ids.contains(id) ? id : null;
+        return PipelineClient.requestOf(call, ids);
     }
 
     private List<Happened> happened(Class<? extends Incident> kind) {

@@ -81,7 +81,7 @@ class GracefulShutdownIT {
             assertThat(Duration.between(sigterm, exit.at())).isLessThan(grace);
             assertThat(inFlightAtSigterm).hasSize(CONCURRENCY);
             // Every call in flight was let finish: its request's event was published before the worker exited.
-            Map<String, PipelineClient.Result> publishedBeforeExit = firstEvents(client, ids);
+            Map<String, PipelineClient.Result> publishedBeforeExit = client.firstEvents(ids);
             assertThat(publishedBeforeExit.keySet()).containsAll(inFlightAtSigterm);
             assertThat(publishedBeforeExit.values())
                     .allSatisfy(event -> assertThat(event.createdAt()).isBefore(exit.at()));
@@ -105,7 +105,7 @@ class GracefulShutdownIT {
             await("a terminal event for each request")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(100))
-                    .until(() -> firstEvents(client, ids).size() == ids.size());
+                    .until(() -> client.firstEvents(ids).size() == ids.size());
             await("every request record committed")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(200))
@@ -175,7 +175,7 @@ class GracefulShutdownIT {
             await("a terminal event for each request")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(100))
-                    .until(() -> firstEvents(client, ids).size() == ids.size());
+                    .until(() -> client.firstEvents(ids).size() == ids.size());
 
             Map<String, List<PipelineClient.Result>> events = events(client, ids);
             assertThat(events).allSatisfy((id, list) -> assertThat(list)
@@ -233,14 +233,6 @@ class GracefulShutdownIT {
                 .map(call -> FaultReport.requestOf(call, Set.copyOf(ids)))
                 .filter(id -> id != null)
                 .collect(Collectors.toCollection(TreeSet::new));
-    }
-
-    private static Map<String, PipelineClient.Result> firstEvents(PipelineClient client, List<String> ids) {
-        Map<String, PipelineClient.Result> firsts = new HashMap<>();
-        client.results().stream()
-                .filter(result -> ids.contains(result.requestId()))
-                .forEach(result -> firsts.putIfAbsent(result.requestId(), result));
-        return firsts;
     }
 
     private static Map<String, List<PipelineClient.Result>> events(PipelineClient client, List<String> ids) {

@@ -20,6 +20,11 @@ public interface ManagedKafka {
         KafkaAdmin.createTopics(bootstrapServers(), partitions(), names);
     }
 
+    /** Creates each named topic that does not exist yet, with {@code partitions} partitions and one replica. */
+    default void createTopics(int partitions, String... names) {
+        KafkaAdmin.createTopics(bootstrapServers(), partitions, names);
+    }
+
     /** Whether {@link #stop()}, {@link #start()}, {@link #restart()} and {@link #kill()} work in this mode. */
     default boolean supportsRestart() {
         return true;

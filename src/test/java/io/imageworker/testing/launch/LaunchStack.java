@@ -58,6 +58,14 @@ public final class LaunchStack implements AutoCloseable {
         return complete(infrastructure, false, simulator, Topics.unique());
     }
 
+    /** {@link #onSharedServers(SimulatorSettings)}, with a request topic of {@code requestPartitions} partitions. */
+    public static LaunchStack onSharedServers(SimulatorSettings simulator, int requestPartitions) {
+        Infrastructure infrastructure = Infrastructure.get();
+        Topics topics = Topics.unique();
+        infrastructure.kafka().createTopics(requestPartitions, topics.request());
+        return complete(infrastructure, false, simulator, topics);
+    }
+
     private static LaunchStack complete(
             Infrastructure infrastructure, boolean owns, SimulatorSettings settings, Topics topics) {
         GatewaySimulator gateway = null;

@@ -2,13 +2,17 @@ package io.imageworker.testing.launch;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.testing.gateway.RecordedCall;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
@@ -152,6 +156,28 @@ public final class PipelineClient implements AutoCloseable {
     /** Every event received so far. */
     public List<Result> results() {
         return List.copyOf(results);
+    }
+
+    /**
+     * The request a gateway call was made for, when the requests' prompts end with their ids (as the launch tests
+     * write them) and it is one of {@code ids}; else null.
+     */
+    public static String requestOf(RecordedCall call, Set<String> ids) {
+        String prompt = call.textFields().get("prompt");
+        if (prompt == null) {
+            return null;
+        }
+        String id = prompt.substring(prompt.lastIndexOf(' ') + 1);
+        return ids.contains(id) ? id : null;
+    }
+
+    /** The first terminal event of each of these requests received so far. */
+    public Map<String, Result> firstEvents(Collection<String> ids) {
+        Map<String, Result> firsts = new HashMap<>();
+        results.stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .forEach(result -> firsts.putIfAbsent(result.requestId(), result));
+        return firsts;
     }
 
     @Override

@@ -109,7 +109,7 @@ class WorkerRestartIT {
             await("a terminal event for each request")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(100))
-                    .until(() -> firstEvents(client, sent.keySet()).size() == REQUESTS);
+                    .until(() -> client.firstEvents(sent.keySet()).size() == REQUESTS);
             // Every record committed means every result published, replays included; then read them all.
             Map<TopicPartition, Long> requestEnds =
                     endOffsets(admin, stack.topics().request());
@@ -160,7 +160,7 @@ class WorkerRestartIT {
             Set<String> callInFlightAtKill = firstWorkerCalls.stream()
                     .filter(call ->
                             call.finishedAt() == null || !call.finishedAt().isBefore(killedAt))
-                    .map(call -> requestOf(call, sent.keySet()))
+                    .map(call -> PipelineClient.requestOf(call, sent.keySet()))
                     .filter(id -> id != null)
                     .collect(Collectors.toCollection(TreeSet::new));
             Set<String> endedBeforeKill = byRequest.entrySet().stream()
@@ -169,7 +169,7 @@ class WorkerRestartIT {
                     .map(Map.Entry::getKey)
                     .collect(Collectors.toCollection(TreeSet::new));
             Set<String> inProgressAtKill = firstWorkerCalls.stream()
-                    .map(call -> requestOf(call, sent.keySet()))
+                    .map(call -> PipelineClient.requestOf(call, sent.keySet()))
                     .filter(id -> id != null && !endedBeforeKill.contains(id))
                     .collect(Collectors.toCollection(TreeSet::new));
             Set<String> uncommittedAtKill = sent.entrySet().stream()
@@ -232,34 +232,16 @@ class WorkerRestartIT {
         }
     }
 
-    /** The first terminal event of each of these requests received so far. */
-    private static Map<String, PipelineClient.Result> firstEvents(PipelineClient client, Set<String> ids) {
-        Map<String, PipelineClient.Result> firsts = new HashMap<>();
-        client.results().stream()
-                .filter(result -> ids.contains(result.requestId()))
-                .forEach(result -> firsts.putIfAbsent(result.requestId(), result));
-        return firsts;
-    }
-
     /** The simulator's image calls per request (the prompt carries the request id). */
     private static Map<String, List<RecordedCall>> callsByRequest(LaunchStack stack, Set<String> ids) {
         Map<String, List<RecordedCall>> calls = new HashMap<>();
         for (RecordedCall call : stack.gateway().imageCalls()) {
-            String id = requestOf(call, ids);
+            String id = PipelineClient.requestOf(call, ids);
             if (id != null) {
                 calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
             }
         }
         return calls;
-    }
-
-    private static String requestOf(RecordedCall call, Set<String> ids) {
-        String prompt = call.textFields().get("prompt");
-        if (prompt == null) {
-            return null;
-        }
-        String id = prompt.substring(prompt.lastIndexOf(' ') + 1);
-        return ids.contains(id) ? id : null;
     }
 
     private static Admin admin(String bootstrapServers) {

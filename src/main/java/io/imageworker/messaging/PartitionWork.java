@@ -1,0 +1,162 @@
+package io.imageworker.messaging;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Which requests are in progress on which partition, and the offset each partition may be committed to: the first
+ * offset this worker started and has not finished with an acknowledgement, or the one after the last it acknowledged.
+ * A rebalance uses it ({@link RevocationGrace}) to let the requests on the partitions taken away finish and commit
+ * within a grace, and to leave the records of those partitions that are still on their way to the new owner.
+ *
+ * <p>Records of one partition reach the worker in offset order, so every offset below the last one started was
+ * started too: the committable offset never skips a record that was not acknowledged. Every method is short and
+ * synchronized; only {@link #release} waits, on Kafka's polling thread, never on an event loop.
+ */
+@ApplicationScoped
+public class PartitionWork {
+
+    private final Map<TopicPartition, Progress> partitions = new HashMap<>();
+    private final Set<TopicPartition> revoked = new HashSet<>();
+
+    /** Bookkeeping without metrics, for tests. */
+    PartitionWork() {}
+
+    /** Bookkeeping whose total is the gauge {@code image_worker_requests_in_progress}. */
+    @Inject
+    PartitionWork(MeterRegistry registry) {
+        Gauge.builder("image_worker_requests_in_progress", this, PartitionWork::running)
+                .description("Requests taken from the request topic and not yet ended")
+                .strongReference(true)
+                .register(registry);
+    }
+
+    /** Requests in progress on every partition now. */
+    public synchronized int running() {
+        return partitions.values().stream()
+                .mapToInt(progress -> progress.running.size())
+                .sum();
+    }
+
+    /** Partitions given to this worker: their records are taken again. */
+    public synchronized void assigned(Collection<TopicPartition> assigned) {
+        revoked.removeAll(assigned);
+    }
+
+    /**
+     * A record's request starts, unless its partition was taken away by a rebalance while the record was on its way:
+     * then it is left to the new owner.
+     *
+     * @return whether the request may run
+     */
+    public synchronized boolean started(RecordContext record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        if (!takes(partition)) {
+            return false;
+        }
+        partitions.computeIfAbsent(partition, ignored -> new Progress()).running.add(record.offset());
+        return true;
+    }
+
+    /**
+     * A record's request ended.
+     *
+     * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
+     *     shutdown, failed), the partition is never committed past it
+     */
+    public synchronized void ended(RecordContext record, boolean acknowledged) {
+        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        if (progress == null || !progress.running.remove(record.offset())) {
+            // Given up to another worker already: its new owner commits it.
+            return;
+        }
+        if (acknowledged) {
+            progress.lastAcknowledged = Math.max(progress.lastAcknowledged, record.offset());
+        } else {
+            progress.unacknowledged.add(record.offset());
+        }
+        notifyAll();
+    }
+
+    /** Whether records of this partition are taken: false from its revocation until it is assigned again. */
+    public synchronized boolean takes(TopicPartition partition) {
+        return !revoked.contains(partition);
+    }
+
+    /** Requests in progress on these partitions now. */
+    public synchronized int running(Collection<TopicPartition> these) {
+        return these.stream()
+                .map(partitions::get)
+                .filter(progress -> progress != null)
+                .mapToInt(progress -> progress.running.size())
+                .sum();
+    }
+
+    /**
+     * Takes these partitions away: from now on their records are left to the new owner; waits at most {@code grace}
+     * for their requests in progress to end; then forgets them.
+     *
+     * @return what may be committed for them, and how many requests finished during the wait and were given up
+     */
+    public synchronized Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
+        revoked.addAll(taken);
+        int before = running(taken);
+        long deadline = System.nanoTime() + grace.toNanos();
+        long remaining;
+        while (running(taken) > 0 && (remaining = deadline - System.nanoTime()) > 0) {
+            wait(Math.max(1, remaining / 1_000_000));
+        }
+        int givenUp = running(taken);
+        Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
+        for (TopicPartition partition : taken) {
+            Progress progress = partitions.remove(partition);
+            if (progress != null) {
+                progress.committable().ifPresent(offset -> commits.put(partition, new OffsetAndMetadata(offset)));
+            }
+        }
+        return new Release(commits, before - givenUp, givenUp);
+    }
+
+    /**
+     * What a release leaves.
+     *
+     * @param commits the offset of each partition below which every record was acknowledged
+     * @param finished requests that ended while the release waited
+     * @param givenUp requests still running when the grace ended: their records go to the new owner
+     */
+    public record Release(Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp) {}
+
+    /** The requests of one partition. */
+    private static final class Progress {
+        final TreeSet<Long> running = new TreeSet<>();
+        final TreeSet<Long> unacknowledged = new TreeSet<>();
+        long lastAcknowledged = -1;
+
+        java.util.OptionalLong committable() {
+            long first = Long.MAX_VALUE;
+            if (!running.isEmpty()) {
+                first = running.first();
+            }
+            if (!unacknowledged.isEmpty()) {
+                first = Math.min(first, unacknowledged.first());
+            }
+            if (first != Long.MAX_VALUE) {
+                return java.util.OptionalLong.of(first);
+            }
+            return lastAcknowledged < 0
+                    ? java.util.OptionalLong.empty()
+                    : java.util.OptionalLong.of(lastAcknowledged + 1);
+        }
+    }
+}

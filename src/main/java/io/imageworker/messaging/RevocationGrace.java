@@ -1,0 +1,111 @@
+package io.imageworker.messaging;
+
+import io.imageworker.config.WorkerConfig;
+import io.quarkus.logging.Log;
+import io.quarkus.runtime.ShutdownEvent;
+import io.smallrye.common.annotation.Identifier;
+import io.smallrye.reactive.messaging.kafka.KafkaConsumerRebalanceListener;
+import jakarta.annotation.Priority;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import java.time.Duration;
+import java.util.Collection;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The request channel's rebalance listener ({@code consumer-rebalance-listener.name}): when a rebalance takes
+ * partitions away from this worker, the requests in progress on them get {@code IMAGE_WORKER_REBALANCE_GRACE} to
+ * finish and publish, and what they acknowledged is committed before the partitions go, so that their new owner does
+ * not do them again.
+ *
+ * <p>SmallRye's throttled commit strategy, on its own, commits a revoked partition up to what is acknowledged at that
+ * moment and ignores every later acknowledgement: a request still in progress there is done again, and its event
+ * published again, by the new owner. SmallRye calls this listener after that commit, on Kafka's polling thread, where
+ * waiting blocks no event loop and the partitions still belong to this worker until it returns; it commits again, up
+ * to what was acknowledged during the wait. Requests still running when the grace ends are given up: their records go
+ * to the new owner (at least once).
+ *
+ * <p>With the cooperative-sticky assignor only the partitions that move are revoked; at shutdown every partition is,
+ * after the shutdown grace already waited for the requests in progress, so it does not wait again. Partitions lost
+ * (this worker was fenced out of the group: another owns them already) are neither waited for nor committed.
+ */
+@ApplicationScoped
+@Identifier(RevocationGrace.NAME)
+public class RevocationGrace implements KafkaConsumerRebalanceListener {
+
+    /** Its name in {@code mp.messaging.incoming.requests.consumer-rebalance-listener.name}. */
+    public static final String NAME = "image-worker-rebalance";
+
+    private final PartitionWork work;
+    private final Duration grace;
+    private volatile boolean shuttingDown;
+
+    RevocationGrace(PartitionWork work, WorkerConfig config) {
+        this.work = work;
+        this.grace = config.rebalanceGrace();
+    }
+
+    /**
+     * From the start of a shutdown, revocations wait no more: the shutdown grace bounds the wait for the requests in
+     * progress (RequestConsumer.drain, priority 1), and the consumer is closed, which revokes every partition, from
+     * within that observer once the grace is over, with only abandoned requests left.
+     */
+    void shuttingDown(@Observes @Priority(0) ShutdownEvent event) {
+        shuttingDown = true;
+    }
+
+    @Override
+    public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        work.assigned(partitions);
+        if (!partitions.isEmpty()) {
+            Log.infof("Rebalance: %d partition(s) assigned: %s", partitions.size(), partitions);
+        }
+    }
+
+    @Override
+    public void onPartitionsRevoked(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        if (partitions.isEmpty()) {
+            return;
+        }
+        boolean lost = isFencedOut(consumer);
+        Duration wait = lost || shuttingDown ? Duration.ZERO : grace;
+        int running = work.running(partitions);
+        Log.infof(
+                "Rebalance: %d partition(s) revoked: %s; %d request(s) in progress on them, waiting up to %s",
+                partitions.size(), partitions, running, wait);
+        PartitionWork.Release release;
+        try {
+            release = work.release(partitions, wait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (!lost && !release.commits().isEmpty()) {
+            try {
+                consumer.commitSync(release.commits());
+            } catch (KafkaException e) {
+                Log.warnf("Rebalance: could not commit %s (%s); those records are redelivered", release.commits(), e);
+            }
+        }
+        if (release.givenUp() > 0) {
+            Log.warnf(
+                    "Rebalance: %d request(s) on the revoked partitions did not finish within %s; their records go to"
+                            + " the new owner",
+                    release.givenUp(), wait);
+        }
+        Log.infof(
+                "Rebalance: released %s; %d request(s) finished during the wait, %d given up, committed %s",
+                partitions, release.finished(), release.givenUp(), release.commits());
+    }
+
+    /** Whether this member lost its membership: its partitions are already another's, committing them fails. */
+    private static boolean isFencedOut(Consumer<?, ?> consumer) {
+        try {
+            return consumer.groupMetadata().generationId() < 0;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+}

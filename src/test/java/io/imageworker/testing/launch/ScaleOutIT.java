@@ -1,0 +1,481 @@
+package io.imageworker.testing.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Replicas of the packaged worker joining and leaving one consumer group while requests flow, as an autoscaler
+ * would make them: three replicas on a request topic of six partitions, a fourth joins, one leaves gracefully
+ * (SIGTERM), one is killed (SIGKILL). Each replica calls a gateway simulator of its own, so that every call is
+ * attributed to the replica that made it.
+ *
+ * <p>What it must cost: no request lost; with the cooperative-sticky assignor a join and a leave revoke nothing but the
+ * partitions that move, and the requests in progress on those finish and commit before the new owner takes them, so
+ * neither a join nor a graceful leave repeats a call or an event; a kill repeats at most the calls of the requests the
+ * killed replica had called for and not ended (its calls in flight, and answers whose result it had not yet recorded)
+ * and the events it had published since its last commit (at most its requests in progress). The figures, and the
+ * throughput against Little's law, are printed for the README.
+ */
+class ScaleOutIT {
+
+    private static final int PARTITIONS = 6;
+    private static final int REQUESTS = 720;
+    private static final int CONCURRENCY = 8;
+    private static final Duration MIN_LATENCY = Duration.ofSeconds(1);
+    private static final Duration MAX_LATENCY = Duration.ofSeconds(2);
+    private static final Duration WITHIN = Duration.ofSeconds(90);
+    private static final Pattern REVOKED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) revoked");
+    private static final Pattern ASSIGNED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) assigned");
+    private static final Pattern RELEASED =
+            Pattern.compile("Rebalance: released .*; (\\d+) request\\(s\\) finished during the wait, (\\d+) given up");
+    private static final Pattern IN_PROGRESS = Pattern.compile("^image_worker_requests_in_progress\\S* (\\S+)$");
+
+    private final Map<String, GatewaySimulator> gateways = new LinkedHashMap<>();
+    private final Map<String, WorkerProcess> replicas = new LinkedHashMap<>();
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void replicasJoinLeaveAndDieWithoutLosingARequestOrRepeatingMoreThanTheKillForces() throws Exception {
+        SimulatorSettings settings = SimulatorSettings.defaults()
+                .withLatency(Latency.uniform(MIN_LATENCY, MAX_LATENCY))
+                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        try (LaunchStack stack = LaunchStack.onSharedServers(settings, PARTITIONS);
+                PipelineClient client = new PipelineClient(
+                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
+                Admin admin = Admin.create(Map.of(
+                        AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        stack.infrastructure().kafkaBootstrapServers(),
+                        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                        5_000,
+                        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                        10_000))) {
+            for (String name : List.of("scale-a", "scale-b", "scale-c", "scale-d")) {
+                replica(stack, settings, name);
+            }
+            String group = stack.topics().consumerGroup();
+            startTogether("scale-a", "scale-b", "scale-c");
+            awaitAssignment(admin, group, Set.of("scale-a", "scale-b", "scale-c"));
+
+            // The backlog, all at once, keyed by requestId.
+            String run = UUID.randomUUID().toString().substring(0, 8);
+            Map<String, CompletableFuture<RecordMetadata>> sending = new LinkedHashMap<>();
+            for (int i = 1; i <= REQUESTS; i++) {
+                String id = "scale-" + run + "-" + i;
+                sending.put(
+                        id, client.sendAsync(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a kite, " + id + "\"}"));
+            }
+            client.flush();
+            for (CompletableFuture<RecordMetadata> sent : sending.values()) {
+                sent.get(30, TimeUnit.SECONDS);
+            }
+            Instant start = Instant.now();
+            Map<String, Instant> alive = new HashMap<>(Map.of("scale-a", start, "scale-b", start, "scale-c", start));
+            Map<String, Instant> gone = new HashMap<>();
+
+            // A replica joins while every replica is busy.
+            awaitEvents(client, sending.keySet(), REQUESTS / 8);
+            Map<String, Integer> logMark = logMarks();
+            replicas.get("scale-d").start();
+            alive.put("scale-d", Instant.now());
+            awaitAssignment(admin, group, Set.of("scale-a", "scale-b", "scale-c", "scale-d"));
+            Rebalance join = rebalanceSince(logMark, Set.of("scale-a", "scale-b", "scale-c"), "scale-d");
+
+            // A replica leaves gracefully.
+            logMark = logMarks();
+            replicas.get("scale-b").stop();
+            gone.put("scale-b", Instant.now());
+            awaitAssignment(admin, group, Set.of("scale-a", "scale-c", "scale-d"));
+            Rebalance leave = rebalanceSince(logMark, Set.of("scale-a", "scale-c", "scale-d"), null);
+
+            // A replica is killed with calls in flight.
+            GatewaySimulator killedGateway = gateways.get("scale-c");
+            await("the replica to kill busy")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> killedGateway.imageCallsInFlight() >= CONCURRENCY / 2);
+            Set<TopicPartition> killedPartitions = assignment(admin, group).get("scale-c");
+            int inProgressAtKill = inProgress(replicas.get("scale-c"));
+            logMark = logMarks();
+            Instant killedAt = Instant.now();
+            replicas.get("scale-c").kill();
+            gone.put("scale-c", killedAt);
+            // Its last commit: nobody commits its partitions until its session expires.
+            Map<TopicPartition, OffsetAndMetadata> committedAtKill = KafkaOffsets.committed(admin, group);
+            await("the killed replica's calls seen to end")
+                    .atMost(WITHIN)
+                    .until(() -> killedGateway.imageCallsInFlight() == 0);
+            long callsInFlightAtKill = killedGateway.imageCalls().stream()
+                    .filter(call ->
+                            call.finishedAt() == null || !call.finishedAt().isBefore(killedAt))
+                    .count();
+            awaitAssignment(admin, group, Set.of("scale-a", "scale-d"));
+            Rebalance kill = rebalanceSince(logMark, Set.of("scale-a", "scale-d"), null);
+
+            // Everything answered and committed.
+            await("a terminal event for every request")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> client.firstEvents(sending.keySet()).size() == REQUESTS);
+            Instant end = client.firstEvents(sending.keySet()).values().stream()
+                    .map(PipelineClient.Result::createdAt)
+                    .max(Instant::compareTo)
+                    .orElseThrow();
+            Map<TopicPartition, Long> ends =
+                    KafkaOffsets.endOffsets(admin, stack.topics().request());
+            await("every request committed")
+                    .atMost(WITHIN)
+                    .until(() -> KafkaOffsets.covers(KafkaOffsets.committed(admin, group), ends));
+            long published = published(admin, stack.topics());
+            await("every event read")
+                    .atMost(WITHIN)
+                    .until(() -> client.results().size() >= published);
+
+            // The killed replica's events published after its last commit: delivered again, answered again.
+            Map<String, RecordMetadata> sent = new HashMap<>();
+            for (Map.Entry<String, CompletableFuture<RecordMetadata>> entry : sending.entrySet()) {
+                sent.put(entry.getKey(), entry.getValue().get());
+            }
+            Map<String, PipelineClient.Result> firsts = client.firstEvents(sending.keySet());
+            // The records the killed replica held uncommitted: the only ones the kill may make anyone do again.
+            Set<String> uncommittedAtKill = sent.entrySet().stream()
+                    .filter(entry -> {
+                        TopicPartition partition = new TopicPartition(
+                                entry.getValue().topic(), entry.getValue().partition());
+                        OffsetAndMetadata committed = committedAtKill.get(partition);
+                        return killedPartitions.contains(partition)
+                                && (committed == null || entry.getValue().offset() >= committed.offset());
+                    })
+                    .map(Map.Entry::getKey)
+                    .collect(Collectors.toSet());
+            long publishedUncommittedAtKill = uncommittedAtKill.stream()
+                    .filter(id -> firsts.get(id).createdAt().isBefore(killedAt))
+                    .count();
+            // Its requests that had reached the gateway and not ended: a call in flight, or one answered whose result
+            // was not recorded yet. The new owner calls again for each.
+            long calledUnfinishedAtKill = killedGateway.imageCalls().stream()
+                    .filter(call -> call.arrivedAt().isBefore(killedAt))
+                    .map(call -> PipelineClient.requestOf(call, sending.keySet()))
+                    .filter(id -> id != null && !firsts.get(id).createdAt().isBefore(killedAt))
+                    .distinct()
+                    .count();
+            Map<String, Integer> events = eventsPerRequest(client, sending.keySet());
+            Map<String, Integer> calls = callsPerRequest(sending.keySet());
+            int repeats = beyondOne(events, id -> true);
+            int extraCalls = beyondOne(calls, id -> true);
+            // What the join and the graceful leave cost: whatever is repeated outside the killed replica's records.
+            int repeatsBeforeKill = beyondOne(events, id -> !uncommittedAtKill.contains(id));
+            int extraCallsBeforeKill = beyondOne(calls, id -> !uncommittedAtKill.contains(id));
+            long lost = REQUESTS - firsts.size();
+            Figures figures = figures(start, end, alive, gone);
+
+            System.out.printf(
+                    "ScaleOutIT: %d requests, %d partitions, concurrency %d per replica, gateway %d-%d ms (mean %d ms"
+                            + " measured); lost %d%n"
+                            + "  join (scale-d): partitions revoked %d (assigned to the new replica %d); requests on them"
+                            + " that finished within the grace %d, given up %d%n"
+                            + "  graceful leave (scale-b): partitions revoked on the others %d; repeated events and"
+                            + " extra calls of join and leave together %d, %d%n"
+                            + "  kill (scale-c): partitions revoked on the others %d; calls in flight %d (requests"
+                            + " called and not ended %d), requests in progress %d, events published since its last"
+                            + " commit %d; repeated events %d, extra calls %d%n"
+                            + "  wall %.1f s; Little's law: %.1f s with 3 replicas throughout, %.1f s for the replicas"
+                            + " that were there (%.2f on average); throughput %.1f/s, mean calls in flight %.1f%n",
+                    REQUESTS,
+                    PARTITIONS,
+                    CONCURRENCY,
+                    MIN_LATENCY.toMillis(),
+                    MAX_LATENCY.toMillis(),
+                    figures.meanLatency().toMillis(),
+                    lost,
+                    join.revoked(),
+                    join.assignedToNewcomer(),
+                    join.finishedDuringWait(),
+                    join.givenUp(),
+                    leave.revoked(),
+                    repeatsBeforeKill,
+                    extraCallsBeforeKill,
+                    kill.revoked(),
+                    callsInFlightAtKill,
+                    calledUnfinishedAtKill,
+                    inProgressAtKill,
+                    publishedUncommittedAtKill,
+                    repeats,
+                    extraCalls,
+                    figures.wallSeconds(),
+                    figures.idealThreeSeconds(),
+                    figures.idealPresentSeconds(),
+                    figures.meanReplicas(),
+                    REQUESTS / figures.wallSeconds(),
+                    figures.meanCallsInFlight());
+
+            assertThat(lost).as("requests lost").isZero();
+            // Incremental: a join revokes only what moves to the newcomer; a leave or a death revokes nothing.
+            assertThat(join.assignedToNewcomer()).isPositive();
+            assertThat(join.revoked()).isEqualTo(join.assignedToNewcomer());
+            assertThat(join.givenUp()).as("requests given up at the join").isZero();
+            assertThat(leave.revoked()).isZero();
+            assertThat(kill.revoked()).isZero();
+            assertThat(repeatsBeforeKill)
+                    .as("repeated events after a join and a graceful leave")
+                    .isZero();
+            assertThat(extraCallsBeforeKill)
+                    .as("extra calls after a join and a graceful leave")
+                    .isZero();
+            assertThat(callsInFlightAtKill).as("the kill cut calls off").isPositive();
+            assertThat((long) extraCalls).as("extra calls").isLessThanOrEqualTo(calledUnfinishedAtKill);
+            assertThat((long) repeats).as("repeated events").isLessThanOrEqualTo(publishedUncommittedAtKill);
+            assertThat(repeats).as("repeated events").isLessThanOrEqualTo(inProgressAtKill);
+        } finally {
+            replicas.values().forEach(WorkerProcess::close);
+            gateways.values().forEach(GatewaySimulator::close);
+        }
+    }
+
+    private void replica(LaunchStack stack, SimulatorSettings settings, String name) {
+        GatewaySimulator gateway = GatewaySimulator.start(settings);
+        gateways.put(name, gateway);
+        replicas.put(
+                name,
+                WorkerProcess.builder()
+                        .name(name)
+                        .env(stack.workerEnvironment(CONCURRENCY))
+                        .env("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl())
+                        .env("IMAGE_WORKER_GATEWAY_API_KEY", gateway.validApiKey())
+                        .env("IMAGE_WORKER_SHUTDOWN_GRACE", "30s")
+                        .jvmOptions(List.of(
+                                "-Xmx256m",
+                                "-Dmp.messaging.incoming.requests.client.id=" + name,
+                                // Small polls mix the partitions among the requests in progress, so that a
+                                // partition taken away has requests in progress for the grace to wait for.
+                                "-Dmp.messaging.incoming.requests.max.poll.records=4",
+                                // A killed replica's partitions move after 6 s (the broker's minimum) instead of 15.
+                                "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
+                                "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000"))
+                        .build());
+    }
+
+    private void startTogether(String... names) {
+        CompletableFuture.allOf(List.of(names).stream()
+                        .map(name -> CompletableFuture.runAsync(
+                                () -> replicas.get(name).start()))
+                        .toArray(CompletableFuture[]::new))
+                .join();
+    }
+
+    /** Waits until exactly these replicas are in the group and hold every partition between them. */
+    private static void awaitAssignment(Admin admin, String group, Set<String> members) {
+        await("the group to settle on " + members)
+                .atMost(WITHIN)
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    Map<String, Set<TopicPartition>> assignment = assignment(admin, group);
+                    return assignment.keySet().equals(members)
+                            && assignment.values().stream().mapToInt(Set::size).sum() == PARTITIONS
+                            && assignment.values().stream().noneMatch(Set::isEmpty);
+                });
+    }
+
+    private static Map<String, Set<TopicPartition>> assignment(Admin admin, String group) throws Exception {
+        ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group))
+                .all()
+                .get(10, TimeUnit.SECONDS)
+                .get(group);
+        return description.members().stream()
+                .collect(Collectors.toMap(
+                        MemberDescription::clientId,
+                        member -> member.assignment().topicPartitions(),
+                        (first, second) -> first));
+    }
+
+    private static void awaitEvents(PipelineClient client, Set<String> ids, int count) {
+        await("%d events".formatted(count))
+                .atMost(WITHIN)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> client.firstEvents(ids).size() >= count);
+    }
+
+    private static Map<String, Integer> eventsPerRequest(PipelineClient client, Set<String> ids) {
+        Map<String, Integer> events = new HashMap<>();
+        client.results().stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .forEach(result -> events.merge(result.requestId(), 1, Integer::sum));
+        return events;
+    }
+
+    /** Image calls per request, over every replica's gateway (the prompt ends with the request's id). */
+    private Map<String, Integer> callsPerRequest(Set<String> ids) {
+        Map<String, Integer> calls = new HashMap<>();
+        for (GatewaySimulator gateway : gateways.values()) {
+            for (RecordedCall call : gateway.imageCalls()) {
+                String id = PipelineClient.requestOf(call, ids);
+                if (id != null) {
+                    calls.merge(id, 1, Integer::sum);
+                }
+            }
+        }
+        return calls;
+    }
+
+    /** How many beyond one, summed over the requests {@code counted} accepts. */
+    private static int beyondOne(Map<String, Integer> perRequest, java.util.function.Predicate<String> counted) {
+        return perRequest.entrySet().stream()
+                .filter(entry -> counted.test(entry.getKey()))
+                .mapToInt(entry -> entry.getValue() - 1)
+                .sum();
+    }
+
+    /** The gauge {@code image_worker_requests_in_progress} of a running replica. */
+    private static int inProgress(WorkerProcess replica) throws IOException, InterruptedException {
+        HttpResponse<String> metrics = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(replica.metricsUrl())
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+        for (String line : metrics.body().split("\n")) {
+            Matcher matcher = IN_PROGRESS.matcher(line);
+            if (matcher.matches()) {
+                return (int) Double.parseDouble(matcher.group(1));
+            }
+        }
+        throw new IllegalStateException("no image_worker_requests_in_progress in " + replica.metricsUrl());
+    }
+
+    private Map<String, Integer> logMarks() throws IOException {
+        Map<String, Integer> marks = new HashMap<>();
+        for (Map.Entry<String, WorkerProcess> replica : replicas.entrySet()) {
+            marks.put(replica.getKey(), logLines(replica.getValue()).size());
+        }
+        return marks;
+    }
+
+    private static List<String> logLines(WorkerProcess replica) throws IOException {
+        return Files.exists(replica.logFile())
+                ? Files.readAllLines(replica.logFile(), StandardCharsets.UTF_8)
+                : List.of();
+    }
+
+    /** What the replicas logged of a rebalance since the marks: partitions revoked on {@code others}, and assigned. */
+    private Rebalance rebalanceSince(Map<String, Integer> marks, Set<String> others, String newcomer)
+            throws IOException {
+        int revoked = 0;
+        int assigned = 0;
+        int finished = 0;
+        int givenUp = 0;
+        for (String name : others) {
+            List<String> lines = logLines(replicas.get(name));
+            for (String line : lines.subList(Math.min(marks.get(name), lines.size()), lines.size())) {
+                Matcher matcher = REVOKED.matcher(line);
+                if (matcher.find()) {
+                    revoked += Integer.parseInt(matcher.group(1));
+                }
+                Matcher released = RELEASED.matcher(line);
+                if (released.find()) {
+                    finished += Integer.parseInt(released.group(1));
+                    givenUp += Integer.parseInt(released.group(2));
+                }
+            }
+        }
+        if (newcomer != null) {
+            List<String> lines = logLines(replicas.get(newcomer));
+            for (String line : lines.subList(Math.min(marks.get(newcomer), lines.size()), lines.size())) {
+                Matcher matcher = ASSIGNED.matcher(line);
+                if (matcher.find()) {
+                    assigned += Integer.parseInt(matcher.group(1));
+                }
+            }
+        }
+        return new Rebalance(revoked, assigned, finished, givenUp);
+    }
+
+    private static long published(Admin admin, LaunchStack.Topics topics) throws Exception {
+        long total = 0;
+        for (String topic : List.of(topics.completed(), topics.failed())) {
+            total += KafkaOffsets.endOffsets(admin, topic).values().stream()
+                    .mapToLong(Long::longValue)
+                    .sum();
+        }
+        return total;
+    }
+
+    /** Wall time, mean call latency, and what Little's law allows: throughput = calls in flight / latency. */
+    private Figures figures(Instant start, Instant end, Map<String, Instant> alive, Map<String, Instant> gone) {
+        List<RecordedCall> calls = new ArrayList<>();
+        gateways.values().forEach(gateway -> calls.addAll(gateway.imageCalls()));
+        double callSeconds = calls.stream()
+                .filter(call -> call.finishedAt() != null)
+                .mapToDouble(call ->
+                        Duration.between(call.arrivedAt(), call.finishedAt()).toNanos() / 1e9)
+                .sum();
+        long finished = calls.stream().filter(call -> call.finishedAt() != null).count();
+        double latency = callSeconds / Math.max(1, finished);
+        double wall = Duration.between(start, end).toNanos() / 1e9;
+        double replicaSeconds = 0;
+        for (Map.Entry<String, Instant> replica : alive.entrySet()) {
+            Instant from = replica.getValue().isBefore(start) ? start : replica.getValue();
+            Instant to = gone.getOrDefault(replica.getKey(), end);
+            replicaSeconds += Math.max(
+                    0, Duration.between(from, to.isAfter(end) ? end : to).toNanos() / 1e9);
+        }
+        double meanReplicas = replicaSeconds / wall;
+        return new Figures(
+                Duration.ofNanos((long) (latency * 1e9)),
+                wall,
+                REQUESTS * latency / (3.0 * CONCURRENCY),
+                REQUESTS * latency / (meanReplicas * CONCURRENCY),
+                meanReplicas,
+                callSeconds / wall);
+    }
+
+    /**
+     * What the replicas logged of one rebalance.
+     *
+     * @param revoked partitions revoked from the replicas that stay
+     * @param assignedToNewcomer partitions given to the replica that joined
+     * @param finishedDuringWait requests on the revoked partitions that finished within the rebalance grace
+     * @param givenUp requests on them that did not
+     */
+    private record Rebalance(int revoked, int assignedToNewcomer, int finishedDuringWait, int givenUp) {}
+
+    private record Figures(
+            Duration meanLatency,
+            double wallSeconds,
+            double idealThreeSeconds,
+            double idealPresentSeconds,
+            double meanReplicas,
+            double meanCallsInFlight) {}
+}
