@@ -26,7 +26,8 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * Builds the AWS SDK v2 asynchronous S3 client (Netty, non-blocking) and its presigner from the storage settings:
  * AWS by default, or any S3-compatible endpoint with path-style access. At most {@code storage.max-connections}
  * connections; the SDK completes its futures on a fixed pool of its own (not its default pool, which grows up to 64
- * threads under load), so the worker's threads do not grow with the load.
+ * threads under load), so the worker's threads do not grow with the load; uploads do not wait for a
+ * {@code 100 Continue} ({@link NoExpectContinue}).
  */
 @ApplicationScoped
 public class S3ClientProducer {
@@ -52,6 +53,7 @@ public class S3ClientProducer {
                 .httpClientBuilder(NettyNioAsyncHttpClient.builder().maxConcurrency(config.maxConnections()))
                 .asyncConfiguration(async ->
                         async.advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions))
+                .overrideConfiguration(override -> override.addExecutionInterceptor(new NoExpectContinue()))
                 .credentialsProvider(credentials())
                 .region(region())
                 // Checksums only where S3 requires them: since SDK 2.30 every upload carries a trailing checksum by

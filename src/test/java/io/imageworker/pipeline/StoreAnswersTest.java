@@ -89,4 +89,20 @@ class StoreAnswersTest extends PipelineTestSupport {
                 .startsWith(503, 503, 503)
                 .contains(404, 200);
     }
+
+    @Test
+    void theHappyPathIsThreeRoundTripsToTheStoreAndNoUploadWaitsForAContinue() {
+        String id = newId("trips");
+
+        kafka.send(HostileCorpusResource.TOPIC, request(id, ""));
+
+        assertThat(kafka.awaitResult(id, AT_ONCE).topic()).isEqualTo("image-completed");
+        // The ledger lookup (a HEAD: no record), the image, the result document; each PUT sends its body at once.
+        assertThat(store.exchangesFor(id))
+                .extracting(Exchange::method, Exchange::path, Exchange::status, Exchange::expect)
+                .containsExactly(
+                        org.assertj.core.api.Assertions.tuple("HEAD", "/images/results/" + id + ".json", 404, null),
+                        org.assertj.core.api.Assertions.tuple("PUT", "/images/images/" + id + ".png", 200, null),
+                        org.assertj.core.api.Assertions.tuple("PUT", "/images/results/" + id + ".json", 200, null));
+    }
 }

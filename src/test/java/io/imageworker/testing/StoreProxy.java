@@ -34,8 +34,9 @@ public final class StoreProxy implements AutoCloseable {
      * @param path the path, {@code /bucket/key} (path-style)
      * @param range the {@code Range} header, or null
      * @param status the store's status; 0 when the proxy dropped the connection instead
+     * @param expect the {@code Expect} header, or null
      */
-    public record Exchange(String method, String path, String range, int status) {}
+    public record Exchange(String method, String path, String range, int status, String expect) {}
 
     private static final Set<String> NOT_FORWARDED = Set.of(
             "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade", "expect");
@@ -109,15 +110,16 @@ public final class StoreProxy implements AutoCloseable {
     private void forward(HttpServerRequest request) {
         String path = request.path();
         String range = request.getHeader("Range");
+        String expect = request.getHeader("Expect");
         String dropped = unreachable;
         if (dropped != null && path.contains(dropped)) {
-            exchanges.add(new Exchange(request.method().name(), path, range, 0));
+            exchanges.add(new Exchange(request.method().name(), path, range, 0, expect));
             request.connection().close();
             return;
         }
         Refusal refused = refusal;
         if (refused != null && path.contains(refused.fragment())) {
-            exchanges.add(new Exchange(request.method().name(), path, range, refused.status()));
+            exchanges.add(new Exchange(request.method().name(), path, range, refused.status(), expect));
             String body = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>" + refused.code()
                     + "</Code><Message>" + refused.code() + "</Message><Resource>" + path + "</Resource></Error>";
             // The body is read first, so that the client sees the answer, not a connection closed under its upload.
@@ -152,13 +154,14 @@ public final class StoreProxy implements AutoCloseable {
                 })
                 .onSuccess(answer -> answer(request, answer, path, range))
                 .onFailure(error -> {
-                    exchanges.add(new Exchange(request.method().name(), path, range, 502));
+                    exchanges.add(new Exchange(request.method().name(), path, range, 502, request.getHeader("Expect")));
                     request.response().setStatusCode(502).end();
                 });
     }
 
     private void answer(HttpServerRequest request, HttpClientResponse answer, String path, String range) {
-        exchanges.add(new Exchange(request.method().name(), path, range, answer.statusCode()));
+        exchanges.add(
+                new Exchange(request.method().name(), path, range, answer.statusCode(), request.getHeader("Expect")));
         var response = request.response().setStatusCode(answer.statusCode());
         answer.headers().forEach(header -> {
             if (!NOT_FORWARDED.contains(header.getKey().toLowerCase(Locale.ROOT))) {

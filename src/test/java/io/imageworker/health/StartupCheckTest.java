@@ -1,0 +1,72 @@
+package io.imageworker.health;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.testing.TestConfig;
+import io.smallrye.config.PropertiesConfigSource;
+import io.smallrye.config.SmallRyeConfigBuilder;
+import java.util.Map;
+import org.eclipse.microprofile.config.Config;
+import org.junit.jupiter.api.Test;
+
+/** Start-up refuses settings that are missing, and settings that contradict each other. */
+class StartupCheckTest {
+
+    private static Config channels(String maxAgeMs) {
+        return new SmallRyeConfigBuilder()
+                .withSources(
+                        new PropertiesConfigSource(Map.of(StartupCheck.MAX_AGE_PROPERTY, maxAgeMs), "channels", 500))
+                .build();
+    }
+
+    @Test
+    void acceptsTheShippedSettings() {
+        // application.properties: 20 minutes, against a 15-minute request deadline and 2 minutes of patience.
+        assertThat(StartupCheck.problems(TestConfig.worker(), channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
+    void refusesACommitMaxAgeNoLongerThanARequestMayTake() {
+        assertThat(StartupCheck.problems(TestConfig.worker(), channels("60000")))
+                .singleElement()
+                .asString()
+                .contains(StartupCheck.MAX_AGE_PROPERTY, "60000 ms", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.retry.request-deadline", "30m",
+                                "image-worker.retry.infrastructure-patience", "2m")),
+                        channels("1200000")))
+                .hasSize(1);
+    }
+
+    @Test
+    void aCommitMaxAgeOfZeroTurnsTheCheckOff() {
+        assertThat(StartupCheck.problems(TestConfig.worker(), channels("0"))).isEmpty();
+    }
+
+    @Test
+    void refusesFewerRequestsInProgressThanCallsInFlight() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(
+                                Map.of("image-worker.concurrency", "16", "image-worker.max-in-progress", "8")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_MAX_IN_PROGRESS (8)", "IMAGE_WORKER_CONCURRENCY (16)");
+    }
+
+    @Test
+    void namesEachMissingRequiredSetting() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.gateway.base-url", "",
+                                "image-worker.gateway.api-key", "",
+                                "image-worker.gateway.model", "")),
+                        channels("1200000")))
+                .hasSize(3)
+                .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_BASE_URL"))
+                .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_API_KEY"))
+                .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_MODEL"));
+    }
+}
