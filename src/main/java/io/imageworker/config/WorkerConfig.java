@@ -87,6 +87,15 @@ public interface WorkerConfig {
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
 
+    /**
+     * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
+     * priority lane on ({@link Topic#requestPriority()}), a free slot goes to a waiting priority request first, except
+     * that at least this share of the slots handed out while both lanes wait goes to the normal lane, so that it never
+     * starves. 0 serves the normal lane only when no priority request waits.
+     */
+    @WithDefault("0.2")
+    double priorityMinShare();
+
     /** {@link #maxInProgress()}, or its default. */
     default int inProgressLimit() {
         return Math.max(1, maxInProgress().orElse(2 * Math.max(1, concurrency())));
