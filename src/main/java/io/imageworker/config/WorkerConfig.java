@@ -228,6 +228,14 @@ public interface WorkerConfig {
         /** Records that cannot be read as a request go here, byte for byte. */
         @WithDefault("image-request-dlq")
         String dlq();
+
+        /**
+         * The priority lane (contract v1.1): requests consumed from this topic, beside {@link #request()} and in the
+         * same consumer group, get a free gateway slot before those of the normal lane (see
+         * {@link WorkerConfig#priorityMinShare()}). Each lane has its own intake and its own limit of requests in
+         * progress, so a full normal backlog never stops the priority lane's. Empty: no priority lane.
+         */
+        Optional<String> requestPriority();
     }
 
     /** Object storage. */
