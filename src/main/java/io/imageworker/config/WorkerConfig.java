@@ -236,6 +236,12 @@ public interface WorkerConfig {
          * progress, so a full normal backlog never stops the priority lane's. Empty: no priority lane.
          */
         Optional<String> requestPriority();
+
+        /**
+         * {@code image.started} events (contract v1.1) go here: one when a request's first gateway call of an attempt
+         * leaves, never waited for. Empty: none are published.
+         */
+        Optional<String> status();
     }
 
     /** Object storage. */

@@ -263,7 +263,7 @@ public class RequestConsumer {
                                                         request.json(),
                                                         context.receivedAt(),
                                                         lane,
-                                                        started -> {})
+                                                        started -> publisher.started(started, context, span))
                                                 .invoke(event -> describe(span, event))
                                                 .chain(result -> publish(result, context, span))
                                         : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason())))
