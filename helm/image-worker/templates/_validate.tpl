@@ -54,8 +54,8 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail (printf "extraEnv must not carry %s as a literal value: put it in the Secret (secret.existingSecret) or use valueFrom.secretKeyRef" .name) }}
 {{- end }}
 {{- /* The KEDA trigger reads kafka.*: a worker consuming another group, topic or cluster would be scaled on a lag it does not have. */}}
-{{- if has .name (list "KAFKA_BOOTSTRAP_SERVERS" "IMAGE_WORKER_CONSUMER_GROUP" "IMAGE_WORKER_TOPIC_REQUEST") }}
-{{- fail (printf "extraEnv must not set %s: set kafka.bootstrapServers, kafka.consumerGroup or kafka.topics.request instead, which the KEDA trigger reads as well" .name) }}
+{{- if has .name (list "KAFKA_BOOTSTRAP_SERVERS" "IMAGE_WORKER_CONSUMER_GROUP" "IMAGE_WORKER_TOPIC_REQUEST" "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY") }}
+{{- fail (printf "extraEnv must not set %s: set kafka.bootstrapServers, kafka.consumerGroup, kafka.topics.request or kafka.topics.requestPriority instead, which the KEDA triggers read as well" .name) }}
 {{- end }}
 {{- end }}
 

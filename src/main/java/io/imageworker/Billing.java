@@ -19,6 +19,11 @@ public record Billing(int calls, int billed, int unknown) {
         };
     }
 
+    /** This billing and {@code other} together. */
+    public Billing plus(Billing other) {
+        return new Billing(calls + other.calls, billed + other.billed, unknown + other.unknown);
+    }
+
     /** What a gateway call cost, by what its outcome says about the work the gateway did. */
     public enum CallCost {
         /** Never reached the gateway (connect failure, local refusal). */

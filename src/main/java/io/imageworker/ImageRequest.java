@@ -17,6 +17,8 @@ import java.util.Map;
  * @param keyPrefix where to store the image
  * @param deadline the instant after which the request must not start, or null
  * @param metadata echoed unchanged on the result
+ * @param count how many variants to make, 1 to {@link #MAX_COUNT} (contract v1.1): one gateway call each, one
+ *     terminal event
  */
 public record ImageRequest(
         String requestId,
@@ -28,4 +30,9 @@ public record ImageRequest(
         ImageSource mask,
         String keyPrefix,
         Instant deadline,
-        Map<String, String> metadata) {}
+        Map<String, String> metadata,
+        int count) {
+
+    /** The most variants one request may ask for. */
+    public static final int MAX_COUNT = 8;
+}

@@ -3,6 +3,7 @@ package io.imageworker;
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -18,12 +19,18 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
     @JsonIgnore
     String ceType();
 
-    /** {@code image-completed}: the image is stored. */
+    /**
+     * {@code image-completed}: the image is stored. With {@code count} above 1 (contract v1.1), {@code images} holds
+     * every stored variant in call order, {@code image} the first of them, and {@code variants} the tally; both are
+     * absent otherwise, so that a consumer of contract v1 sees what it always saw.
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Completed(
             String requestId,
             String operation,
             StoredImage image,
+            List<StoredImage> images,
+            VariantTally variants,
             SizeReport size,
             int attempts,
             Billing billing,
@@ -36,12 +43,16 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
         }
     }
 
-    /** {@code image-failed}: the request ended without an image. */
+    /**
+     * {@code image-failed}: the request ended without an image. With {@code count} above 1, every variant failed,
+     * {@code error} is the last one's and {@code variants} the tally (absent otherwise).
+     */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Failed(
             String requestId,
             String operation,
             Error error,
+            VariantTally variants,
             SizeReport size,
             int attempts,
             Billing billing,
@@ -53,6 +64,9 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
             return "image.failed";
         }
     }
+
+    /** Of the variants asked for ({@code count}), how many were stored and how many failed. */
+    record VariantTally(int requested, int delivered, int failed) {}
 
     /** Why a request failed. */
     @JsonInclude(JsonInclude.Include.NON_NULL)

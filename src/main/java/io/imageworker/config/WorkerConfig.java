@@ -26,10 +26,10 @@ public interface WorkerConfig {
     int concurrency();
 
     /**
-     * Most requests in progress in this process at once: the width of the merge over the request stream. Requests
-     * beyond the gateway calls wait for a retry, the store or Kafka without holding a call slot; when the merge is
-     * full, the Kafka connector stops polling (backpressure). Empty: twice {@link #concurrency()}. Memory is bounded
-     * by this number times the largest image.
+     * Most requests in progress in this process at once, per lane: the width of the merge over each lane's request
+     * stream. Requests beyond the gateway calls wait for a retry, the store or Kafka without holding a call slot; when
+     * a lane's merge is full, its Kafka connector stops polling (backpressure). Empty: twice {@link #concurrency()}.
+     * Memory is bounded by this number times the lanes, the variants of a request and the largest image.
      */
     Optional<Integer> maxInProgress();
 
@@ -86,6 +86,15 @@ public interface WorkerConfig {
 
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
+
+    /**
+     * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
+     * priority lane on ({@link Topic#requestPriority()}), a free slot goes to a waiting priority request first, except
+     * that at least this share of the slots handed out while both lanes wait goes to the normal lane, so that it never
+     * starves. 0 serves the normal lane only when no priority request waits.
+     */
+    @WithDefault("0.2")
+    double priorityMinShare();
 
     /** {@link #maxInProgress()}, or its default. */
     default int inProgressLimit() {
@@ -219,6 +228,20 @@ public interface WorkerConfig {
         /** Records that cannot be read as a request go here, byte for byte. */
         @WithDefault("image-request-dlq")
         String dlq();
+
+        /**
+         * The priority lane (contract v1.1): requests consumed from this topic, beside {@link #request()} and in the
+         * same consumer group, get a free gateway slot before those of the normal lane (see
+         * {@link WorkerConfig#priorityMinShare()}). Each lane has its own intake and its own limit of requests in
+         * progress, so a full normal backlog never stops the priority lane's. Empty: no priority lane.
+         */
+        Optional<String> requestPriority();
+
+        /**
+         * {@code image.started} events (contract v1.1) go here: one when a request's first gateway call of an attempt
+         * leaves, never waited for. Empty: none are published.
+         */
+        Optional<String> status();
     }
 
     /** Object storage. */

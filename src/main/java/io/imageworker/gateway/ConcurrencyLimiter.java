@@ -1,5 +1,6 @@
 package io.imageworker.gateway;
 
+import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -12,16 +13,24 @@ import java.util.Deque;
 import java.util.function.Supplier;
 
 /**
- * An asynchronous, FIFO limit on gateway calls in flight. Waiting holds no thread: a caller's {@code Uni} completes
- * when a permit frees up. The limit can move at run time between a floor and a ceiling (additive increase on
- * success, multiplicative decrease on 429), so the worker backs off a rate-limited gateway on its own.
+ * An asynchronous limit on gateway calls in flight, first come first served within each {@link Lane}. Waiting holds
+ * no thread: a caller's {@code Uni} completes when a permit frees up. The limit can move at run time between a floor
+ * and a ceiling (additive increase on success, multiplicative decrease on 429), so the worker backs off a
+ * rate-limited gateway on its own.
+ *
+ * <p>A free permit goes to a waiting priority call first, except that while calls of both lanes wait, the normal
+ * lane gets at least {@code minShare} of the permits handed out (a credit of {@code minShare} per permit given while
+ * both wait; a whole credit buys the normal lane the next one), so it never starves behind a busy priority lane.
  */
 @ApplicationScoped
 public class ConcurrencyLimiter {
 
     private final int floor;
     private final int ceiling;
-    private final Deque<UniEmitter<? super Boolean>> waiters = new ArrayDeque<>();
+    private final double minShare;
+    private final Deque<UniEmitter<? super Boolean>> normal = new ArrayDeque<>();
+    private final Deque<UniEmitter<? super Boolean>> priority = new ArrayDeque<>();
+    private double normalCredit;
     private int limit;
     private int inFlight;
     private int successesSinceIncrease;
@@ -29,13 +38,19 @@ public class ConcurrencyLimiter {
     /**
      * The worker's limit on gateway calls: from 1 up to {@code IMAGE_WORKER_CONCURRENCY}, with its gauges
      * ({@code image_worker_gateway_calls_in_flight}, {@code _waiting}, {@code image_worker_concurrency_limit},
-     * {@code image_worker_concurrency_max}).
+     * {@code image_worker_concurrency_max}, {@code image_worker_gateway_priority_calls_waiting}), the normal lane
+     * keeping {@code IMAGE_WORKER_PRIORITY_MIN_SHARE} while both lanes wait.
      */
     @Inject
     ConcurrencyLimiter(WorkerConfig config, MeterRegistry registry) {
-        this(1, Math.max(1, config.concurrency()));
+        this(1, Math.max(1, config.concurrency()), config.priorityMinShare());
         registry.gauge("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight);
         registry.gauge("image_worker_gateway_calls_waiting", this, ConcurrencyLimiter::waiting);
+        Gauge.builder("image_worker_gateway_priority_calls_waiting", this, limiter -> limiter.waiting(Lane.PRIORITY))
+                .description("Calls of the priority lane waiting for a permit (also counted in"
+                        + " image_worker_gateway_calls_waiting)")
+                .strongReference(true)
+                .register(registry);
         registry.gauge("image_worker_concurrency_limit", this, ConcurrencyLimiter::limit);
         // A strong reference: Micrometer holds gauge objects weakly.
         Gauge.builder("image_worker_concurrency_max", this, limiter -> limiter.ceiling)
@@ -44,25 +59,43 @@ public class ConcurrencyLimiter {
                 .register(registry);
     }
 
-    /** A limiter starting at {@code ceiling}, never going below {@code floor}. */
+    /** A limiter of one lane starting at {@code ceiling}, never going below {@code floor}. */
     public ConcurrencyLimiter(int floor, int ceiling) {
+        this(floor, ceiling, 0);
+    }
+
+    /**
+     * A limiter starting at {@code ceiling}, never going below {@code floor}, that keeps {@code minShare} of the
+     * permits for the normal lane while both lanes wait.
+     */
+    public ConcurrencyLimiter(int floor, int ceiling, double minShare) {
         if (floor < 1 || ceiling < floor) {
             throw new IllegalArgumentException("need 1 <= floor <= ceiling, got " + floor + ", " + ceiling);
         }
+        if (!(minShare >= 0 && minShare <= 1)) {
+            throw new IllegalArgumentException("the normal lane's least share must be from 0 to 1, got " + minShare);
+        }
         this.floor = floor;
         this.ceiling = ceiling;
+        this.minShare = minShare;
         this.limit = ceiling;
     }
 
-    /** Runs {@code work} once a permit is free, and frees the permit when it ends, however it ends. */
+    /** Runs {@code work} of the normal lane once a permit is free; see {@link #run(Lane, Supplier)}. */
     public <T> Uni<T> run(Supplier<Uni<T>> work) {
-        return acquire()
+        return run(Lane.NORMAL, work);
+    }
+
+    /** Runs {@code work} once a permit is free for its lane, and frees the permit when it ends, however it ends. */
+    public <T> Uni<T> run(Lane lane, Supplier<Uni<T>> work) {
+        return acquire(lane)
                 .onItem()
                 .transformToUni(ignored ->
                         Uni.createFrom().deferred(work::get).onTermination().invoke(this::release));
     }
 
-    private Uni<Boolean> acquire() {
+    private Uni<Boolean> acquire(Lane lane) {
+        Deque<UniEmitter<? super Boolean>> queue = lane == Lane.PRIORITY ? priority : normal;
         return Uni.createFrom().emitter(emitter -> {
             boolean granted;
             synchronized (this) {
@@ -70,7 +103,7 @@ public class ConcurrencyLimiter {
                 if (granted) {
                     inFlight++;
                 } else {
-                    waiters.addLast(emitter);
+                    queue.addLast(emitter);
                 }
             }
             if (granted) {
@@ -78,18 +111,31 @@ public class ConcurrencyLimiter {
             } else {
                 emitter.onTermination(() -> {
                     synchronized (this) {
-                        waiters.remove(emitter);
+                        queue.remove(emitter);
                     }
                 });
             }
         });
     }
 
+    /** The waiter the next free permit goes to, taken off its queue; null when none waits. Holds the lock. */
+    private UniEmitter<? super Boolean> nextWaiter() {
+        if (!priority.isEmpty() && !normal.isEmpty()) {
+            normalCredit += minShare;
+            if (normalCredit >= 1) {
+                normalCredit -= 1;
+                return normal.pollFirst();
+            }
+            return priority.pollFirst();
+        }
+        return priority.isEmpty() ? normal.pollFirst() : priority.pollFirst();
+    }
+
     private void release() {
         UniEmitter<? super Boolean> next;
         synchronized (this) {
             inFlight--;
-            next = inFlight < limit ? waiters.pollFirst() : null;
+            next = inFlight < limit ? nextWaiter() : null;
             if (next != null) {
                 inFlight++;
             }
@@ -107,7 +153,7 @@ public class ConcurrencyLimiter {
                 limit++;
                 successesSinceIncrease = 0;
                 if (inFlight < limit) {
-                    next = waiters.pollFirst();
+                    next = nextWaiter();
                     if (next != null) {
                         inFlight++;
                     }
@@ -137,6 +183,11 @@ public class ConcurrencyLimiter {
 
     /** Callers waiting for a permit. */
     public synchronized int waiting() {
-        return waiters.size();
+        return normal.size() + priority.size();
+    }
+
+    /** Callers of one lane waiting for a permit. */
+    public synchronized int waiting(Lane lane) {
+        return lane == Lane.PRIORITY ? priority.size() : normal.size();
     }
 }

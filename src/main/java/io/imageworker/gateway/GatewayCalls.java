@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import io.imageworker.Billing;
+import io.imageworker.Lane;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Shutdown;
@@ -61,7 +62,31 @@ public class GatewayCalls {
      * {@link AbandonedException} at shutdown.
      */
     public Uni<Result> call(String requestId, GatewayRequest request) {
-        return new Attempts(requestId, request).next();
+        return call(requestId, request, Lane.NORMAL, CallSent.IGNORED);
+    }
+
+    /**
+     * {@link #call(String, GatewayRequest)} for a request of {@code lane} (the limiter serves the priority lane first),
+     * telling {@code sent} as each call leaves.
+     */
+    public Uni<Result> call(String requestId, GatewayRequest request, Lane lane, CallSent sent) {
+        return new Attempts(requestId, request, lane, sent).next();
+    }
+
+    /** Told as each call leaves for the gateway, on the thread that sends it: must return at once and never throw. */
+    @FunctionalInterface
+    public interface CallSent {
+        /** Tells nothing. */
+        CallSent IGNORED = (attempt, queuedMs) -> {};
+
+        /**
+         * A call left.
+         *
+         * @param attempt its number among the calls of this loop, 1 for the first (a call sent again at once on a new
+         *     connection, because the gateway had closed the one it went out on, keeps its number)
+         * @param queuedMs how long it waited for its slot: the gateway guard, the spend guard and the limiter
+         */
+        void sent(int attempt, long queuedMs);
     }
 
     /**
@@ -83,6 +108,8 @@ public class GatewayCalls {
     private final class Attempts {
         private final String requestId;
         private final GatewayRequest request;
+        private final Lane lane;
+        private final CallSent sent;
         private final Instant startedAt = Instant.now();
         private Billing billing = Billing.NONE;
         private int attempts;
@@ -90,9 +117,11 @@ public class GatewayCalls {
         private int unknownAttempts;
         private long gatewayMs;
 
-        Attempts(String requestId, GatewayRequest request) {
+        Attempts(String requestId, GatewayRequest request, Lane lane, CallSent sent) {
             this.requestId = requestId;
             this.request = request;
+            this.lane = lane;
+            this.sent = sent;
         }
 
         Uni<Result> next() {
@@ -100,7 +129,7 @@ public class GatewayCalls {
             return guard.awaitOpen()
                     .chain(open -> shutdown.abandoned() ? abandoned() : budget.reserve())
                     .chain(allowed -> allowed
-                            ? limiter.run(() -> send(queuedSince)).chain(this::onAnswer)
+                            ? limiter.run(lane, () -> send(queuedSince)).chain(this::onAnswer)
                             : Uni.createFrom()
                                     .item(ended(GatewayFailure.noAnswer(
                                             FailureKind.BUDGET_EXCEEDED,
@@ -115,9 +144,12 @@ public class GatewayCalls {
                 return abandoned();
             }
             return tracing.withRequestSpan(parent -> {
+                long queuedMs = (System.nanoTime() - queuedSince) / 1_000_000;
                 Span span = tracing.child(parent, "gateway call");
                 span.setAttribute("image_worker.attempt", attempts + 1L);
-                span.setAttribute("image_worker.queued_ms", (System.nanoTime() - queuedSince) / 1_000_000);
+                span.setAttribute("image_worker.queued_ms", queuedMs);
+                span.setAttribute("image_worker.lane", lane.name());
+                sent.sent(attempts + 1, queuedMs);
                 return client.send(request).map(answer -> new Sent(answer, span));
             });
         }

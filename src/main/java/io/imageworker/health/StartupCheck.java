@@ -106,6 +106,15 @@ public class StartupCheck {
                             + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
                             + "), or calls could never fill the concurrency");
         }
+        if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
+            problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
+        }
+        if (config.topic()
+                .requestPriority()
+                .filter(config.topic().request()::equals)
+                .isPresent()) {
+            problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
+        }
         // A record is in progress for at most the request deadline plus a store's patience; if the commit strategy
         // called a record stuck sooner, ordinary slow requests would mark the consumer unhealthy and restart it.
         Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());

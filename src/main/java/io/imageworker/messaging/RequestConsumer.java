@@ -1,5 +1,6 @@
 package io.imageworker.messaging;
 
+import io.imageworker.Lane;
 import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.health.StartupCheck;
@@ -26,16 +27,22 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
- * Consumes {@code image-request}. The stream is merged with an explicit limit: at most {@code max-in-progress}
- * requests are in progress (gateway calls themselves are limited to {@code concurrency} by the limiter; the rest wait
- * for a retry, the store or Kafka without holding a call slot). When the merge is full it requests nothing more, the
- * Kafka connector's queue fills and the connector pauses polling: backpressure, never an unbounded buffer. A record
- * is read (parsed as JSON) on the CPU pool, not on the event loop that delivers it: a record may be megabytes.
+ * Consumes {@code image-request}, and the priority lane's topic beside it when one is configured (channel {@code
+ * priority-requests}, same consumer group). Each lane's stream is merged with an explicit limit of its own: at most
+ * {@code max-in-progress} requests of each lane are in progress (gateway calls themselves are limited to {@code
+ * concurrency} by the limiter, which serves the priority lane first; the rest wait for a retry, the store or Kafka
+ * without holding a call slot). When a lane's merge is full it requests nothing more, its Kafka connector's queue
+ * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
+ * backlog never stops the priority lane's intake. A record is read (parsed as JSON) on the CPU pool, not on the
+ * event loop that delivers it: a record may be megabytes.
  *
  * <p>Each record is acknowledged only after its terminal event (or its DLQ copy) has been acknowledged by Kafka; the
  * throttled commit strategy then commits the highest offset below which everything is acknowledged, so requests
@@ -46,9 +53,17 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 @ApplicationScoped
 public class RequestConsumer {
 
+    /** The channel of each lane. */
+    static final Map<Lane, String> CHANNELS = Map.of(Lane.NORMAL, "requests", Lane.PRIORITY, "priority-requests");
+
     @Inject
     @Channel("requests")
     Multi<Message<byte[]>> requests;
+
+    /** Subscribed only when the lane is on (an idle source otherwise: {@code PriorityLaneSwitch}). */
+    @Inject
+    @Channel("priority-requests")
+    Multi<Message<byte[]>> priorityRequests;
 
     private final RecordReader reader;
     private final RequestProcessor processor;
@@ -63,8 +78,8 @@ public class RequestConsumer {
     private final KafkaClientService kafkaClients;
     private final PartitionWork partitions;
     private final AtomicInteger inProgress = new AtomicInteger();
+    private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
     private volatile boolean draining;
-    private volatile Cancellable subscription;
 
     RequestConsumer(
             RecordReader reader,
@@ -100,16 +115,45 @@ public class RequestConsumer {
         }
         // Local runs and tests create their bucket; in production it exists and this is one HEAD request.
         store.ensureBucket().await().atMost(config.startupWait());
-        subscription = requests.onItem()
-                .transformToUni(this::handle)
-                .merge(config.inProgressLimit())
-                .subscribe()
-                .with(
-                        ignored -> {},
-                        failure -> Log.errorf(failure, "The request stream failed; this worker consumes no more"));
+        consume(Lane.NORMAL, requests);
+        if (priorityLane()) {
+            consume(Lane.PRIORITY, priorityRequests);
+        }
         Log.infof(
-                "Consuming requests, at most %d in progress and %d gateway calls in flight",
-                config.inProgressLimit(), config.concurrency());
+                "Consuming requests%s, at most %d in progress per lane and %d gateway calls in flight",
+                priorityLane()
+                        ? " and priority requests from "
+                                + config.topic().requestPriority().get()
+                                + " (the normal lane keeps at least " + config.priorityMinShare()
+                                + " of the gateway slots while both wait)"
+                        : "",
+                config.inProgressLimit(),
+                config.concurrency());
+    }
+
+    private boolean priorityLane() {
+        return config.topic()
+                .requestPriority()
+                .filter(topic -> !topic.isBlank())
+                .isPresent();
+    }
+
+    /** One lane: its own merge, so that its backpressure pauses its own consumer only. */
+    private void consume(Lane lane, Multi<Message<byte[]>> records) {
+        synchronized (subscriptions) {
+            subscriptions.put(
+                    lane,
+                    records.onItem()
+                            .transformToUni(message -> handle(message, lane))
+                            .merge(config.inProgressLimit())
+                            .subscribe()
+                            .with(
+                                    ignored -> {},
+                                    failure -> Log.errorf(
+                                            failure,
+                                            "The %s request stream failed; this worker consumes no more of it",
+                                            lane.name().toLowerCase(java.util.Locale.ROOT))));
+        }
     }
 
     /**
@@ -124,10 +168,12 @@ public class RequestConsumer {
         draining = true;
         Duration grace = config.shutdownGrace();
         long deadline = System.nanoTime() + grace.toNanos();
-        try {
-            kafkaClients.getConsumer("requests").pause().await().atMost(grace);
-        } catch (RuntimeException e) {
-            Log.debugf("Could not pause the request consumer: %s", e.toString());
+        for (Lane lane : lanes()) {
+            try {
+                kafkaClients.getConsumer(CHANNELS.get(lane)).pause().await().atMost(grace);
+            } catch (RuntimeException e) {
+                Log.debugf("Could not pause the %s consumer: %s", CHANNELS.get(lane), e.toString());
+            }
         }
         Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, inProgress.get());
         synchronized (inProgress) {
@@ -153,9 +199,14 @@ public class RequestConsumer {
         } else {
             Log.info("Every request in progress has finished; committing and closing");
         }
-        Cancellable current = subscription;
-        if (current != null) {
-            current.cancel();
+        synchronized (subscriptions) {
+            subscriptions.values().forEach(Cancellable::cancel);
+        }
+    }
+
+    private List<Lane> lanes() {
+        synchronized (subscriptions) {
+            return List.copyOf(subscriptions.keySet());
         }
     }
 
@@ -172,7 +223,7 @@ public class RequestConsumer {
         return inProgress.get();
     }
 
-    private Uni<Void> handle(Message<byte[]> message) {
+    private Uni<Void> handle(Message<byte[]> message, Lane lane) {
         if (draining) {
             // Shutting down: leave the record unacknowledged, it is redelivered to the next consumer.
             return Uni.createFrom().voidItem();
@@ -192,21 +243,27 @@ public class RequestConsumer {
             return Uni.createFrom().voidItem();
         }
         inProgress.incrementAndGet();
-        return handleRecord(message, context).onTermination().invoke(this::finished);
+        return handleRecord(message, context, lane).onTermination().invoke(this::finished);
     }
 
-    private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context) {
+    private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context, Lane lane) {
         Span span = tracing.startRequest("image-request", name -> RecordReader.header(context.headers(), name));
         span.setAttribute("messaging.system", "kafka");
         span.setAttribute("messaging.destination.name", context.topic());
         span.setAttribute("messaging.kafka.partition", context.partition());
         span.setAttribute("messaging.kafka.offset", context.offset());
+        span.setAttribute("image_worker.lane", lane.name());
         Uni<Void> work = tracing.within(
                         span,
                         cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                                 .chain(read -> read instanceof RecordReader.Read.Request request
                                         ? processor
-                                                .process(request.requestId(), request.json(), context.receivedAt())
+                                                .process(
+                                                        request.requestId(),
+                                                        request.json(),
+                                                        context.receivedAt(),
+                                                        lane,
+                                                        started -> publisher.started(started, context, span))
                                                 .invoke(event -> describe(span, event))
                                                 .chain(result -> publish(result, context, span))
                                         : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason())))

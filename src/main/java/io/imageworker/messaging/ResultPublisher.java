@@ -1,9 +1,12 @@
 package io.imageworker.messaging;
 
+import io.imageworker.ImageStarted;
 import io.imageworker.TerminalEvent;
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.EventCodec;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;
+import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.MutinyEmitter;
 import io.smallrye.reactive.messaging.ce.OutgoingCloudEventMetadata;
@@ -14,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.ZonedDateTime;
 import java.util.Arrays;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -28,7 +32,8 @@ import org.eclipse.microprofile.reactive.messaging.OnOverflow;
  * committed before its result is safely written.
  *
  * <p>The emitters buffer without a fixed size because their load is bounded elsewhere: each request in progress has
- * at most one send outstanding, and requests in progress are at most {@code max-in-progress}.
+ * at most one result send outstanding, and requests in progress are at most {@code max-in-progress}; status events
+ * on their way are counted and bounded by the same number.
  */
 @ApplicationScoped
 public class ResultPublisher {
@@ -42,18 +47,28 @@ public class ResultPublisher {
     private final MutinyEmitter<byte[]> completed;
     private final MutinyEmitter<byte[]> failed;
     private final MutinyEmitter<byte[]> deadLetters;
+    private final MutinyEmitter<byte[]> status;
     private final EventCodec codec;
+    private final boolean statusOn;
+    private final int maxStatusOnTheirWay;
+    private final AtomicInteger statusOnTheirWay = new AtomicInteger();
 
     ResultPublisher(
             @Channel("completed") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> completed,
             @Channel("failed") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> failed,
             @Channel("dead-letters") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER)
                     MutinyEmitter<byte[]> deadLetters,
-            EventCodec codec) {
+            @Channel("status") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> status,
+            EventCodec codec,
+            WorkerConfig config) {
         this.completed = completed;
         this.failed = failed;
         this.deadLetters = deadLetters;
+        this.status = status;
         this.codec = codec;
+        this.statusOn =
+                config.topic().status().filter(topic -> !topic.isBlank()).isPresent();
+        this.maxStatusOnTheirWay = config.inProgressLimit();
     }
 
     /**
@@ -61,6 +76,40 @@ public class ResultPublisher {
      * request is the result's parent when traces are recorded ({@link Tracing}).
      */
     public Uni<Void> publish(TerminalEvent event, RecordContext request, Span requestSpan) {
+        Message<byte[]> message =
+                cloudEvent(codec.write(event), event.ceType(), event.requestId(), request, requestSpan);
+        return (event instanceof TerminalEvent.Completed ? completed : failed).sendMessage(message);
+    }
+
+    /**
+     * Publishes {@code image.started} on {@code image-status} when its topic is configured, with the request's key and
+     * trace like a result, without waiting: a hint for progress displays never delays nor fails the request. At most
+     * {@code max-in-progress} of them are on their way at once; one beyond (Kafka slow or away) is dropped, and a
+     * failed send is logged at DEBUG.
+     */
+    public void started(ImageStarted event, RecordContext request, Span requestSpan) {
+        if (!statusOn) {
+            return;
+        }
+        if (statusOnTheirWay.incrementAndGet() > maxStatusOnTheirWay) {
+            statusOnTheirWay.decrementAndGet();
+            Log.debugf("[%s] image.started dropped: %d already on their way", event.requestId(), maxStatusOnTheirWay);
+            return;
+        }
+        status.sendMessage(
+                        cloudEvent(codec.write(event), ImageStarted.CE_TYPE, event.requestId(), request, requestSpan))
+                .onTermination()
+                .invoke(statusOnTheirWay::decrementAndGet)
+                .subscribe()
+                .with(
+                        sent -> {},
+                        failure -> Log.debugf(
+                                "[%s] image.started not published: %s", event.requestId(), failure.toString()));
+    }
+
+    /** A CloudEvent in binary mode with the request's key (or its id) and its trace continued. */
+    private static Message<byte[]> cloudEvent(
+            byte[] payload, String type, String requestId, RecordContext request, Span requestSpan) {
         RecordHeaders headers = new RecordHeaders();
         String traceparent = Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
         if (traceparent != null) {
@@ -70,13 +119,13 @@ public class ResultPublisher {
                 headers.add("tracestate", bytes(tracestate));
             }
         }
-        byte[] key = request.key() != null ? request.key() : bytes(event.requestId());
-        Message<byte[]> message = Message.of(codec.write(event))
+        byte[] key = request.key() != null ? request.key() : bytes(requestId);
+        return Message.of(payload)
                 .addMetadata(OutgoingCloudEventMetadata.builder()
                         .withId(UUID.randomUUID().toString())
                         .withSource(SOURCE)
-                        .withType(event.ceType())
-                        .withSubject(event.requestId())
+                        .withType(type)
+                        .withSubject(requestId)
                         .withTimestamp(ZonedDateTime.now())
                         .withDataContentType("application/json")
                         .build())
@@ -84,7 +133,6 @@ public class ResultPublisher {
                         .withKey(key)
                         .withHeaders(headers)
                         .build());
-        return (event instanceof TerminalEvent.Completed ? completed : failed).sendMessage(message);
     }
 
     /**

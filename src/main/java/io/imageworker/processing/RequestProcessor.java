@@ -2,11 +2,10 @@ package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.ErrorCode;
+import io.imageworker.ImageStarted;
+import io.imageworker.Lane;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
-import io.imageworker.gateway.GatewayCalls;
-import io.imageworker.storage.ImageIntake;
-import io.imageworker.storage.ImageStorage;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
@@ -18,11 +17,13 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
- * The story of one request, top to bottom: already recorded? replay it. Else validate, check the deadline, plan the
- * call (size, references), call the gateway, take the image out of the answer, store it, record the outcome. The
- * returned event is published by the caller, which then commits.
+ * The story of one request, top to bottom: already recorded? replay it. Else validate, recall the variants an
+ * earlier attempt recorded, check the deadline, plan the call (size, references), make the variants (call the gateway,
+ * take each image out of its answer, store it: {@link Variants}), record the outcome. The returned event is published
+ * by the caller, which then commits.
  *
  * <p>The {@code requestId} is an idempotency key: an outcome already recorded is replayed without a gateway call, and
  * copies of one request in flight at once share one execution. Every stage ends a request it cannot carry on with a
@@ -34,9 +35,7 @@ public class RequestProcessor {
     private final ResultLedger ledger;
     private final RequestValidator validator;
     private final CallPlanner planner;
-    private final GatewayCalls gateway;
-    private final ImageIntake intake;
-    private final ImageStorage storage;
+    private final Variants variants;
     private final WorkerMetrics metrics;
     private final Shutdown shutdown;
     private final Tracing tracing;
@@ -46,27 +45,33 @@ public class RequestProcessor {
             ResultLedger ledger,
             RequestValidator validator,
             CallPlanner planner,
-            GatewayCalls gateway,
-            ImageIntake intake,
-            ImageStorage storage,
+            Variants variants,
             WorkerMetrics metrics,
             Shutdown shutdown,
             Tracing tracing) {
         this.ledger = ledger;
         this.validator = validator;
         this.planner = planner;
-        this.gateway = gateway;
-        this.intake = intake;
-        this.storage = storage;
+        this.variants = variants;
         this.metrics = metrics;
         this.shutdown = shutdown;
         this.tracing = tracing;
     }
 
-    /** The terminal event of a request with a usable id; copies of one id arriving while it runs share it. */
+    /** {@link #process(String, JsonNode, Instant, Lane, Consumer)} of the normal lane, telling no one of its calls. */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt) {
+        return process(requestId, json, receivedAt, Lane.NORMAL, started -> {});
+    }
+
+    /**
+     * The terminal event of a request with a usable id, which came in by {@code lane}; copies of one id arriving while
+     * it runs share it. {@code started} is told when the first gateway call of each attempt leaves (it must return at
+     * once: the call does not wait for it).
+     */
+    public Uni<TerminalEvent> process(
+            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
         return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
-                .deferred(() -> outcome(id, json, receivedAt))
+                .deferred(() -> outcome(id, json, receivedAt, lane, started))
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(id, outcome, failure))
                 .invoke(metrics::ended)
@@ -77,7 +82,8 @@ public class RequestProcessor {
     }
 
     /** What the request comes to: its recorded outcome, replayed, or one decided now (recorded by {@link #settle}). */
-    private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt) {
+    private Uni<Outcome> outcome(
+            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
         return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
             if (lookupFailed != null) {
                 // Without the record, a call could bill a request that already ended: no call.
@@ -86,11 +92,12 @@ public class RequestProcessor {
             }
             return recorded.isPresent()
                     ? Uni.createFrom().item(new Outcome(recorded.get(), true))
-                    : fresh(requestId, json, receivedAt);
+                    : fresh(requestId, json, receivedAt, lane, started);
         });
     }
 
-    private Uni<Outcome> fresh(String requestId, JsonNode json, Instant receivedAt) {
+    private Uni<Outcome> fresh(
+            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
         return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
                 .chain(validation -> {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
@@ -99,67 +106,28 @@ public class RequestProcessor {
                                 Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()));
                     }
                     Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
-                    if (begun.expired()) {
-                        return decided(begun.failed(
-                                ErrorCode.EXPIRED,
-                                "the deadline " + begun.request().deadline() + " passed before the work started"));
-                    }
-                    return endedAs(
-                                    begun,
-                                    planner.plan(begun.request())
-                                            .chain(plan -> callAndStore(begun.sized(plan.size()), plan)))
+                    return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane, started)))
                             .map(event -> new Outcome(event, false));
                 });
     }
 
-    /** The gateway's image, taken from its answer, checked and stored; or why there is none. */
-    private Uni<TerminalEvent> callAndStore(Progress sized, CallPlanner.Plan plan) {
-        return gateway.call(sized.request().requestId(), plan.request()).chain(result -> {
-            Progress called = sized.called(result);
-            if (result.image() == null) {
-                return Uni.createFrom().item(called.failed(result.failure()));
-            }
-            return endedAs(
-                    called,
-                    intake.take(
-                                    called.request().requestId(),
-                                    result.image(),
-                                    plan.size().sent())
-                            .chain(image -> storage.store(called.request(), image)
-                                    .map(stored -> called.completed(image, stored))));
-        });
-    }
-
-    /** {@code work}, or the failed event of {@code progress} when a stage refused to go on, or a defect. */
-    private Uni<TerminalEvent> endedAs(Progress progress, Uni<TerminalEvent> work) {
-        return work.onFailure(RequestFailure.class)
-                .recoverWithItem(failure -> refused(progress, (RequestFailure) failure))
-                .onFailure(this::isDefect)
-                .recoverWithItem(error -> defect(progress, error));
-    }
-
-    private static TerminalEvent refused(Progress progress, RequestFailure failure) {
-        String requestId = progress.request().requestId();
-        if (failure.code() == ErrorCode.STORAGE_ERROR) {
-            Log.errorf("[%s] %s", requestId, failure.getMessage());
-        } else {
-            Log.infof("[%s] refused: %s", requestId, failure.getMessage());
+    /** A valid request whose earlier variants are known: expired, or planned and made. */
+    private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane, Consumer<ImageStarted> started) {
+        if (recalled.expired()) {
+            return Uni.createFrom()
+                    .item(recalled.stopped(
+                            ErrorCode.EXPIRED,
+                            "the deadline " + recalled.request().deadline() + " passed before the work started"));
         }
-        return progress.failed(failure.code(), failure.getMessage());
+        return endedAs(
+                recalled,
+                planner.plan(recalled.request())
+                        .chain(plan -> variants.make(recalled.sized(plan.size()), plan, lane, started)));
     }
 
-    private boolean isDefect(Throwable error) {
-        // After the shutdown grace a failure is most likely the shutdown's own (clients closing): see settle().
-        return !(error instanceof AbandonedException) && !shutdown.abandoned();
-    }
-
-    /** Every expected failure is already an event: this is a defect, reported as such, not hidden. */
-    private static TerminalEvent defect(Progress progress, Throwable error) {
-        Log.errorf(error, "[%s] unexpected failure", progress.request().requestId());
-        ErrorCode code = error instanceof software.amazon.awssdk.core.exception.SdkException
-                ? ErrorCode.STORAGE_ERROR
-                : ErrorCode.UPSTREAM_ERROR;
-        return progress.failed(code, "unexpected failure: " + error);
+    /** {@code work}, or the event of {@code progress} stopped where a stage refused to go on, or by a defect. */
+    private Uni<TerminalEvent> endedAs(Progress progress, Uni<TerminalEvent> work) {
+        return Endings.orEnding(work, progress.request().requestId(), shutdown, progress::stopped);
     }
 
     private static Uni<Outcome> decided(TerminalEvent event) {

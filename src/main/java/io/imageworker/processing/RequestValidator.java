@@ -128,7 +128,26 @@ public class RequestValidator {
                 mask,
                 keyPrefix(json),
                 deadline(json),
-                metadata(json));
+                metadata(json),
+                count(json));
+    }
+
+    /**
+     * {@code count}: absent (or null, like every optional field) is 1. An integer of JSON Schema's kind: a number with
+     * no fraction ({@code 2} or {@code 2.0}); a string, a fraction or a number outside 1 to 8 is refused.
+     */
+    private static int count(JsonNode json) {
+        JsonNode node = json.get("count");
+        if (node == null || node.isNull()) {
+            return 1;
+        }
+        if (!node.isNumber()
+                || !node.canConvertToExactIntegral()
+                || node.decimalValue().compareTo(java.math.BigDecimal.ONE) < 0
+                || node.decimalValue().compareTo(java.math.BigDecimal.valueOf(ImageRequest.MAX_COUNT)) > 0) {
+            throw new Refusal("count must be an integer from 1 to " + ImageRequest.MAX_COUNT);
+        }
+        return node.intValue();
     }
 
     private List<ImageSource> sources(JsonNode json, Operation operation) {

@@ -13,9 +13,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
 
 /**
- * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, the key built only from the validated request
- * and the image's real format, with the request id and the SHA-256 as object metadata. A store that fails is tried
- * again within the infrastructure patience; then the request ends as {@code STORAGE_ERROR}.
+ * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, or {@code <keyPrefix><requestId>-<i>.<ext>}
+ * for variant {@code i} of a request with {@code count} above 1 (contract v1.1), the key built only from the validated
+ * request and the image's real format, with the request id and the SHA-256 as object metadata. A store that fails is
+ * tried again within the infrastructure patience; then the request (or the variant) ends as {@code STORAGE_ERROR}.
  */
 @ApplicationScoped
 public class ImageStorage {
@@ -32,10 +33,14 @@ public class ImageStorage {
         this.tracing = tracing;
     }
 
-    /** Stores {@code image} for {@code request}; fails with {@link RequestFailure} ({@code STORAGE_ERROR}). */
-    public Uni<Stored> store(ImageRequest request, ReceivedImage image) {
+    /**
+     * Stores {@code image} as variant {@code variant} (from 1) of {@code request}; fails with {@link RequestFailure}
+     * ({@code STORAGE_ERROR}).
+     */
+    public Uni<Stored> store(ImageRequest request, int variant, ReceivedImage image) {
         String key = request.keyPrefix()
                 + request.requestId()
+                + (request.count() > 1 ? "-" + variant : "")
                 + image.info().format().extension();
         String contentType = image.info().format().mimeType();
         Map<String, String> metadata = Map.of("request-id", request.requestId(), "sha256", image.sha256());

@@ -5,6 +5,7 @@ import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -65,9 +66,13 @@ public class ImageStore {
         if (!RequestId.isValid(requestId)) {
             return invalidRequestId();
         }
+        return putJson(resultKey(requestId), json);
+    }
+
+    private Uni<Void> putJson(String key, byte[] json) {
         return call(() -> s3.putObject(
                         put -> put.bucket(config.bucket())
-                                .key(resultKey(requestId))
+                                .key(key)
                                 .contentType("application/json")
                                 .contentLength((long) json.length),
                         AsyncRequestBody.fromBytesUnsafe(json)))
@@ -86,6 +91,42 @@ public class ImageStore {
                 .chain(size -> size.isPresent()
                         ? getObject(config.bucket(), key)
                         : Uni.createFrom().item(Optional.<byte[]>empty()));
+    }
+
+    /**
+     * Writes the record of one variant of a request ({@code <result-prefix><requestId>/<variant>.json}): a key no
+     * terminal record can have, since a {@code requestId} holds no {@code /}.
+     */
+    public Uni<Void> putVariant(String requestId, int variant, byte[] json) {
+        if (!RequestId.isValid(requestId)) {
+            return invalidRequestId();
+        }
+        return putJson(variantsPrefix(requestId) + variant + ".json", json);
+    }
+
+    /**
+     * The records of a request's variants, by key: one listing (nearly every request has none yet), then each record
+     * found is read. A request has at most {@code ImageRequest.MAX_COUNT} of them, so one page of the listing holds
+     * them all.
+     */
+    public Uni<List<byte[]>> findVariants(String requestId) {
+        if (!RequestId.isValid(requestId)) {
+            return invalidRequestId();
+        }
+        String prefix = variantsPrefix(requestId);
+        return call(() -> s3.listObjectsV2(list -> list.bucket(config.bucket()).prefix(prefix)))
+                .chain(listing -> {
+                    List<Uni<Optional<byte[]>>> reads = listing.contents().stream()
+                            .filter(object -> object.key().endsWith(".json"))
+                            .map(object -> getObject(config.bucket(), object.key()))
+                            .toList();
+                    if (reads.isEmpty()) {
+                        return Uni.createFrom().item(List.<byte[]>of());
+                    }
+                    return Uni.join().all(reads).andFailFast().map(found -> found.stream()
+                            .flatMap(Optional::stream)
+                            .toList());
+                });
     }
 
     private static <T> Uni<T> invalidRequestId() {
@@ -171,6 +212,10 @@ public class ImageStore {
 
     private String resultKey(String requestId) {
         return config.resultPrefix() + requestId + ".json";
+    }
+
+    private String variantsPrefix(String requestId) {
+        return config.resultPrefix() + requestId + "/";
     }
 
     private <T> Uni<T> call(Supplier<CompletableFuture<T>> operation) {

@@ -3,6 +3,7 @@ package io.imageworker.storage;
 import io.imageworker.ErrorCode;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
+import io.imageworker.VariantOutcome;
 import io.imageworker.support.EventCodec;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
@@ -11,12 +12,18 @@ import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
  * The idempotency record of each {@code requestId}: its terminal event, kept as a result document
  * ({@code <result-prefix><requestId>.json}) before the event is published. A request whose outcome is recorded is
  * answered from the record, with no gateway call, whether it is a redelivery after a crash or a producer's duplicate.
+ *
+ * <p>A request with {@code count} above 1 also has a record per variant ({@code <result-prefix><requestId>/<i>.json}),
+ * written as each variant ends: a redelivery before its terminal event is recorded calls the gateway only for the
+ * variants without one.
  */
 @ApplicationScoped
 public class ResultLedger {
@@ -50,15 +57,16 @@ public class ResultLedger {
     private Uni<Optional<TerminalEvent>> lookUp(String requestId) {
         return patience.retry(store.findResult(requestId))
                 .onFailure()
-                .transform(error -> {
-                    Log.errorf("[%s] the result store cannot be read: %s", requestId, error.toString());
-                    return new RequestFailure(
-                            ErrorCode.STORAGE_ERROR,
-                            "the result store cannot be read, so the request was not sent to the gateway: "
-                                    + error.getMessage(),
-                            error);
-                })
+                .transform(error -> unreadable(requestId, error))
                 .map(document -> document.map(bytes -> read(requestId, bytes)));
+    }
+
+    private static RequestFailure unreadable(String requestId, Throwable error) {
+        Log.errorf("[%s] the result store cannot be read: %s", requestId, error.toString());
+        return new RequestFailure(
+                ErrorCode.STORAGE_ERROR,
+                "the result store cannot be read, so the request was not sent to the gateway: " + error.getMessage(),
+                error);
     }
 
     private TerminalEvent read(String requestId, byte[] document) {
@@ -79,6 +87,63 @@ public class ResultLedger {
                     "the recorded result of this requestId is unreadable; send a new requestId to try again",
                     e);
         }
+    }
+
+    /**
+     * The recorded variants of {@code requestId}, in no particular order. Fails with {@link RequestFailure} ({@code
+     * STORAGE_ERROR}) when the store cannot be read: without the records, a call could bill a variant that already
+     * ended, so no call is made. A record that cannot be read as a variant is left out (logged): that variant is
+     * called again.
+     */
+    public Uni<List<VariantOutcome>> variants(String requestId) {
+        return tracing.stage(
+                "ledger lookup (variants)",
+                () -> patience.retry(store.findVariants(requestId))
+                        .onFailure()
+                        .transform(error -> unreadable(requestId, error))
+                        .map(documents -> readVariants(requestId, documents)),
+                (span, recorded) -> span.setAttribute("image_worker.recorded_variants", recorded.size()));
+    }
+
+    private List<VariantOutcome> readVariants(String requestId, List<byte[]> documents) {
+        List<VariantOutcome> variants = new ArrayList<>();
+        for (byte[] document : documents) {
+            try {
+                variants.add(codec.readVariant(document));
+            } catch (IOException e) {
+                Log.warnf("[%s] a variant record is unreadable (%s); that variant is called again", requestId, e);
+            }
+        }
+        if (!variants.isEmpty()) {
+            Log.infof(
+                    "[%s] %d variant(s) already ended; calling the gateway only for the others",
+                    requestId, variants.size());
+        }
+        return variants;
+    }
+
+    /**
+     * Records how a variant of a request with {@code count} above 1 ended, so that a redelivery does not call for it
+     * again. A variant that made no call is not recorded (calling for it later costs nothing more). A record that
+     * cannot be written within the patience is logged, and the request goes on: a redelivery would then call for that
+     * variant again.
+     */
+    public Uni<Void> recordVariant(String requestId, VariantOutcome variant) {
+        if (variant.attempts() == 0) {
+            return Uni.createFrom().voidItem();
+        }
+        return tracing.stage(
+                        "ledger write (variant)",
+                        () -> patience.retry(
+                                store.putVariant(requestId, variant.variant(), codec.write(requestId, variant))))
+                .onFailure()
+                .recoverWithItem(error -> {
+                    Log.warnf(
+                            "[%s] variant %d could not be recorded (%s): a redelivery would call the gateway for it"
+                                    + " again",
+                            requestId, variant.variant(), error.toString());
+                    return null;
+                });
     }
 
     /**

@@ -2,13 +2,16 @@ package io.imageworker.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.ImageStarted;
 import io.imageworker.TerminalEvent;
+import io.imageworker.VariantOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 
 /**
  * The one JSON form of a terminal event: the payload published on {@code image-completed} / {@code image-failed}, and
- * the result document that records it.
+ * the result document that records it; and of the other documents and events built from the same records (a
+ * variant's record, {@code image.started}).
  */
 @ApplicationScoped
 public class EventCodec {
@@ -21,10 +24,41 @@ public class EventCodec {
 
     /** The event's JSON. */
     public byte[] write(TerminalEvent event) {
+        return json(event, event.requestId());
+    }
+
+    /** The record of a variant of {@code requestId}. */
+    public byte[] write(String requestId, VariantOutcome variant) {
+        return json(variant, requestId);
+    }
+
+    /** The JSON of an {@code image.started} event. */
+    public byte[] write(ImageStarted event) {
+        return json(event, event.requestId());
+    }
+
+    private byte[] json(Object value, String requestId) {
         try {
-            return mapper.writeValueAsBytes(event);
+            return mapper.writeValueAsBytes(value);
         } catch (IOException e) {
-            throw new IllegalStateException("cannot serialize the result of " + event.requestId(), e);
+            throw new IllegalStateException("cannot serialize a document of " + requestId, e);
+        }
+    }
+
+    /**
+     * The variant a record holds.
+     *
+     * @throws IOException when it is not the JSON of a variant's record
+     */
+    public VariantOutcome readVariant(byte[] json) throws IOException {
+        try {
+            VariantOutcome variant = mapper.readValue(json, VariantOutcome.class);
+            if (variant == null || variant.variant() < 1 || variant.delivered() == (variant.error() != null)) {
+                throw new IOException("not the record of a variant");
+            }
+            return variant;
+        } catch (IllegalArgumentException e) {
+            throw new IOException(e.getMessage(), e);
         }
     }
 

@@ -50,8 +50,14 @@ class StartupCheckIT {
     }
 
     @Test
-    void refusesToStartWithoutTheRequiredSettingsNamingEach() throws Exception {
-        Exit exit = run(Map.of("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl()));
+    void refusesToStartWithoutTheRequiredSettingsOrWithContradictoryOnesNamingEach() throws Exception {
+        Exit exit = run(Map.of(
+                "IMAGE_WORKER_GATEWAY_BASE_URL",
+                gateway.baseUrl(),
+                "IMAGE_WORKER_PRIORITY_MIN_SHARE",
+                "1.5",
+                "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY",
+                "image-request"));
 
         assertThat(exit.code()).isEqualTo(1);
         assertThat(exit.output().lines().filter(line -> line.contains("image-worker cannot start")))
@@ -59,6 +65,8 @@ class StartupCheckIT {
                 .satisfies(line -> assertThat(line)
                         .contains("IMAGE_WORKER_GATEWAY_API_KEY")
                         .contains("IMAGE_WORKER_GATEWAY_MODEL")
+                        .contains("IMAGE_WORKER_PRIORITY_MIN_SHARE (1.5) must be from 0 to 1")
+                        .contains("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic")
                         .doesNotContain("IMAGE_WORKER_GATEWAY_BASE_URL is"));
     }
 

@@ -19,6 +19,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -69,12 +70,16 @@ class HelmChartTest {
         assertThat(rendering.deployment().getSpec().getReplicas())
                 .as("KEDA owns the replica count")
                 .isNull();
-        assertThat(scaler.spec().triggers()).singleElement().satisfies(trigger -> {
+        List<String> consumed = Stream.of("IMAGE_WORKER_TOPIC_REQUEST", "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY")
+                .map(name -> environment.get(name).value())
+                .filter(topic -> !topic.isEmpty())
+                .toList();
+        assertThat(scaler.spec().triggers())
+                .extracting(trigger -> trigger.metadata().get("topic"))
+                .containsExactlyElementsOf(consumed);
+        assertThat(scaler.spec().triggers()).allSatisfy(trigger -> {
             assertThat(trigger.type()).isEqualTo("kafka");
             assertThat(trigger.metadata())
-                    .containsEntry(
-                            "topic",
-                            environment.get("IMAGE_WORKER_TOPIC_REQUEST").value())
                     .containsEntry(
                             "consumerGroup",
                             environment.get("IMAGE_WORKER_CONSUMER_GROUP").value())

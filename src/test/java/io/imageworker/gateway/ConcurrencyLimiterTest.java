@@ -3,6 +3,7 @@ package io.imageworker.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.imageworker.Lane;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import java.util.ArrayList;
@@ -90,5 +91,83 @@ class ConcurrencyLimiterTest {
     @Test
     void refusesAFloorAboveTheCeiling() {
         assertThatThrownBy(() -> new ConcurrencyLimiter(3, 2)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /** The lanes in the order their waiting calls got a permit, one released at a time. */
+    private static List<Lane> grantOrder(double minShare, int normalWaiting, int priorityWaiting) {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, minShare);
+        Pending pending = new Pending();
+        List<Lane> started = new ArrayList<>();
+        limiter.run(pending::work).subscribe().with(x -> {});
+        queue(limiter, Lane.NORMAL, normalWaiting, pending, started);
+        queue(limiter, Lane.PRIORITY, priorityWaiting, pending, started);
+        assertThat(limiter.waiting(Lane.NORMAL)).isEqualTo(normalWaiting);
+        assertThat(limiter.waiting(Lane.PRIORITY)).isEqualTo(priorityWaiting);
+        for (int i = 0; i < normalWaiting + priorityWaiting; i++) {
+            pending.emitters.get(i).complete("done");
+            assertThat(started).hasSize(i + 1);
+        }
+        return started;
+    }
+
+    /** {@code calls} calls of {@code lane}, each noting its lane in {@code started} when it gets its permit. */
+    private static void queue(ConcurrencyLimiter limiter, Lane lane, int calls, Pending pending, List<Lane> started) {
+        for (int i = 0; i < calls; i++) {
+            limiter.run(lane, () -> {
+                        started.add(lane);
+                        return pending.work();
+                    })
+                    .subscribe()
+                    .with(x -> {});
+        }
+    }
+
+    private static long count(List<Lane> lanes, Lane lane) {
+        return lanes.stream().filter(lane::equals).count();
+    }
+
+    @Test
+    void givesAFreePermitToAPriorityCallBeforeNormalCallsThatWaitedLonger() {
+        List<Lane> order = grantOrder(0.2, 3, 1);
+
+        assertThat(order).containsExactly(Lane.PRIORITY, Lane.NORMAL, Lane.NORMAL, Lane.NORMAL);
+    }
+
+    @Test
+    void keepsTheNormalLanesLeastShareOfThePermitsWhileBothLanesWait() {
+        List<Lane> order = grantOrder(0.2, 40, 40);
+
+        // While both wait (the first 50 permits: 40 priority, 10 normal), every fifth goes to the normal lane.
+        List<Lane> whileBothWait = order.subList(0, 50);
+        assertThat(count(whileBothWait, Lane.NORMAL)).isEqualTo(10);
+        assertThat(whileBothWait.subList(0, 5))
+                .containsExactly(Lane.PRIORITY, Lane.PRIORITY, Lane.PRIORITY, Lane.PRIORITY, Lane.NORMAL);
+        // Then only the normal lane waits, and gets every permit.
+        assertThat(order.subList(50, 80)).containsOnly(Lane.NORMAL);
+    }
+
+    @Test
+    void withNoShareServesTheNormalLaneOnlyWhenNoPriorityCallWaits() {
+        List<Lane> order = grantOrder(0, 5, 5);
+
+        assertThat(order)
+                .containsExactly(
+                        Lane.PRIORITY,
+                        Lane.PRIORITY,
+                        Lane.PRIORITY,
+                        Lane.PRIORITY,
+                        Lane.PRIORITY,
+                        Lane.NORMAL,
+                        Lane.NORMAL,
+                        Lane.NORMAL,
+                        Lane.NORMAL,
+                        Lane.NORMAL);
+    }
+
+    @Test
+    void refusesAShareOutsideZeroToOne() {
+        assertThatThrownBy(() -> new ConcurrencyLimiter(1, 2, 1.5)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ConcurrencyLimiter(1, 2, -0.1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ConcurrencyLimiter(1, 2, Double.NaN)).isInstanceOf(IllegalArgumentException.class);
     }
 }

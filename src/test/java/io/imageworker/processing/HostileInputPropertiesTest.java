@@ -182,6 +182,7 @@ class HostileInputPropertiesTest {
                 request.operation().wireName(),
                 new TerminalEvent.Error(ErrorCode.REJECTED, request.prompt(), false, null, null),
                 null,
+                null,
                 0,
                 io.imageworker.Billing.NONE,
                 new TerminalEvent.Timings(Instant.EPOCH, Instant.EPOCH, Instant.EPOCH, null, null),

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.Operation;
+import io.imageworker.testing.EventContract;
 import io.imageworker.testing.TestConfig;
 import java.time.Instant;
 import java.util.Map;
@@ -206,5 +207,28 @@ class RequestValidatorTest {
                 .isNull();
         assertThat(RequestValidator.echoableOperation(mapper.readTree("{\"operation\":42}")))
                 .isNull();
+    }
+
+    @ParameterizedTest(name = "count {0} is {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {"|1", "1|1", "4|4", "8|8", "4.0|4"})
+    void acceptsACountFromOneToEightAndTakesNoneAsOne(String count, int variants) throws Exception {
+        String json = "{\"requestId\":\"r\",\"prompt\":\"p\"" + (count == null ? "" : ",\"count\":" + count) + "}";
+
+        assertThat(valid(json).count()).isEqualTo(variants);
+        assertThat(EventContract.requestProblems(mapper.readTree(json))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "count {0}")
+    @ValueSource(strings = {"0", "9", "-1", "2.5", "\"2\"", "true", "[2]", "{}", "1e10", "99999999999999999999"})
+    void refusesACountThatIsNotAnIntegerFromOneToEightAsTheContractDoes(String count) throws Exception {
+        String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"count\":" + count + "}";
+
+        RequestValidator.Result result = validate(json);
+        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
+        assertThat(((RequestValidator.Result.Invalid) result).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(refusal(json)).startsWith("count must be an integer from 1 to 8");
+        assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
     }
 }

@@ -166,6 +166,6 @@ class ReferenceLoaderTest {
 
     private static ImageRequest edit(List<ImageSource> references, ImageSource mask) {
         return new ImageRequest(
-                "r-1", Operation.EDIT, "a cat", null, null, references, mask, "images/", null, Map.of());
+                "r-1", Operation.EDIT, "a cat", null, null, references, mask, "images/", null, Map.of(), 1);
     }
 }

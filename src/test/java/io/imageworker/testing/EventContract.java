@@ -38,6 +38,8 @@ public final class EventContract {
     private static final JsonSchema FAILED = schema("messages/imageFailed/payload/schema");
     private static final JsonSchema FAILED_HEADERS = schema("messages/imageFailed/headers");
     private static final JsonSchema DEAD_LETTER_HEADERS = schema("messages/deadLetter/headers");
+    private static final JsonSchema STARTED = schema("messages/imageStarted/payload/schema");
+    private static final JsonSchema STARTED_HEADERS = schema("messages/imageStarted/headers");
 
     private EventContract() {}
 
@@ -54,8 +56,8 @@ public final class EventContract {
     }
 
     /**
-     * What is wrong with a record read from a result topic (empty: nothing): its payload and its headers against the
-     * message its {@code ce_type} names; a DLQ record's headers.
+     * What is wrong with a record read from a result topic or {@code image-status} (empty: nothing): its payload and
+     * its headers against the message its {@code ce_type} names; a DLQ record's headers.
      */
     public static List<String> problems(ConsumerRecord<byte[], byte[]> record) {
         ObjectNode headers = JSON.createObjectNode();
@@ -77,6 +79,10 @@ public final class EventContract {
             case "image.failed" -> {
                 payload = FAILED;
                 headerSchema = FAILED_HEADERS;
+            }
+            case "image.started" -> {
+                payload = STARTED;
+                headerSchema = STARTED_HEADERS;
             }
             default -> {
                 return List.of("ce_type '" + type + "' is not a result event of the contract");

@@ -32,6 +32,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class KafkaTestClient implements AutoCloseable {
 
+    private static final String STARTED = "image.started";
+
     private final KafkaProducer<byte[], byte[]> producer;
     private final KafkaConsumer<byte[], byte[]> consumer;
     private final List<ConsumerRecord<byte[], byte[]>> received = new CopyOnWriteArrayList<>();
@@ -56,11 +58,11 @@ public final class KafkaTestClient implements AutoCloseable {
         poller.start();
     }
 
-    /** A client of the shared infrastructure reading the default result topics. */
+    /** A client of the shared infrastructure reading the default result topics and {@code image-status}. */
     public static KafkaTestClient forDefaultTopics() {
         return new KafkaTestClient(
                 Infrastructure.get().kafkaBootstrapServers(),
-                List.of("image-completed", "image-failed", "image-request-dlq"));
+                List.of("image-completed", "image-failed", "image-request-dlq", WorkerTestResource.STATUS));
     }
 
     private void poll() {
@@ -121,11 +123,21 @@ public final class KafkaTestClient implements AutoCloseable {
         }
     }
 
-    /** Every record received on {@code topic} so far whose {@code ce_subject} is {@code requestId}. */
+    /** Every terminal event received so far whose {@code ce_subject} is {@code requestId}. */
     public List<ConsumerRecord<byte[], byte[]>> results(String requestId) {
         assertContractKept();
         return received.stream()
                 .filter(r -> !r.topic().endsWith("dlq"))
+                .filter(r -> !STARTED.equals(header(r, "ce_type")))
+                .filter(r -> requestId.equals(header(r, "ce_subject")))
+                .toList();
+    }
+
+    /** Every {@code image.started} event received so far whose {@code ce_subject} is {@code requestId}. */
+    public List<ConsumerRecord<byte[], byte[]>> statusEvents(String requestId) {
+        assertContractKept();
+        return received.stream()
+                .filter(r -> STARTED.equals(header(r, "ce_type")))
                 .filter(r -> requestId.equals(header(r, "ce_subject")))
                 .toList();
     }

@@ -22,6 +22,12 @@ public class WorkerTestResource implements QuarkusTestResourceLifecycleManager {
     /** Topics of this test run. */
     public static final String REQUESTS = "image-request";
 
+    /** The priority lane's topic: the lane is on in every worker of the tests. */
+    public static final String PRIORITY_REQUESTS = "image-request-priority";
+
+    /** Where {@code image.started} events go: on in every worker of the tests. */
+    public static final String STATUS = "image-status";
+
     /** The model the simulator knows. */
     public static final String MODEL = "gpt-image-2";
 
@@ -41,7 +47,9 @@ public class WorkerTestResource implements QuarkusTestResourceLifecycleManager {
     public Map<String, String> start() {
         Infrastructure infra = Infrastructure.get();
         GatewaySimulator gateway = simulator();
-        infra.kafka().createTopics(REQUESTS, "image-completed", "image-failed", "image-request-dlq");
+        infra.kafka()
+                .createTopics(
+                        REQUESTS, PRIORITY_REQUESTS, "image-completed", "image-failed", "image-request-dlq", STATUS);
         Map<String, String> config = new HashMap<>();
         config.put("kafka.bootstrap.servers", infra.kafkaBootstrapServers());
         config.put("image-worker.storage.endpoint", infra.s3Endpoint().toString());
@@ -50,6 +58,8 @@ public class WorkerTestResource implements QuarkusTestResourceLifecycleManager {
         config.put("image-worker.storage.region", infra.s3Region());
         config.put("image-worker.storage.bucket", BUCKET);
         config.put("image-worker.storage.create-bucket", "true");
+        config.put("image-worker.topic.request-priority", PRIORITY_REQUESTS);
+        config.put("image-worker.topic.status", STATUS);
         config.put("image-worker.gateway.base-url", gateway.baseUrl());
         config.put("image-worker.gateway.api-key", gateway.validApiKey());
         config.put("image-worker.gateway.model", MODEL);

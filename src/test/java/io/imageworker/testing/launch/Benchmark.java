@@ -48,21 +48,25 @@ import org.awaitility.core.TerminalFailureException;
  * </ul>
  *
  * <p>Each can be changed: {@code bench.requests}, {@code bench.concurrency}, {@code bench.latency-ms},
- * {@code bench.burn-ms}, {@code bench.image-bytes}. Other options: {@code bench.rounds} (1), {@code bench.warmup}
+ * {@code bench.burn-ms}, {@code bench.image-bytes}, and {@code bench.count} (the variants each request asks for,
+ * contract v1.1: {@code count} calls and images per request; default 1, no {@code count} sent). Other options: {@code bench.rounds} (1), {@code bench.warmup}
  * (requests sent and awaited before each measured run; default the concurrency, at least 100), {@code
  * bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS}), {@code
  * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
  * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
  * {@code bench.timeout-s}, {@code bench.echo-worker}.
  *
- * <p>Figures of each run: wall time (first send to last result), requests per second, efficiency against Little's law
- * where the gateway has a latency ({@code requests x latency / concurrency} over the wall time), CPU seconds the
+ * <p>Figures of each run: wall time (first send to last result), requests per second, gateway image calls and images
+ * stored per second, efficiency against Little's law where the gateway has a latency ({@code calls x latency /
+ * concurrency} over the wall time), CPU seconds the
  * contestant's process used per 1000 requests, its peak heap (before a collection) and largest heap after a
  * collection (from its GC log), its peak thread count, the most gateway calls in flight, how long the gateway saw
  * calls last (p50), how long from the gateway's answer to the result's record (p50), and failures.
  *
  * <p>Exit status 0 when every request of every image-worker run completed and the gateway never saw more calls at once
  * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
+ *
+ * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}).
  */
 public final class Benchmark {
 
@@ -70,10 +74,10 @@ public final class Benchmark {
     static final String DEFAULT_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
 
     private static final Map<String, Regime> REGIMES = Map.of(
-            "latency", new Regime("latency", 640, 64, 2_000, 0, 0),
-            "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0),
-            "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500),
-            "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000));
+            "latency", new Regime("latency", 640, 64, 2_000, 0, 0, 1),
+            "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0, 1),
+            "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500, 1),
+            "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000, 1));
     private static final List<String> ALL = List.of("latency", "latency-burn", "concurrency", "cpu");
 
     private Benchmark() {}
@@ -81,6 +85,9 @@ public final class Benchmark {
     public static void main(String[] args) throws IOException {
         LaunchLogging.quiet();
         String regimeOption = System.getProperty("bench.regime", "latency").trim();
+        if (regimeOption.equals("priority")) {
+            System.exit(PriorityBenchmark.run() ? 0 : 1);
+        }
         List<String> names = regimeOption.equals("all") ? ALL : Arrays.asList(regimeOption.split("\\s*,\\s*"));
         int rounds = Integer.getInteger("bench.rounds", 1);
         List<String> jvmOptions = words(System.getProperty("bench.worker-jvm-options", DEFAULT_JVM_OPTIONS));
@@ -148,11 +155,11 @@ public final class Benchmark {
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
                 int warmup = Integer.getInteger("bench.warmup", Math.max(100, regime.concurrency()));
-                Batch warm = publish(client, "warmup", warmup);
+                Batch warm = publish(client, "warmup", warmup, 1);
                 awaitAll(client, warm, process, Duration.ofMinutes(3));
                 stack.gateway().reset();
                 ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
-                Batch batch = publish(client, "bench", regime.requests());
+                Batch batch = publish(client, "bench", regime.requests(), regime.count());
                 awaitAll(client, batch, process, timeout);
                 ProcessProbe.Reading reading = probe.stop();
                 Row row = measure(regime, contestant.name(), round, batch, client.results(), stack.gateway(), reading);
@@ -169,12 +176,15 @@ public final class Benchmark {
         if (seconds > 0) {
             return Duration.ofSeconds(seconds);
         }
-        long ideal = regime.latencyMs() * regime.requests() / regime.concurrency() / 1000;
+        long ideal = regime.latencyMs() * regime.requests() * regime.count() / regime.concurrency() / 1000;
         return Duration.ofSeconds(Math.max(ideal * 3, regime.requests() / 5) + 60);
     }
 
-    /** Publishes {@code count} requests at once, waiting only for the broker's acknowledgements. */
-    private static Batch publish(PipelineClient client, String prefix, int count) {
+    /**
+     * Publishes {@code count} requests at once, of {@code variants} images each, waiting only for the broker's
+     * acknowledgements.
+     */
+    private static Batch publish(PipelineClient client, String prefix, int count, int variants) {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> sentAt = new LinkedHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>(count);
@@ -185,7 +195,8 @@ public final class Benchmark {
             sentAt.put(id, System.nanoTime());
             acks.add(client.sendAsync(
                     id,
-                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\"}"));
+                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\""
+                            + (variants > 1 ? ",\"count\":" + variants : "") + "}"));
         }
         client.flush();
         CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
@@ -240,9 +251,15 @@ public final class Benchmark {
                 .orElse(batch.firstSendNanos());
         double wall = (last - batch.firstSendNanos()) / 1e9;
         double ideal = regime.latencyMs() > 0
-                ? regime.requests() * (regime.latencyMs() / 1e3) / regime.concurrency()
+                ? (double) regime.requests() * regime.count() * (regime.latencyMs() / 1e3) / regime.concurrency()
                 : Double.NaN;
         List<RecordedCall> calls = gateway.imageCalls();
+        long images = firsts.values().stream()
+                .filter(PipelineClient.Result::completed)
+                .mapToLong(result -> result.body().has("images")
+                        ? result.body().path("images").size()
+                        : 1)
+                .sum();
         Map<String, Instant> answeredAt = new HashMap<>();
         long[] callMs = calls.stream()
                 .filter(call -> call.finishedAt() != null)
@@ -272,6 +289,8 @@ public final class Benchmark {
                 requests - firsts.size(),
                 wall,
                 firsts.size() / wall,
+                calls.size(),
+                images / wall,
                 ideal / wall,
                 reading.cpuSeconds() * 1000 / requests,
                 reading.othersCpuSeconds() * 1000 / requests,
@@ -285,14 +304,15 @@ public final class Benchmark {
 
     private static void printTable(List<Row> rows) {
         System.out.println("=".repeat(100));
-        System.out.println("| regime | contestant | round | completed / requests | failed | wall s | req/s | efficiency"
-                + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
-                + " | answer to result p50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        System.out.println(
+                "| regime | contestant | round | completed / requests | failed | wall s | req/s | calls | images/s | efficiency"
+                        + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
+                        + " | answer to result p50 ms |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (Row row : rows) {
             System.out.println(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %s | %.1f | %.1f | %d / %d | %d | %d | %d | %d |",
+                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %d | %d | %d | %d |",
                     row.regime().name(),
                     row.contestant(),
                     row.round(),
@@ -303,6 +323,8 @@ public final class Benchmark {
                             : row.failures() + (row.missing() > 0 ? " missing " + row.missing() : ""),
                     row.wallSeconds(),
                     row.throughput(),
+                    row.calls(),
+                    row.imagesPerSecond(),
                     Double.isNaN(row.efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", row.efficiency()),
                     row.cpuSecondsPer1000(),
                     row.othersCpuSecondsPer1000(),
@@ -317,7 +339,7 @@ public final class Benchmark {
     }
 
     /** The nearest-rank percentile of sorted values; -1 when there are none. */
-    private static long percentile(long[] sorted, int percent) {
+    static long percentile(long[] sorted, int percent) {
         if (sorted.length == 0) {
             return -1;
         }
@@ -325,18 +347,18 @@ public final class Benchmark {
         return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
     }
 
-    private static List<String> words(String text) {
+    static List<String> words(String text) {
         return Arrays.stream(text.trim().split("\\s+"))
                 .filter(word -> !word.isBlank())
                 .toList();
     }
 
-    private static void say(String format, Object... args) {
+    static void say(String format, Object... args) {
         System.out.println("[bench] " + String.format(Locale.ROOT, format, args));
         System.out.flush();
     }
 
-    private static void deleteTree(Path dir) {
+    static void deleteTree(Path dir) {
         if (!Files.exists(dir)) {
             return;
         }
@@ -359,8 +381,9 @@ public final class Benchmark {
      * @param latencyMs how long the gateway takes per call
      * @param burnMs CPU time the gateway spends per answer
      * @param imageBytes size of each answered PNG (0: the smallest)
+     * @param count the variants each request asks for (1: no {@code count} sent)
      */
-    record Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes) {
+    record Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes, int count) {
 
         /** This regime with the {@code bench.*} overrides applied. */
         Regime overridden() {
@@ -370,16 +393,18 @@ public final class Benchmark {
                     Integer.getInteger("bench.concurrency", concurrency),
                     Long.getLong("bench.latency-ms", latencyMs),
                     Long.getLong("bench.burn-ms", burnMs),
-                    Integer.getInteger("bench.image-bytes", imageBytes));
+                    Integer.getInteger("bench.image-bytes", imageBytes),
+                    Integer.getInteger("bench.count", count));
         }
 
         @Override
         public String toString() {
             return String.format(
                     Locale.ROOT,
-                    "%s (%d requests, concurrency %d, latency %d ms, %d ms CPU per answer, %s)",
+                    "%s (%d requests%s, concurrency %d, latency %d ms, %d ms CPU per answer, %s)",
                     name,
                     requests,
+                    count > 1 ? " of count " + count : "",
                     concurrency,
                     latencyMs,
                     burnMs,
@@ -404,6 +429,8 @@ public final class Benchmark {
             int missing,
             double wallSeconds,
             double throughput,
+            int calls,
+            double imagesPerSecond,
             double efficiency,
             double cpuSecondsPer1000,
             double othersCpuSecondsPer1000,
@@ -431,7 +458,8 @@ public final class Benchmark {
         String describe() {
             return String.format(
                     Locale.ROOT,
-                    "[bench] %s %s round %d: %d/%d completed, failed %s, missing %d, %.2f s, %.1f req/s, efficiency"
+                    "[bench] %s %s round %d: %d/%d completed, failed %s, missing %d, %.2f s, %.1f req/s, %d calls,"
+                            + " %.1f images/s, efficiency"
                             + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC, %d threads, %d calls in"
                             + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
                     regime.name(),
@@ -443,6 +471,8 @@ public final class Benchmark {
                     missing,
                     wallSeconds,
                     throughput,
+                    calls,
+                    imagesPerSecond,
                     Double.isNaN(efficiency) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency),
                     cpuSecondsPer1000,
                     othersCpuSecondsPer1000,

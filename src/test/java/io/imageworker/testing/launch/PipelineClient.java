@@ -134,17 +134,20 @@ public final class PipelineClient implements AutoCloseable {
 
     /** Publishes a request, keyed by its id ({@code null}: no key), without waiting. */
     public CompletableFuture<RecordMetadata> sendAsync(String requestId, String json) {
+        return sendAsync(topics.request(), requestId, json);
+    }
+
+    /** Publishes a request to {@code topic} (the priority lane's, say), keyed by its id, without waiting. */
+    public CompletableFuture<RecordMetadata> sendAsync(String topic, String requestId, String json) {
         CompletableFuture<RecordMetadata> acknowledged = new CompletableFuture<>();
         byte[] key = requestId == null ? null : requestId.getBytes(StandardCharsets.UTF_8);
-        producer.send(
-                new ProducerRecord<>(topics.request(), key, json.getBytes(StandardCharsets.UTF_8)),
-                (metadata, error) -> {
-                    if (error != null) {
-                        acknowledged.completeExceptionally(error);
-                    } else {
-                        acknowledged.complete(metadata);
-                    }
-                });
+        producer.send(new ProducerRecord<>(topic, key, json.getBytes(StandardCharsets.UTF_8)), (metadata, error) -> {
+            if (error != null) {
+                acknowledged.completeExceptionally(error);
+            } else {
+                acknowledged.complete(metadata);
+            }
+        });
         return acknowledged;
     }
 

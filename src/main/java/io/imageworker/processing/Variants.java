@@ -1,0 +1,138 @@
+package io.imageworker.processing;
+
+import io.imageworker.ImageRequest;
+import io.imageworker.ImageStarted;
+import io.imageworker.Lane;
+import io.imageworker.RequestFailure;
+import io.imageworker.TerminalEvent;
+import io.imageworker.VariantOutcome;
+import io.imageworker.gateway.GatewayCalls;
+import io.imageworker.storage.ImageIntake;
+import io.imageworker.storage.ImageStorage;
+import io.imageworker.storage.ResultLedger;
+import io.imageworker.support.AbandonedException;
+import io.imageworker.support.Shutdown;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+
+/**
+ * The variants of one request ({@code count}, contract v1.1): a gateway loop per variant still to make, all at once,
+ * each through the same gateway guard, spend guard, concurrency limit and retry policy as any call
+ * ({@link GatewayCalls}); each image taken out of its answer, checked and stored under its own key; with {@code
+ * count} above 1 each variant recorded in the ledger as it ends, so that a redelivery (a crash, a rebalance, a
+ * duplicate) calls the gateway only for the variants without a record. A request without {@code count} is one variant,
+ * stored under its contract v1 key and recorded only by its terminal event.
+ */
+@ApplicationScoped
+class Variants {
+
+    private final GatewayCalls gateway;
+    private final ImageIntake intake;
+    private final ImageStorage storage;
+    private final ResultLedger ledger;
+    private final Shutdown shutdown;
+
+    Variants(GatewayCalls gateway, ImageIntake intake, ImageStorage storage, ResultLedger ledger, Shutdown shutdown) {
+        this.gateway = gateway;
+        this.intake = intake;
+        this.storage = storage;
+        this.ledger = ledger;
+        this.shutdown = shutdown;
+    }
+
+    /**
+     * {@code begun} with the variants an earlier attempt recorded; none for a request without {@code count}, whose
+     * only record is its terminal event. Fails with {@link RequestFailure} when the records cannot be read.
+     */
+    Uni<Progress> recall(Progress begun) {
+        if (begun.request().count() == 1) {
+            return Uni.createFrom().item(begun);
+        }
+        return ledger.variants(begun.request().requestId()).map(begun::recalled);
+    }
+
+    /**
+     * Makes every variant still to make, at once, and gives the request's terminal event. {@code started} is told of
+     * the first call of each attempt number ({@code image.started}); it must return at once.
+     */
+    Uni<TerminalEvent> make(Progress sized, CallPlanner.Plan plan, Lane lane, Consumer<ImageStarted> started) {
+        List<Integer> pending = sized.pending();
+        if (pending.isEmpty()) {
+            return Uni.createFrom().item(sized.ended(List.of()));
+        }
+        Starts starts = new Starts(sized.request(), started);
+        List<Uni<VariantOutcome>> variants = pending.stream()
+                .map(number -> variant(sized, plan, number, lane, starts))
+                .toList();
+        // Every variant runs to its end, even when another fails: an image still coming is stored and recorded.
+        return Uni.join().all(variants).andCollectFailures().map(sized::ended);
+    }
+
+    private Uni<VariantOutcome> variant(Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts) {
+        ImageRequest request = sized.request();
+        return gateway.call(request.requestId(), plan.request(), lane, starts.of(number))
+                .chain(calls -> calls.image() == null
+                        ? Uni.createFrom().item(sized.failed(number, calls))
+                        : keep(sized, plan, number, calls))
+                .chain(outcome -> {
+                    if (!outcome.delivered() && shutdown.abandoned()) {
+                        // A failure after the grace may be the shutdown's own: never recorded (see Shutdown).
+                        return Uni.createFrom().failure(new AbandonedException(request.requestId(), null));
+                    }
+                    return request.count() > 1
+                            ? ledger.recordVariant(request.requestId(), outcome).replaceWith(outcome)
+                            : Uni.createFrom().item(outcome);
+                });
+    }
+
+    /** The image of a variant's call, taken out of its answer, checked and stored; or why it cannot be. */
+    private Uni<VariantOutcome> keep(Progress sized, CallPlanner.Plan plan, int number, GatewayCalls.Result calls) {
+        String requestId = sized.request().requestId();
+        return Endings.orEnding(
+                intake.take(requestId, calls.image(), plan.size().sent())
+                        .chain(image -> storage.store(sized.request(), number, image)
+                                .map(stored -> sized.stored(number, calls, image, stored))),
+                requestId,
+                shutdown,
+                (code, message) -> sized.failed(number, calls, code, message));
+    }
+
+    /** {@code image.started}, at most once per attempt number of a request, whichever variant's call leaves first. */
+    private static final class Starts {
+        private final ImageRequest request;
+        private final Consumer<ImageStarted> listener;
+        private final Set<Integer> told = ConcurrentHashMap.newKeySet();
+
+        Starts(ImageRequest request, Consumer<ImageStarted> listener) {
+            this.request = request;
+            this.listener = listener;
+        }
+
+        GatewayCalls.CallSent of(int variant) {
+            return (attempt, queuedMs) -> {
+                if (!told.add(attempt)) {
+                    return;
+                }
+                try {
+                    listener.accept(new ImageStarted(
+                            request.requestId(),
+                            request.operation().wireName(),
+                            attempt,
+                            request.count() > 1 ? variant : null,
+                            queuedMs,
+                            Instant.now(),
+                            request.metadata()));
+                } catch (RuntimeException e) {
+                    // A progress hint never fails nor delays the call.
+                    Log.debugf("[%s] image.started not published: %s", request.requestId(), e.toString());
+                }
+            };
+        }
+    }
+}

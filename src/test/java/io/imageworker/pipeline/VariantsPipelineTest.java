@@ -1,0 +1,171 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.Billing;
+import io.imageworker.TerminalEvent;
+import io.imageworker.VariantOutcome;
+import io.imageworker.image.ImageInspector;
+import io.imageworker.storage.ImageStore;
+import io.imageworker.support.EventCodec;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.Fault;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+
+/** {@code count} (contract v1.1), end to end: N calls, N stored variants, one event, a ledger record per variant. */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class VariantsPipelineTest extends PipelineTestSupport {
+
+    @Inject
+    S3AsyncClient s3;
+
+    @Inject
+    ImageStore store;
+
+    @Inject
+    EventCodec codec;
+
+    private byte[] object(String key) {
+        return s3.getObject(get -> get.bucket(WorkerTestResource.BUCKET).key(key), AsyncResponseTransformer.toBytes())
+                .join()
+                .asByteArray();
+    }
+
+    @Test
+    void makesOneCallPerVariantAndPublishesOneEventWithEveryImageInCallOrder() {
+        String id = newId("variants");
+        send(request(id, "\"count\":3,\"size\":\"16:9\""));
+
+        JsonNode event = body(result(id));
+
+        assertThat(kafka.results(id)).hasSize(1);
+        assertThat(callsFor(id)).hasSize(3).allSatisfy(call -> assertThat(call.textFields())
+                .containsEntry("size", "1536x864"));
+        JsonNode images = event.path("images");
+        assertThat(images).hasSize(3);
+        for (int i = 0; i < 3; i++) {
+            JsonNode image = images.get(i);
+            String key = "images/" + id + "-" + (i + 1) + ".png";
+            assertThat(image.path("key").asText()).isEqualTo(key);
+            byte[] stored = object(key);
+            assertThat(ImageInspector.sha256Hex(stored))
+                    .isEqualTo(image.path("sha256").asText());
+        }
+        assertThat(event.path("image")).isEqualTo(images.get(0));
+        assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":3,\"delivered\":3,\"failed\":0}");
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":3,\"billed\":3,\"unknown\":0}");
+        assertThat(event.path("attempts").asInt()).isEqualTo(3);
+        assertThat(event.path("size").path("actual").asText()).isEqualTo("1536x864");
+        // Each variant was recorded as it ended, and the request as a whole.
+        assertThat(store.findVariants(id).await().atMost(WITHIN)).hasSize(3);
+        assertThat(store.findResult(id).await().atMost(WITHIN)).isPresent();
+    }
+
+    @Test
+    void aVariantTheGatewayRefusesLeavesACompletionOfTheOthers() {
+        gateway.control().injectFault(Fault.moderationRefusal());
+        String id = newId("partial");
+        send(request(id, "\"count\":3"));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("images")).hasSize(2);
+        assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":3,\"delivered\":2,\"failed\":1}");
+        // A billed refusal is never repeated, and the billing sums every call of every variant.
+        assertThat(callsFor(id)).hasSize(3);
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":3,\"billed\":3,\"unknown\":0}");
+        List<String> keys = new ArrayList<>();
+        event.path("images").forEach(image -> keys.add(image.path("key").asText()));
+        assertThat(keys).isSorted().allSatisfy(key -> assertThat(key).matches("images/" + id + "-[123]\\.png"));
+    }
+
+    @Test
+    void whenEveryVariantFailsTheRequestFailsWithTheLastVariantsError() {
+        gateway.control().injectFault(Fault.moderationRefusal(), 2);
+        String id = newId("allfailed");
+        send(request(id, "\"count\":2"));
+
+        var record = result(id);
+        JsonNode event = body(record);
+
+        assertThat(record.topic()).isEqualTo("image-failed");
+        assertThat(event.path("error").path("code").asText()).isEqualTo("REJECTED");
+        assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":2,\"delivered\":0,\"failed\":2}");
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":2,\"unknown\":0}");
+        assertThat(callsFor(id)).hasSize(2);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0", "9", "2.5", "\"2\""})
+    void refusesACountOutsideOneToEightWithoutACall(String count) {
+        String id = newId("badcount");
+        send(request(id, "\"count\":" + count));
+
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(event.path("error").path("message").asText()).startsWith("count");
+        assertThat(event.has("variants")).isFalse();
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    @Test
+    void aRedeliveredRequestCallsOnlyForTheVariantsWithoutARecord() {
+        String id = newId("resume");
+        // As a worker that died in the middle of the request would have left it: variants 1 and 3 ended.
+        VariantOutcome first = recorded(id, 1);
+        VariantOutcome third = recorded(id, 3);
+        send(request(id, "\"count\":4"));
+
+        JsonNode event = body(result(id));
+
+        assertThat(callsFor(id)).hasSize(2);
+        assertThat(event.path("images")).hasSize(4);
+        assertThat(event.path("images").get(0).path("sha256").asText())
+                .isEqualTo(first.image().sha256());
+        assertThat(event.path("images").get(2).path("sha256").asText())
+                .isEqualTo(third.image().sha256());
+        assertThat(event.path("images").get(1).path("key").asText()).isEqualTo("images/" + id + "-2.png");
+        assertThat(event.path("images").get(3).path("key").asText()).isEqualTo("images/" + id + "-4.png");
+        // The billing counts the calls of the earlier attempt too.
+        assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":4,\"billed\":4,\"unknown\":0}");
+        assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":4,\"delivered\":4,\"failed\":0}");
+    }
+
+    /** Writes the record of a variant that ended with a stored image, as the worker does, and returns it. */
+    private VariantOutcome recorded(String id, int variant) {
+        String key = "images/" + id + "-" + variant + ".png";
+        String sha256 = ImageInspector.sha256Hex(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        VariantOutcome outcome = new VariantOutcome(
+                variant,
+                new TerminalEvent.StoredImage(
+                        WorkerTestResource.BUCKET,
+                        key,
+                        "s3://" + WorkerTestResource.BUCKET + "/" + key,
+                        null,
+                        "image/png",
+                        1024,
+                        1024,
+                        1000,
+                        sha256),
+                new TerminalEvent.SizeReport(null, "1024x1024", "1024x1024", true),
+                null,
+                1,
+                new Billing(1, 1, 0),
+                1000L,
+                10L);
+        store.putVariant(id, variant, codec.write(id, outcome)).await().atMost(WITHIN);
+        return outcome;
+    }
+}

@@ -1,0 +1,201 @@
+package io.imageworker.testing.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
+import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.S3Object;
+
+/**
+ * The packaged worker killed with SIGKILL in the middle of {@code count: 4} requests, some of whose variants have
+ * ended (and are recorded) while others are still being called, then started again: the new worker calls the gateway
+ * only for the variants without a record, and every request ends with its four images, the recorded ones reused.
+ */
+class VariantRestartIT {
+
+    private static final int REQUESTS = 6;
+    private static final int COUNT = 4;
+    private static final int CONCURRENCY = 4;
+    private static final Duration WITHIN = Duration.ofSeconds(90);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Test
+    @Timeout(value = 4, unit = TimeUnit.MINUTES)
+    void aRestartedWorkerCallsOnlyForTheVariantsWithoutARecord() throws Exception {
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        // Variants of one request end at different times: some are recorded while others are called.
+                        .withLatency(Latency.uniform(Duration.ofMillis(400), Duration.ofMillis(2500)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = WorkerProcess.builder()
+                        .name("variant-restart-worker")
+                        .env(stack.workerEnvironment(CONCURRENCY))
+                        .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
+                        .shortConsumerSession()
+                        .build();
+                PipelineClient client = new PipelineClient(
+                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
+                S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
+            worker.start();
+            String run = UUID.randomUUID().toString().substring(0, 8);
+            List<String> ids = new ArrayList<>();
+            for (int i = 1; i <= REQUESTS; i++) {
+                String id = "variants-" + run + "-" + i;
+                ids.add(id);
+                client.send(
+                        id,
+                        "{\"requestId\":\"" + id + "\",\"count\":" + COUNT + ",\"prompt\":\"a lighthouse, " + id
+                                + "\"}");
+            }
+
+            // Kill once a request has some variants recorded and others not, while calls are in flight.
+            await("a request half done")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> stack.gateway().imageCallsInFlight() > 0
+                            && ids.stream().anyMatch(id -> halfDone(s3, id)));
+            worker.kill();
+            await("the simulator to see the killed worker's calls end")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> stack.gateway().imageCallsInFlight() == 0);
+            int callsBeforeRestart = stack.gateway().imageCalls().size();
+            // What the new worker finds: the records are final, their writer is dead.
+            Map<String, Map<Integer, String>> recordedAtKill = new LinkedHashMap<>();
+            Map<String, Boolean> endedAtKill = new LinkedHashMap<>();
+            for (String id : ids) {
+                recordedAtKill.put(id, variantRecords(s3, id));
+                endedAtKill.put(id, exists(s3, "results/" + id + ".json"));
+            }
+
+            worker.start();
+            await("a terminal event for each request")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> client.firstEvents(ids).size() == REQUESTS);
+            Map<String, Integer> callsAfterRestart = new TreeMap<>();
+            List<RecordedCall> calls = stack.gateway().imageCalls();
+            for (RecordedCall call : calls.subList(callsBeforeRestart, calls.size())) {
+                String id = PipelineClient.requestOf(call, new java.util.HashSet<>(ids));
+                if (id != null) {
+                    callsAfterRestart.merge(id, 1, Integer::sum);
+                }
+            }
+
+            System.out.printf(
+                    "VariantRestartIT: %d requests of count %d; at the kill, variants recorded %s, requests ended %s;"
+                            + " calls made after the restart %s; worker log %s%n",
+                    REQUESTS,
+                    COUNT,
+                    recordedAtKill.values().stream().map(Map::size).toList(),
+                    endedAtKill.values(),
+                    callsAfterRestart,
+                    worker.logFile());
+
+            assertThat(recordedAtKill.values())
+                    .as("the kill came in the middle of a request's variants")
+                    .anyMatch(recorded -> !recorded.isEmpty() && recorded.size() < COUNT);
+            for (String id : ids) {
+                PipelineClient.Result event = client.firstEvents(ids).get(id);
+                assertThat(event.completed())
+                        .as("%s ended with %s", id, event.body())
+                        .isTrue();
+                JsonNode images = event.body().path("images");
+                assertThat(images).hasSize(COUNT);
+                assertThat(event.body().path("variants").toString())
+                        .isEqualTo("{\"requested\":4,\"delivered\":4,\"failed\":0}");
+                Map<Integer, String> recorded = recordedAtKill.get(id);
+                int expectedCalls = endedAtKill.get(id) ? 0 : COUNT - recorded.size();
+                assertThat(callsAfterRestart.getOrDefault(id, 0))
+                        .as("calls for %s after the restart (variants recorded at the kill: %s)", id, recorded.keySet())
+                        .isEqualTo(expectedCalls);
+                for (int variant = 1; variant <= COUNT; variant++) {
+                    JsonNode image = images.get(variant - 1);
+                    String key = image.path("key").asText();
+                    assertThat(key).endsWith("/" + id + "-" + variant + ".png");
+                    if (recorded.containsKey(variant)) {
+                        assertThat(image.path("sha256").asText())
+                                .as("%s variant %d, recorded before the kill, is reused", id, variant)
+                                .isEqualTo(recorded.get(variant));
+                    }
+                    byte[] stored = s3.getObject(
+                                    get -> get.bucket(LaunchStack.BUCKET).key(key), AsyncResponseTransformer.toBytes())
+                            .get(30, TimeUnit.SECONDS)
+                            .asByteArray();
+                    assertThat(sha256(stored))
+                            .as(key)
+                            .isEqualTo(image.path("sha256").asText());
+                }
+            }
+        }
+    }
+
+    /** Some of the request's variants are recorded, not all, and the request has not ended. */
+    private static boolean halfDone(S3AsyncClient s3, String id) {
+        int recorded = variantRecords(s3, id).size();
+        return recorded > 0 && recorded < COUNT && !exists(s3, "results/" + id + ".json");
+    }
+
+    /** The request's variant records: each variant's number and its image's sha256. */
+    private static Map<Integer, String> variantRecords(S3AsyncClient s3, String id) {
+        Map<Integer, String> records = new TreeMap<>();
+        List<S3Object> objects = s3.listObjectsV2(
+                        list -> list.bucket(LaunchStack.BUCKET).prefix("results/" + id + "/"))
+                .join()
+                .contents();
+        for (S3Object object : objects) {
+            try {
+                JsonNode record = JSON.readTree(s3.getObject(
+                                get -> get.bucket(LaunchStack.BUCKET).key(object.key()),
+                                AsyncResponseTransformer.toBytes())
+                        .join()
+                        .asByteArray());
+                records.put(
+                        record.path("variant").asInt(),
+                        record.path("image").path("sha256").asText());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return records;
+    }
+
+    private static boolean exists(S3AsyncClient s3, String key) {
+        try {
+            s3.headObject(head -> head.bucket(LaunchStack.BUCKET).key(key)).join();
+            return true;
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof NoSuchKeyException
+                    || e.getCause() instanceof software.amazon.awssdk.services.s3.model.S3Exception s3e
+                            && s3e.statusCode() == 404) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    }
+}
