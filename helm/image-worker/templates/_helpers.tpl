@@ -93,3 +93,22 @@ the 30 extra seconds cover committing offsets, flushing the producer and closing
 {{- int .Values.terminationGracePeriodSeconds }}
 {{- end }}
 {{- end }}
+
+{{/*
+A duration as the worker reads it (180s, 3m, 1h, 500ms; a bare number is seconds), in whole seconds, rounded up.
+values.schema.json admits only these forms.
+*/}}
+{{- define "image-worker.durationSeconds" -}}
+{{- $text := toString . | trim }}
+{{- if regexMatch "^[0-9]+s?$" $text }}
+{{- trimSuffix "s" $text | int64 }}
+{{- else if regexMatch "^[0-9]+ms$" $text }}
+{{- div (add (trimSuffix "ms" $text | int64) 999) 1000 }}
+{{- else if regexMatch "^[0-9]+m$" $text }}
+{{- mul (trimSuffix "m" $text | int64) 60 }}
+{{- else if regexMatch "^[0-9]+h$" $text }}
+{{- mul (trimSuffix "h" $text | int64) 3600 }}
+{{- else }}
+{{- fail (printf "cannot read the duration %q: write it as 180s, 3m, 1h or 500ms" $text) }}
+{{- end }}
+{{- end }}

@@ -30,6 +30,12 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "secret.awsAccessKeyId and secret.awsSecretAccessKey go together: set both, or neither to use the AWS SDK's default chain" }}
 {{- end }}
 
+{{- /* A grace shorter than one call cuts the slowest calls off at every rollout: the next pod makes them, and pays, again. */}}
+{{- $callSeconds := include "image-worker.durationSeconds" .Values.gateway.timeout | int }}
+{{- if and (lt (int .Values.shutdownGraceSeconds) $callSeconds) (not .Values.allowShortShutdownGrace) }}
+{{- fail (printf "shutdownGraceSeconds (%d) is shorter than gateway.timeout (%s): every rollout, scale-in and node drain would cut off the calls in flight, which the next pod makes and pays for again. Raise it (gateway.timeout + 120 covers a call, its store and its publish), or set allowShortShutdownGrace=true to accept the cost" (int .Values.shutdownGraceSeconds) (toString .Values.gateway.timeout)) }}
+{{- end }}
+
 {{- /* A SIGKILL during the drain abandons calls the gateway has already billed; they run again on redelivery. */}}
 {{- if not (kindIs "invalid" .Values.terminationGracePeriodSeconds) }}
 {{- $minimum := add (int .Values.shutdownGraceSeconds) 10 }}

@@ -68,15 +68,25 @@ public interface WorkerConfig {
     boolean pauseOnGatewayFault();
 
     /**
-     * On SIGTERM, how long requests in progress may take to finish and publish their results before the process
-     * exits; what did not finish is left uncommitted and redelivered. The Helm chart's termination grace is derived
-     * from it.
+     * On SIGTERM, how long the gateway calls in flight may take to finish, and their requests to be stored and
+     * published, before the process exits. No call starts after SIGTERM: a request without a call in flight is left
+     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace()}'s
+     * default, a full gateway call plus the infrastructure patience (5 minutes with the defaults), so that a rollout
+     * never cuts off a call it would then pay for twice. The Helm chart's termination grace is derived from it.
      */
-    @WithDefault("60s")
-    Duration shutdownGrace();
+    Optional<Duration> shutdownGrace();
 
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
+
+    /**
+     * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
+     * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
+     * given as a URL, and publishing the event are allowed to take).
+     */
+    default Duration drainGrace() {
+        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    }
 
     /** {@link #maxInProgress()}, or its default. */
     default int inProgressLimit() {

@@ -19,9 +19,10 @@ import java.util.Optional;
  * within the adaptive {@link ConcurrencyLimiter}; what a failed call cost decides whether and when it is tried again
  * ({@link RetryPolicy}). Every answer is accounted once: billing, metrics, budget, limiter and guard.
  *
- * <p>Once the shutdown grace is over ({@link Shutdown}), no call starts, and a call that then fails ends the request
- * as {@link AbandonedException}: the failure may be the shutdown's own doing, and the beans that would account for it
- * may be gone.
+ * <p>From SIGTERM on ({@link Shutdown}) no call starts: a request that would make one, or waits for one (a pause, a
+ * back-off, the budget), ends as {@link AbandonedException} and is redelivered, while a call in flight finishes. Once
+ * the shutdown grace is over, a call that then fails ends the request as {@link AbandonedException} too: the failure
+ * may be the shutdown's own doing, and the beans that would account for it may be gone.
  */
 @ApplicationScoped
 public class GatewayCalls {
@@ -88,8 +89,11 @@ public class GatewayCalls {
         }
 
         Uni<Result> next() {
-            return guard.awaitOpen()
-                    .chain(open -> shutdown.abandoned() ? abandoned() : budget.reserve())
+            if (!shutdown.callsAllowed()) {
+                return abandoned();
+            }
+            // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call.
+            return shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve()))
                     .chain(allowed -> allowed
                             ? limiter.run(this::send).chain(this::onAnswer)
                             : Uni.createFrom()
@@ -100,8 +104,19 @@ public class GatewayCalls {
         }
 
         private Uni<GatewayAnswer> send() {
-            // Once the grace is over, no new call: a call cut off by the exit would be billed for nothing.
-            return shutdown.abandoned() ? abandoned() : client.send(request);
+            if (!shutdown.callsAllowed()) {
+                // Draining: a call started now could be cut off by the exit, then billed again by the next worker.
+                budget.settle(Billing.CallCost.NOT_SENT);
+                return abandoned();
+            }
+            return client.send(request);
+        }
+
+        /** {@link #next()} after {@code wait}, unless the worker starts draining meanwhile. */
+        private Uni<Result> nextAfter(Duration wait) {
+            return shutdown.unlessDraining(requestId, Patience.after(wait, () -> Uni.createFrom()
+                            .voidItem()))
+                    .chain(ignored -> next());
         }
 
         private Uni<Result> onAnswer(GatewayAnswer answer) {
@@ -143,7 +158,7 @@ public class GatewayCalls {
                 Log.warnf(
                         "[%s] %s; holding the request back (not failing it), next try in %d ms",
                         requestId, failure.message(), wait.toMillis());
-                return Patience.after(wait, this::next);
+                return nextAfter(wait);
             }
             Optional<Duration> delay =
                     policy.next(failure, freeAttempts, unknownAttempts, Duration.between(startedAt, Instant.now()));
@@ -151,7 +166,7 @@ public class GatewayCalls {
                 Log.infof(
                         "[%s] attempt %d: %s; trying again in %d ms",
                         requestId, attempts, failure.message(), delay.get().toMillis());
-                return Patience.after(delay.get(), this::next);
+                return nextAfter(delay.get());
             }
             Log.infof("[%s] failed after %d attempt(s): %s", requestId, attempts, failure.message());
             return Uni.createFrom().item(ended(failure));

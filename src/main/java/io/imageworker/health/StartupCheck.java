@@ -40,11 +40,26 @@ public class StartupCheck {
             addressProblem(gateway).ifPresent(problems::add);
         }
         if (problems.isEmpty()) {
+            warnOfAShortGrace(config);
             passed = true;
             return;
         }
         Log.errorf("image-worker cannot start: %s", String.join("; ", problems));
         Quarkus.asyncExit(1);
+    }
+
+    /**
+     * A shutdown grace shorter than a gateway call is allowed (a deployment may prefer fast rollouts), but each rollout,
+     * scale-in or node drain then cuts off the slowest calls, which the next worker makes, and pays for, again.
+     */
+    private static void warnOfAShortGrace(WorkerConfig config) {
+        Duration grace = config.drainGrace();
+        if (grace.compareTo(config.gateway().timeout()) < 0) {
+            Log.warnf(
+                    "IMAGE_WORKER_SHUTDOWN_GRACE (%s) is shorter than IMAGE_WORKER_GATEWAY_TIMEOUT (%s): a call still"
+                            + " running when a rollout stops this worker is cut off, redelivered and billed again",
+                    grace, config.gateway().timeout());
+        }
     }
 
     /**

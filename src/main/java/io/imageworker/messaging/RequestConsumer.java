@@ -106,15 +106,17 @@ public class RequestConsumer {
 
     /**
      * Graceful shutdown, before the Kafka connector closes: stop polling, take no new record (a record still in the
-     * connector's queue is left unacknowledged, so it is redelivered), let the requests in progress finish and publish
-     * within the shutdown grace, then let the connector commit what was acknowledged and close. A request still
-     * running when the grace ends is abandoned ({@link Shutdown}): it makes no new gateway call, no failure is recorded
-     * or published for it, and its record is not acknowledged: it is redelivered, never lost and never failed by the
-     * shutdown.
+     * connector's queue is left unacknowledged, so it is redelivered), start no new gateway call (a request that would
+     * need one is given up at once and redelivered, see {@link Shutdown}), let the calls in flight finish and their
+     * requests be stored and published within the shutdown grace, then let the connector commit what was acknowledged
+     * and close. A request still running when the grace ends is abandoned: no failure is recorded or published for it,
+     * and its record is not acknowledged: it is redelivered, never lost and never failed by the shutdown.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
         draining = true;
-        Duration grace = config.shutdownGrace();
+        // No gateway call starts from now on: the grace is sized for the calls in flight, not for new ones.
+        shutdown.startDraining();
+        Duration grace = config.drainGrace();
         long deadline = System.nanoTime() + grace.toNanos();
         try {
             kafkaClients.getConsumer("requests").pause().await().atMost(grace);

@@ -10,9 +10,12 @@ import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.testing.TestConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -21,6 +24,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -108,10 +112,52 @@ class HelmChartTest {
     @Test
     void derivesTheTerminationGraceFromTheShutdownGrace() {
         Deployment deployment =
-                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 100)).deployment();
+                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 400)).deployment();
 
         assertThat(deployment.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
-                .isEqualTo(130L);
+                .isEqualTo(430L);
+    }
+
+    @Test
+    void theDefaultGraceCoversAGatewayCallItsStoreAndItsPublishAndThePodOutlivesIt() {
+        Rendering rendering = HelmChart.render(DEFAULTS, Map.of());
+        Map<String, Rendering.Variable> environment = rendering.environment();
+        Duration grace = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_SHUTDOWN_GRACE").value());
+        Duration call = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_GATEWAY_TIMEOUT").value());
+        WorkerConfig worker = TestConfig.worker();
+
+        // What the worker itself allows for a call, then for storing, downloading and publishing.
+        assertThat(grace).isGreaterThanOrEqualTo(call.plus(worker.retry().infrastructurePatience()));
+        assertThat(grace).isEqualTo(worker.drainGrace());
+        assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(grace.toSeconds() + 30);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"180s, 180", "3m, 180", "180000ms, 180", "179001ms, 180", "1h, 3600"})
+    void refusesAShutdownGraceShorterThanTheGatewayTimeoutInEveryUnit(String timeout, int seconds) {
+        Map<String, Object> equal = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds);
+        Map<String, Object> shorter = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds - 1);
+
+        assertThat(HelmChart.render(DEFAULTS, equal)
+                        .environment()
+                        .get("IMAGE_WORKER_SHUTDOWN_GRACE")
+                        .value())
+                .isEqualTo(seconds + "s");
+        assertThat(HelmChart.refusal(DEFAULTS, shorter)).contains("is shorter than gateway.timeout");
+    }
+
+    @Test
+    void rendersAShortGraceWhenItsCostIsAccepted() {
+        Rendering rendering =
+                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 60, "allowShortShutdownGrace", true));
+
+        assertThat(rendering.environment().get("IMAGE_WORKER_SHUTDOWN_GRACE").value())
+                .isEqualTo("60s");
+        assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(90L);
     }
 
     @Test
@@ -231,10 +277,15 @@ class HelmChartTest {
                         Map.of("secret.gatewayApiKey", "sk-x")),
                 new Refusal("half an AWS key pair", "go together", inlineKey, Map.of("secret.awsAccessKeyId", "id")),
                 new Refusal(
+                        "a shutdown grace shorter than a gateway call",
+                        "is shorter than gateway.timeout (2m)",
+                        Map.of("gateway.timeout", "2m", "shutdownGraceSeconds", 120),
+                        Map.of("shutdownGraceSeconds", 119)),
+                new Refusal(
                         "a termination grace inside the drain",
                         "must be at least shutdownGraceSeconds + 10",
-                        Map.of("shutdownGraceSeconds", 60, "terminationGracePeriodSeconds", 70),
-                        Map.of("terminationGracePeriodSeconds", 65)),
+                        Map.of("shutdownGraceSeconds", 300, "terminationGracePeriodSeconds", 310),
+                        Map.of("terminationGracePeriodSeconds", 305)),
                 new Refusal(
                         "an HPA and KEDA together",
                         "mutually exclusive",

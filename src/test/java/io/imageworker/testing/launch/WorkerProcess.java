@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
@@ -59,7 +60,7 @@ public final class WorkerProcess implements AutoCloseable {
     /** Time allowed from the start of the process to a ready worker, unless the builder says otherwise. */
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
 
-    /** Time a worker has to exit after SIGTERM before it is killed; above the worker's own 60 s shutdown grace. */
+    /** Time a worker has to exit after SIGTERM before it is killed; above the shutdown grace the tests give it. */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(75);
 
     private static final String HOST = "127.0.0.1";
@@ -214,6 +215,32 @@ public final class WorkerProcess implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
+        }
+    }
+
+    /**
+     * The value of a series without labels in {@code /q/metrics} (Prometheus text), e.g.
+     * {@code image_worker_gateway_calls_waiting}; empty when it is not exported or the worker does not answer.
+     */
+    public OptionalDouble metric(String name) {
+        try {
+            HttpResponse<java.util.stream.Stream<String>> response = http.send(
+                    HttpRequest.newBuilder(metricsUrl())
+                            .timeout(Duration.ofSeconds(3))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofLines());
+            try (java.util.stream.Stream<String> lines = response.body()) {
+                return lines.filter(line -> line.startsWith(name + " "))
+                        .mapToDouble(line -> Double.parseDouble(
+                                line.substring(name.length() + 1).strip()))
+                        .findFirst();
+            }
+        } catch (IOException e) {
+            return OptionalDouble.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return OptionalDouble.empty();
         }
     }
 
