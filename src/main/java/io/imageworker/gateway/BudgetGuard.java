@@ -3,6 +3,7 @@ package io.imageworker.gateway;
 import io.imageworker.Billing.CallCost;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Pauses;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -36,22 +37,24 @@ public class BudgetGuard {
     private final Counter unknownUnits;
     private final long pricePerCall;
     private final AtomicInteger held = new AtomicInteger();
+    private final Pauses pauses;
     private long windowStart;
     private int used;
     private boolean windowOpen;
 
     @Inject
-    BudgetGuard(WorkerConfig config, MeterRegistry registry) {
-        this(config.budget(), registry, System::nanoTime);
+    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses) {
+        this(config.budget(), registry, System::nanoTime, pauses);
     }
 
     /** A guard with its own clock, for tests. */
-    BudgetGuard(WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock) {
+    BudgetGuard(WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock, Pauses pauses) {
         this.maxCalls = config.maxCalls();
         this.windowNanos = config.window().toNanos();
         this.pause = config.onExceeded() == WorkerConfig.BudgetAction.pause;
         this.pricePerCall = config.pricePerCall();
         this.clock = clock;
+        this.pauses = pauses;
         this.billedUnits = Counter.builder("image_worker_spend_quota_units")
                 .description("Quota units billed by the gateway (price per call x billed calls; 500000 = 1 dollar)")
                 .register(registry);
@@ -81,7 +84,11 @@ public class BudgetGuard {
                 return Uni.createFrom().item(Boolean.FALSE);
             }
             held.incrementAndGet();
-            return waitForPlace(wait).onTermination().invoke(held::decrementAndGet);
+            pauses.begin(Pauses.Reason.BUDGET);
+            return waitForPlace(wait).onTermination().invoke(() -> {
+                pauses.end(Pauses.Reason.BUDGET);
+                held.decrementAndGet();
+            });
         });
     }
 
@@ -94,7 +101,7 @@ public class BudgetGuard {
     }
 
     /** Requests held now until the window allows another call. */
-    int held() {
+    public int held() {
         return held.get();
     }
 

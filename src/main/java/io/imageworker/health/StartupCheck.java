@@ -121,8 +121,10 @@ public class StartupCheck {
                             + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
                             + "), or calls could never fill the concurrency");
         }
-        // A record is in progress for at most the request deadline plus a store's patience; if the commit strategy
-        // called a record stuck sooner, ordinary slow requests would mark the consumer unhealthy and restart it.
+        // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
+        // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
+        // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
+        // unhealthy and restart it.
         Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
         long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(60_000L);
         if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {

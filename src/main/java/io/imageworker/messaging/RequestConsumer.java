@@ -13,6 +13,7 @@ import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
@@ -58,6 +59,7 @@ public class RequestConsumer {
     private final WorkerMetrics metrics;
     private final WorkerConfig config;
     private final KafkaClientService kafkaClients;
+    private final PauseAwareCommit commit;
     private final AtomicInteger inProgress = new AtomicInteger();
     private volatile boolean draining;
     private volatile Cancellable subscription;
@@ -72,7 +74,8 @@ public class RequestConsumer {
             Patience patience,
             CpuWork cpu,
             Shutdown shutdown,
-            WorkerMetrics metrics) {
+            WorkerMetrics metrics,
+            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit) {
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -83,6 +86,7 @@ public class RequestConsumer {
         this.cpu = cpu;
         this.shutdown = shutdown;
         this.metrics = metrics;
+        this.commit = commit;
     }
 
     /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
@@ -172,7 +176,11 @@ public class RequestConsumer {
             return Uni.createFrom().voidItem();
         }
         inProgress.incrementAndGet();
-        return handleRecord(message).onTermination().invoke(this::finished);
+        PauseAwareCommit.Tracked tracked = commit.track();
+        return handleRecord(message).onTermination().invoke(() -> {
+            tracked.done();
+            finished();
+        });
     }
 
     private Uni<Void> handleRecord(Message<byte[]> message) {

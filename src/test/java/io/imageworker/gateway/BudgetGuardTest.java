@@ -33,7 +33,8 @@ class BudgetGuardTest {
                                 onExceeded))
                         .budget(),
                 registry,
-                clock);
+                clock,
+                new io.imageworker.support.Pauses(clock));
     }
 
     private static boolean reserve(BudgetGuard guard) {

@@ -202,21 +202,37 @@ public final class WorkerProcess implements AutoCloseable {
 
     /** Whether {@code /q/health/ready} answers 200 now. */
     public boolean isReady() {
+        return health("ready").status() == 200;
+    }
+
+    /** Whether {@code /q/health/live} answers 200 now. */
+    public boolean isLive() {
+        return health("live").status() == 200;
+    }
+
+    /**
+     * What {@code /q/health/<check>} ({@code live}, {@code ready}, {@code started}) answers now: its status and body
+     * (SmallRye Health's JSON, with each check's data); status 0 when the worker does not answer.
+     */
+    public Health health(String check) {
         try {
             HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(readyUrl())
+                    HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + port + "/q/health/" + check))
                             .timeout(Duration.ofSeconds(3))
                             .GET()
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
-            return response.statusCode() == 200;
+            return new Health(response.statusCode(), response.body());
         } catch (IOException e) {
-            return false;
+            return new Health(0, e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return false;
+            return new Health(0, e.toString());
         }
     }
+
+    /** An answer of a health endpoint. */
+    public record Health(int status, String body) {}
 
     /**
      * The value of a series without labels in {@code /q/metrics} (Prometheus text), e.g.
