@@ -154,13 +154,16 @@ public interface WorkerConfig {
     /** Spend guard settings. */
     interface Budget {
         /**
-         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window;
-         * empty means no cap. A call counts from the moment it is sent; one refused before any work gives its place
-         * back.
+         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window,
+         * for all the replicas that share {@code topic.budget} together; empty means no cap. A call takes its place
+         * before it is sent; one refused before any work gives it back.
          */
         Optional<Integer> maxCalls();
 
-        /** Length of the window the cap applies to. */
+        /**
+         * Length of the window the cap applies to. Windows are aligned on the epoch (with 1h, each starts on the
+         * hour, UTC), so that every replica agrees on them without talking to the others.
+         */
         @WithDefault("1h")
         Duration window();
 
@@ -220,6 +223,14 @@ public interface WorkerConfig {
         /** Records that cannot be read as a request go here, byte for byte. */
         @WithDefault("image-request-dlq")
         String dlq();
+
+        /**
+         * The spend guard's log, used only when {@code budget.max-calls} is set: every replica that names the same
+         * topic shares one budget, and a restarted replica finds the window's count in it. Partition 0 is used; keep
+         * records at least two windows ({@code cleanup.policy=delete}, not compacted).
+         */
+        @WithDefault("image-worker-budget")
+        String budget();
     }
 
     /** Object storage. */

@@ -161,6 +161,27 @@ class HelmChartTest {
     }
 
     @Test
+    void theSpendGuardIsOffUntilACapIsSetAndThenSharesTheChartsBudgetTopic() {
+        Map<String, Rendering.Variable> off =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        Map<String, Rendering.Variable> on = HelmChart.render(
+                        DEFAULTS,
+                        Map.of(
+                                "budget.maxCalls", 500,
+                                "budget.window", "30m",
+                                "budget.onExceeded", "fail",
+                                "kafka.topics.budget", "team-a-budget"))
+                .environment();
+
+        assertThat(off).doesNotContainKey("IMAGE_WORKER_BUDGET_MAX_CALLS");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_MAX_CALLS").value()).isEqualTo("500");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_WINDOW").value()).isEqualTo("30m");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_ON_EXCEEDED").value()).isEqualTo("fail");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_PRICE_PER_CALL").value()).isEqualTo("0");
+        assertThat(on.get("IMAGE_WORKER_TOPIC_BUDGET").value()).isEqualTo("team-a-budget");
+    }
+
+    @Test
     void rollsThePodsWhenTheConfigurationChanges() {
         String before = checksum(HelmChart.render(DEFAULTS, Map.of()));
         String after = checksum(HelmChart.render(DEFAULTS, Map.of("concurrency", 8)));

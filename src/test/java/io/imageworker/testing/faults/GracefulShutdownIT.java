@@ -72,7 +72,7 @@ class GracefulShutdownIT {
                         .env("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", patience.toMillis() + "ms")
                         .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
                         .build();
-                PipelineClient client = client(stack);
+                PipelineClient client = PipelineClient.on(stack);
                 Admin admin = FaultRun.admin(stack.infrastructure().kafkaBootstrapServers())) {
             worker.start();
             // 3 x the limit: the limit's worth in flight, as many waiting for a permit (the merge takes twice the
@@ -167,7 +167,7 @@ class GracefulShutdownIT {
                         .withLatency(Latency.fixed(Duration.ofSeconds(8)))
                         .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
                 WorkerProcess worker = worker(stack, "short-grace-worker", grace);
-                PipelineClient client = client(stack)) {
+                PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
             List<String> ids =
                     List.copyOf(publish(client, "short-grace", CONCURRENCY).keySet());
@@ -223,10 +223,6 @@ class GracefulShutdownIT {
                 .env("IMAGE_WORKER_SHUTDOWN_GRACE", grace.toMillis() + "ms")
                 .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
                 .build();
-    }
-
-    private static PipelineClient client(LaunchStack stack) {
-        return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
     }
 
     /**

@@ -45,7 +45,7 @@ class LongPauseIT {
                         .withLatency(Latency.fixed(Duration.ofMillis(300)))
                         .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
                 WorkerProcess worker = worker(stack, "long-pause-worker", Map.of());
-                PipelineClient client = client(stack)) {
+                PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
             stack.gateway().control().revokeToken();
             List<String> ids = publish(client, "dead-token");
@@ -64,27 +64,69 @@ class LongPauseIT {
         }
     }
 
-    /** For the whole pause: liveness up, readiness down with the reason (the check's data names {@code reasonKey}). */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aSpendGuardHoldingRequestsForFiveTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
+        // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE.
+        Duration window = Duration.ofSeconds(30);
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(Duration.ofMillis(300)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = worker(
+                        stack,
+                        "budget-pause-worker",
+                        Map.of(
+                                "IMAGE_WORKER_BUDGET_MAX_CALLS",
+                                Integer.toString(REQUESTS / 2),
+                                "IMAGE_WORKER_BUDGET_WINDOW",
+                                window.toMillis() + "ms",
+                                "IMAGE_WORKER_BUDGET_ON_EXCEEDED",
+                                "pause"));
+                PipelineClient client = PipelineClient.on(stack)) {
+            worker.start();
+            await("a window with " + PAUSE.plusSeconds(5) + " left")
+                    .atMost(window)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> window.toMillis() - System.currentTimeMillis() % window.toMillis()
+                            > PAUSE.plusSeconds(5).toMillis());
+            List<String> ids = publish(client, "over-budget");
+
+            await("half the requests held by the spend guard")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() ->
+                            worker.metric("image_worker_budget_held_requests").orElse(0) == REQUESTS / 2);
+            holdsThePauseHealthily(worker, "\"heldBySpendGuard\"");
+            assertThat(worker.metric("image_worker_budget_held_requests"))
+                    .as("still held at the end of the pause")
+                    .hasValue(REQUESTS / 2);
+
+            everyRequestCompletes(client, ids);
+            assertThat(stack.gateway().imageCalls()).hasSize(REQUESTS);
+            assertThat(worker.starts()).as("worker starts").isEqualTo(1);
+            assertThat(worker.isAlive()).isTrue();
+            assertThat(log(worker)).contains(WAITED_TOO_LONG);
+        }
+    }
+
+    /**
+     * Readiness down with the reason (the intake check's data names {@code reasonKey}), then liveness up for the whole
+     * pause.
+     */
     static void holdsThePauseHealthily(WorkerProcess worker, String reasonKey) {
+        WorkerProcess.Health ready = worker.health("ready");
+        assertThat(ready.status()).as("readiness during the pause").isEqualTo(503);
+        assertThat(ready.body()).contains(reasonKey, "\"reason\"");
         await("liveness up for the whole pause of " + PAUSE)
                 .during(PAUSE)
                 .atMost(PAUSE.plusSeconds(10))
                 .pollInterval(Duration.ofMillis(250))
                 .until(worker::isLive);
-        WorkerProcess.Health ready = worker.health("ready");
-        assertThat(ready.status()).as("readiness during the pause").isEqualTo(503);
-        assertThat(ready.body()).contains(reasonKey, "\"reason\"");
         assertThat(worker.isAlive()).isTrue();
     }
 
     static void everyRequestCompletes(PipelineClient client, List<String> ids) {
-        await("a terminal event for every request")
-                .atMost(WITHIN)
-                .pollInterval(Duration.ofMillis(200))
-                .until(() -> client.results().stream()
-                        .map(PipelineClient.Result::requestId)
-                        .collect(Collectors.toSet())
-                        .containsAll(ids));
+        client.awaitEnded(ids, WITHIN);
         List<PipelineClient.Result> results = client.results().stream()
                 .filter(result -> ids.contains(result.requestId()))
                 .toList();
@@ -112,10 +154,6 @@ class LongPauseIT {
                 .env(env)
                 .jvmOptions(jvm)
                 .build();
-    }
-
-    static PipelineClient client(LaunchStack stack) {
-        return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
     }
 
     /** Publishes the requests, keyed by their ids, and waits for the broker's acknowledgements. */

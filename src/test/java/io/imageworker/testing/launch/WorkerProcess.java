@@ -21,6 +21,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -235,7 +236,7 @@ public final class WorkerProcess implements AutoCloseable {
     public record Health(int status, String body) {}
 
     /**
-     * The value of a series without labels in {@code /q/metrics} (Prometheus text), e.g.
+     * The sum of a metric's series in {@code /q/metrics} (Prometheus text), whatever their labels, e.g.
      * {@code image_worker_gateway_calls_waiting}; empty when it is not exported or the worker does not answer.
      */
     public OptionalDouble metric(String name) {
@@ -247,10 +248,12 @@ public final class WorkerProcess implements AutoCloseable {
                             .build(),
                     HttpResponse.BodyHandlers.ofLines());
             try (java.util.stream.Stream<String> lines = response.body()) {
-                return lines.filter(line -> line.startsWith(name + " "))
-                        .mapToDouble(line -> Double.parseDouble(
-                                line.substring(name.length() + 1).strip()))
-                        .findFirst();
+                double[] values = lines.filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
+                        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                        .toArray();
+                return values.length == 0
+                        ? OptionalDouble.empty()
+                        : OptionalDouble.of(Arrays.stream(values).sum());
             }
         } catch (IOException e) {
             return OptionalDouble.empty();
