@@ -44,6 +44,27 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- end }}
 {{- end }}
 
+{{- /* With acks=all, a topic whose min.insync.replicas exceeds its replicas refuses every write: no result could be published. */}}
+{{- if gt (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor) }}
+{{- fail (printf "topics.minInsyncReplicas (%d) exceeds topics.replicationFactor (%d): with acks=all every result would be refused; lower it (2 with 3 replicas, 1 with 1)" (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor)) }}
+{{- end }}
+
+{{- /* The Topic Operator only acts on KafkaTopics labelled with its cluster's name. */}}
+{{- if and (eq .Values.topics.create "strimzi") (not .Values.topics.strimzi.cluster) }}
+{{- fail "topics.strimzi.cluster is required with topics.create=strimzi: the name of the Strimzi Kafka cluster (label strimzi.io/cluster)" }}
+{{- end }}
+
+{{- /* A readiness probe that times out before the store's ping does marks pods unready at every slow ping: readiness flaps. */}}
+{{- $pingSeconds := 2 }}
+{{- range .Values.extraEnv }}
+{{- if and (eq .name "IMAGE_WORKER_STORAGE_PING_TIMEOUT") (hasKey . "value") }}
+{{- $pingSeconds = include "image-worker.durationSeconds" .value | int }}
+{{- end }}
+{{- end }}
+{{- if lt (int .Values.readinessProbe.timeoutSeconds) (add $pingSeconds 1 | int) }}
+{{- fail (printf "readinessProbe.timeoutSeconds (%d) must exceed the store's ping timeout (IMAGE_WORKER_STORAGE_PING_TIMEOUT, %ds) by at least 1 s, or readiness flaps whenever the store is slow" (int .Values.readinessProbe.timeoutSeconds) $pingSeconds) }}
+{{- end }}
+
 {{- /* KEDA creates its own HorizontalPodAutoscaler; two autoscalers on one Deployment fight over its replicas. */}}
 {{- if and .Values.autoscaling.enabled .Values.keda.enabled }}
 {{- fail "autoscaling.enabled and keda.enabled are mutually exclusive: KEDA manages its own HorizontalPodAutoscaler" }}

@@ -10,6 +10,7 @@ import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.testing.TestConfig;
 import java.io.IOException;
@@ -55,10 +56,23 @@ class HelmChartTest {
     void rendersEveryCiValuesFileIntoManifestsTheApiAccepts(Path values) {
         Rendering rendering = HelmChart.render(values, Map.of());
 
-        // helm-java renders the release's manifest, not its hooks: templates/tests/ is checked by the lint above.
+        // helm-java renders the release's manifest, not its hooks: see the next test.
         assertThat(rendering.all(Pod.class)).isEmpty();
         assertThat(rendering.manifests()).hasSizeGreaterThanOrEqualTo(4);
         WorkerInvariants.check(rendering);
+    }
+
+    @ParameterizedTest
+    @MethodSource("ciValues")
+    void rendersEveryCiValuesFilesHooksIntoManifestsTheApiAccepts(Path values) {
+        Rendering rendering = HelmChart.renderWithHooks(values, Map.of());
+
+        assertThat(rendering.all(Pod.class)).as("the helm test").hasSize(1);
+        rendering
+                .all(Job.class)
+                .forEach(job -> WorkerInvariants.runsAsNonRootOnAReadOnlyRoot(
+                        job.getSpec().getTemplate().getSpec()));
+        WorkerInvariants.runsAsNonRootOnAReadOnlyRoot(rendering.one(Pod.class).getSpec());
     }
 
     @ParameterizedTest
@@ -307,6 +321,24 @@ class HelmChartTest {
                         "must be at least shutdownGraceSeconds + 10",
                         Map.of("shutdownGraceSeconds", 300, "terminationGracePeriodSeconds", 310),
                         Map.of("terminationGracePeriodSeconds", 305)),
+                new Refusal(
+                        "more in-sync replicas required than there are replicas",
+                        "exceeds topics.replicationFactor",
+                        Map.of("topics.replicationFactor", 1, "topics.minInsyncReplicas", 1),
+                        Map.of("topics.minInsyncReplicas", 2)),
+                new Refusal(
+                        "Strimzi topics without a cluster",
+                        "topics.strimzi.cluster is required",
+                        Map.of("topics.create", "strimzi", "topics.strimzi.cluster", "my-cluster"),
+                        Map.of("topics.strimzi.cluster", "")),
+                new Refusal(
+                        "a readiness probe that times out before the store's ping",
+                        "must exceed the store's ping timeout",
+                        Map.of(
+                                "extraEnv[0].name", "IMAGE_WORKER_STORAGE_PING_TIMEOUT",
+                                "extraEnv[0].value", "4s",
+                                "readinessProbe.timeoutSeconds", 5),
+                        Map.of("readinessProbe.timeoutSeconds", 4)),
                 new Refusal(
                         "an HPA and KEDA together",
                         "mutually exclusive",
