@@ -79,6 +79,9 @@ public interface WorkerConfig {
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
 
+    /** How the worker writes its log. */
+    Log log();
+
     /**
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
@@ -149,6 +152,16 @@ public interface WorkerConfig {
 
         /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
         Optional<String> responseFormat();
+    }
+
+    /** Log settings. */
+    interface Log {
+        /**
+         * Write each log line as one JSON object (ISO-8601 {@code timestamp}, {@code level}, {@code loggerName},
+         * {@code message}, {@code exception}...) for a log pipeline that parses them; else plain dated lines.
+         */
+        @WithDefault("false")
+        boolean json();
     }
 
     /** Spend guard settings. */

@@ -275,6 +275,22 @@ class HelmChartProductionTest {
                 .toList();
     }
 
+    // ---- logs
+
+    @Test
+    void logsAreJsonForTheClustersPipelineUnlessTurnedOff() {
+        assertThat(HelmChart.render(DEFAULTS, Map.of())
+                        .environment()
+                        .get("IMAGE_WORKER_LOG_JSON")
+                        .value())
+                .isEqualTo("true");
+        assertThat(HelmChart.render(DEFAULTS, Map.of("logging.json", false))
+                        .environment()
+                        .get("IMAGE_WORKER_LOG_JSON")
+                        .value())
+                .isEqualTo("false");
+    }
+
     // ---- the image
 
     @Test
