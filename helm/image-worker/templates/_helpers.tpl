@@ -62,10 +62,67 @@ Create the name of the service account to use
 {{- end }}
 
 {{/*
-The container image, tag defaulting to the chart's appVersion.
+The container image, tag defaulting to the chart's appVersion; pinned to image.digest when one is given.
 */}}
 {{- define "image-worker.image" -}}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
+{{- else }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+{{- end }}
+
+{{/*
+The image pull policy: image.pullPolicy, or Always for a reference that moves (no digest, a latest or -SNAPSHOT tag),
+else IfNotPresent.
+*/}}
+{{- define "image-worker.imagePullPolicy" -}}
+{{- $tag := default .Chart.AppVersion .Values.image.tag }}
+{{- if .Values.image.pullPolicy }}
+{{- .Values.image.pullPolicy }}
+{{- else if and (not .Values.image.digest) (or (eq $tag "latest") (hasSuffix "-SNAPSHOT" $tag)) }}
+{{- "Always" }}
+{{- else }}
+{{- "IfNotPresent" }}
+{{- end }}
+{{- end }}
+
+{{/*
+JAVA_OPTS_APPEND for the base image's run-java.sh: its two flags, the processor count, the user's options.
+*/}}
+{{- define "image-worker.javaOpts" -}}
+{{- $opts := list "-Dquarkus.http.host=0.0.0.0" "-Djava.util.logging.manager=org.jboss.logmanager.LogManager" }}
+{{- if not (kindIs "invalid" .Values.jvm.activeProcessorCount) }}
+{{- $opts = append $opts (printf "-XX:ActiveProcessorCount=%d" (int .Values.jvm.activeProcessorCount)) }}
+{{- end }}
+{{- with .Values.jvm.extraOpts }}
+{{- $opts = append $opts . }}
+{{- end }}
+{{- join " " $opts }}
+{{- end }}
+
+{{/*
+The topics the worker uses, with the partitions each gets: the request and result topics (and the priority lane's and
+the image.started topic, when named) topics.partitions, the DLQ topics.dlqPartitions, and the spend guard's log one,
+when a cap is set. A list of "name:partitions".
+*/}}
+{{- define "image-worker.topics" -}}
+{{- $topics := list }}
+{{- range (compact (list .Values.kafka.topics.request .Values.kafka.topics.requestPriority .Values.kafka.topics.completed .Values.kafka.topics.failed .Values.kafka.topics.status)) }}
+{{- $topics = append $topics (printf "%s:%d" . (int $.Values.topics.partitions)) }}
+{{- end }}
+{{- $topics = append $topics (printf "%s:%d" .Values.kafka.topics.dlq (int .Values.topics.dlqPartitions)) }}
+{{- if not (kindIs "invalid" .Values.budget.maxCalls) }}
+{{- $topics = append $topics (printf "%s:1" .Values.kafka.topics.budget) }}
+{{- end }}
+{{- join " " $topics }}
+{{- end }}
+
+{{/*
+Retention of the spend guard's log in milliseconds: two windows, at least a day.
+*/}}
+{{- define "image-worker.budgetRetentionMs" -}}
+{{- max (mul (include "image-worker.durationSeconds" .Values.budget.window | int64) 2000) 86400000 }}
 {{- end }}
 
 {{/*
@@ -91,5 +148,26 @@ the 30 extra seconds cover committing offsets, flushing the producer and closing
 {{- add (int .Values.shutdownGraceSeconds) 30 }}
 {{- else }}
 {{- int .Values.terminationGracePeriodSeconds }}
+{{- end }}
+{{- end }}
+
+{{/*
+A duration as the worker reads it (180s, 3m, 1h, 1d, 500ms; a bare number is seconds), in whole seconds, rounded up.
+values.schema.json admits only these forms.
+*/}}
+{{- define "image-worker.durationSeconds" -}}
+{{- $text := toString . | trim }}
+{{- if regexMatch "^[0-9]+s?$" $text }}
+{{- trimSuffix "s" $text | int64 }}
+{{- else if regexMatch "^[0-9]+ms$" $text }}
+{{- div (add (trimSuffix "ms" $text | int64) 999) 1000 }}
+{{- else if regexMatch "^[0-9]+m$" $text }}
+{{- mul (trimSuffix "m" $text | int64) 60 }}
+{{- else if regexMatch "^[0-9]+h$" $text }}
+{{- mul (trimSuffix "h" $text | int64) 3600 }}
+{{- else if regexMatch "^[0-9]+d$" $text }}
+{{- mul (trimSuffix "d" $text | int64) 86400 }}
+{{- else }}
+{{- fail (printf "cannot read the duration %q: write it as 180s, 3m, 1h, 1d or 500ms" $text) }}
 {{- end }}
 {{- end }}

@@ -30,12 +30,39 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "secret.awsAccessKeyId and secret.awsSecretAccessKey go together: set both, or neither to use the AWS SDK's default chain" }}
 {{- end }}
 
+{{- /* A grace shorter than one call cuts the slowest calls off at every rollout: the next pod makes them, and pays, again. */}}
+{{- $callSeconds := include "image-worker.durationSeconds" .Values.gateway.timeout | int }}
+{{- if and (lt (int .Values.shutdownGraceSeconds) $callSeconds) (not .Values.allowShortShutdownGrace) }}
+{{- fail (printf "shutdownGraceSeconds (%d) is shorter than gateway.timeout (%s): every rollout, scale-in and node drain would cut off the calls in flight, which the next pod makes and pays for again. Raise it (gateway.timeout + 120 covers a call, its store and its publish), or set allowShortShutdownGrace=true to accept the cost" (int .Values.shutdownGraceSeconds) (toString .Values.gateway.timeout)) }}
+{{- end }}
+
 {{- /* A SIGKILL during the drain abandons calls the gateway has already billed; they run again on redelivery. */}}
 {{- if not (kindIs "invalid" .Values.terminationGracePeriodSeconds) }}
 {{- $minimum := add (int .Values.shutdownGraceSeconds) 10 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $minimum) }}
 {{- fail (printf "terminationGracePeriodSeconds (%d) must be at least shutdownGraceSeconds + 10 (%d), or the pod is killed while in-flight gateway calls drain; leave it empty to derive it" (int .Values.terminationGracePeriodSeconds) (int $minimum)) }}
 {{- end }}
+{{- end }}
+
+{{- /* With acks=all, a topic whose min.insync.replicas exceeds its replicas refuses every write: no result could be published. */}}
+{{- if gt (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor) }}
+{{- fail (printf "topics.minInsyncReplicas (%d) exceeds topics.replicationFactor (%d): with acks=all every result would be refused; lower it (2 with 3 replicas, 1 with 1)" (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor)) }}
+{{- end }}
+
+{{- /* The Topic Operator only acts on KafkaTopics labelled with its cluster's name. */}}
+{{- if and (eq .Values.topics.create "strimzi") (not .Values.topics.strimzi.cluster) }}
+{{- fail "topics.strimzi.cluster is required with topics.create=strimzi: the name of the Strimzi Kafka cluster (label strimzi.io/cluster)" }}
+{{- end }}
+
+{{- /* A readiness probe that times out before the store's ping does marks pods unready at every slow ping: readiness flaps. */}}
+{{- $pingSeconds := 2 }}
+{{- range .Values.extraEnv }}
+{{- if and (eq .name "IMAGE_WORKER_STORAGE_PING_TIMEOUT") (hasKey . "value") }}
+{{- $pingSeconds = include "image-worker.durationSeconds" .value | int }}
+{{- end }}
+{{- end }}
+{{- if lt (int .Values.readinessProbe.timeoutSeconds) (add $pingSeconds 1 | int) }}
+{{- fail (printf "readinessProbe.timeoutSeconds (%d) must exceed the store's ping timeout (IMAGE_WORKER_STORAGE_PING_TIMEOUT, %ds) by at least 1 s, or readiness flaps whenever the store is slow" (int .Values.readinessProbe.timeoutSeconds) $pingSeconds) }}
 {{- end }}
 
 {{- /* KEDA creates its own HorizontalPodAutoscaler; two autoscalers on one Deployment fight over its replicas. */}}

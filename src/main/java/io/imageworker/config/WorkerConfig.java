@@ -68,12 +68,13 @@ public interface WorkerConfig {
     boolean pauseOnGatewayFault();
 
     /**
-     * On SIGTERM, how long requests in progress may take to finish and publish their results before the process
-     * exits; what did not finish is left uncommitted and redelivered. The Helm chart's termination grace is derived
-     * from it.
+     * On SIGTERM, how long the gateway calls in flight may take to finish, and their requests to be stored and
+     * published, before the process exits. No call starts after SIGTERM: a request without a call in flight is left
+     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace()}'s
+     * default, a full gateway call plus the infrastructure patience (5 minutes with the defaults), so that a rollout
+     * never cuts off a call it would then pay for twice. The Helm chart's termination grace is derived from it.
      */
-    @WithDefault("60s")
-    Duration shutdownGrace();
+    Optional<Duration> shutdownGrace();
 
     /**
      * When a rebalance takes partitions away from this worker (a replica joined or left), how long the requests in
@@ -95,6 +96,18 @@ public interface WorkerConfig {
      */
     @WithDefault("0.2")
     double priorityMinShare();
+
+    /** How the worker writes its log. */
+    Log log();
+
+    /**
+     * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
+     * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
+     * given as a URL, and publishing the event are allowed to take).
+     */
+    default Duration drainGrace() {
+        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    }
 
     /** {@link #maxInProgress()}, or its default. */
     default int inProgressLimit() {
@@ -159,16 +172,29 @@ public interface WorkerConfig {
         Optional<String> responseFormat();
     }
 
+    /** Log settings. */
+    interface Log {
+        /**
+         * Write each log line as one JSON object (ISO-8601 {@code timestamp}, {@code level}, {@code loggerName},
+         * {@code message}, {@code exception}...) for a log pipeline that parses them; else plain dated lines.
+         */
+        @WithDefault("false")
+        boolean json();
+    }
+
     /** Spend guard settings. */
     interface Budget {
         /**
-         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window;
-         * empty means no cap. A call counts from the moment it is sent; one refused before any work gives its place
-         * back.
+         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window,
+         * for all the replicas that share {@code topic.budget} together; empty means no cap. A call takes its place
+         * before it is sent; one refused before any work gives it back.
          */
         Optional<Integer> maxCalls();
 
-        /** Length of the window the cap applies to. */
+        /**
+         * Length of the window the cap applies to. Windows are aligned on the epoch (with 1h, each starts on the
+         * hour, UTC), so that every replica agrees on them without talking to the others.
+         */
         @WithDefault("1h")
         Duration window();
 
@@ -242,6 +268,14 @@ public interface WorkerConfig {
          * leaves, never waited for. Empty: none are published.
          */
         Optional<String> status();
+
+        /**
+         * The spend guard's log, used only when {@code budget.max-calls} is set: every replica that names the same
+         * topic shares one budget, and a restarted replica finds the window's count in it. Partition 0 is used; keep
+         * records at least two windows ({@code cleanup.policy=delete}, not compacted).
+         */
+        @WithDefault("image-worker-budget")
+        String budget();
     }
 
     /** Object storage. */

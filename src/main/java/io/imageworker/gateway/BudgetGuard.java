@@ -3,6 +3,7 @@ package io.imageworker.gateway;
 import io.imageworker.Billing.CallCost;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
+import io.imageworker.support.Pauses;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -10,48 +11,71 @@ import io.quarkus.logging.Log;
 import io.quarkus.runtime.Startup;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 
 /**
- * The spend guard: at most {@code budget.max-calls} gateway calls that may be billed per window (fixed windows, the
- * first starting with the first call). A call takes a place before it is sent, because its cost is only known after
- * it; a call refused before any work (401, 404, 429, never sent) gives its place back. Over the cap a request waits
- * for the next window (holding no gateway permit, so intake stops by backpressure) or fails with
- * {@code BUDGET_EXCEEDED}, by setting. Spend is reported in quota units when the price per call is configured, and the
- * requests held for the next window as {@code image_worker_budget_held_requests} (created at start, for alerts).
+ * The spend guard: at most {@code budget.max-calls} gateway calls that may be billed per window, for the whole fleet.
+ * A call takes a place before it is sent, because its cost is only known after it; a call refused before any work
+ * (401, 404, 429, never sent) gives its place back. Places are claimed in a log every replica shares and reads in the
+ * same order ({@link BudgetLog}, on Kafka): replicas together never take more places than the cap, and a restarted
+ * replica finds the window's count where it left it. Windows are aligned on the epoch, so all replicas agree on them.
+ *
+ * <p>Over the cap a request waits for the next window (holding no gateway permit, so intake stops by backpressure; a
+ * pause by design, see {@link Pauses}) or fails with {@code BUDGET_EXCEEDED}, by setting. Spend is reported in quota
+ * units when the price per call is configured, and the requests held for the next window as
+ * {@code image_worker_budget_held_requests} (created at start, for alerts).
  */
 @ApplicationScoped
 @Startup
 public class BudgetGuard {
 
+    /** How long to wait before claiming again when the log could not be written or read. */
+    private static final Duration LOG_RETRY = Duration.ofSeconds(1);
+
     private final Optional<Integer> maxCalls;
-    private final long windowNanos;
+    private final long windowMillis;
     private final boolean pause;
     private final LongSupplier clock;
+    private final BudgetLog log;
+    private final Pauses pauses;
     private final Counter billedUnits;
     private final Counter unknownUnits;
     private final long pricePerCall;
     private final AtomicInteger held = new AtomicInteger();
-    private long windowStart;
-    private int used;
-    private boolean windowOpen;
+    /** Places this replica holds for calls not settled yet, oldest first. */
+    private final Deque<Place> places = new ArrayDeque<>();
 
     @Inject
-    BudgetGuard(WorkerConfig config, MeterRegistry registry) {
-        this(config.budget(), registry, System::nanoTime);
+    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<KafkaBudgetLog> kafka) {
+        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, kafka));
     }
 
-    /** A guard with its own clock, for tests. */
-    BudgetGuard(WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock) {
+    private static BudgetLog shared(WorkerConfig config, Instance<KafkaBudgetLog> kafka) {
+        if (config.budget().maxCalls().isEmpty()) {
+            return null;
+        }
+        KafkaBudgetLog log = kafka.get();
+        log.start();
+        return log;
+    }
+
+    /** A guard on its own log and wall clock (epoch milliseconds), for tests. */
+    BudgetGuard(WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock, Pauses pauses, BudgetLog log) {
         this.maxCalls = config.maxCalls();
-        this.windowNanos = config.window().toNanos();
+        this.windowMillis = Math.max(1, config.window().toMillis());
         this.pause = config.onExceeded() == WorkerConfig.BudgetAction.pause;
         this.pricePerCall = config.pricePerCall();
         this.clock = clock;
+        this.pauses = pauses;
+        this.log = log;
         this.billedUnits = Counter.builder("image_worker_spend_quota_units")
                 .description("Quota units billed by the gateway (price per call x billed calls; 500000 = 1 dollar)")
                 .register(registry);
@@ -72,50 +96,80 @@ public class BudgetGuard {
         if (maxCalls.isEmpty()) {
             return Uni.createFrom().item(Boolean.TRUE);
         }
-        return Uni.createFrom().deferred(() -> {
-            Duration wait = tryReserve();
-            if (wait.isZero()) {
+        return Uni.createFrom().deferred(this::claim).chain(placed -> {
+            if (placed) {
                 return Uni.createFrom().item(Boolean.TRUE);
             }
             if (!pause) {
                 return Uni.createFrom().item(Boolean.FALSE);
             }
             held.incrementAndGet();
-            return waitForPlace(wait).onTermination().invoke(held::decrementAndGet);
+            pauses.begin(Pauses.Reason.BUDGET);
+            return waitForPlace().onTermination().invoke(() -> {
+                pauses.end(Pauses.Reason.BUDGET);
+                held.decrementAndGet();
+            });
         });
     }
 
-    /** Tries again after {@code wait}, as often as it takes; counted once in {@code held} by the caller. */
-    private Uni<Boolean> waitForPlace(Duration wait) {
-        return Patience.after(wait, () -> {
-            Duration next = tryReserve();
-            return next.isZero() ? Uni.createFrom().item(Boolean.TRUE) : waitForPlace(next);
-        });
+    /** Claims again at the next window, as often as it takes; counted once in {@code held} by the caller. */
+    private Uni<Boolean> waitForPlace() {
+        return Patience.after(untilNextWindow(), () -> claim().chain(
+                        placed -> placed ? Uni.createFrom().item(Boolean.TRUE) : waitForPlace()));
+    }
+
+    /** One claim of a place in the current window: {@code false} when the window is full. */
+    private Uni<Boolean> claim() {
+        long window = window();
+        int used = log.used(window);
+        if (used >= maxCalls.get()) {
+            // Known to be full as far as this replica has read: no claim written.
+            return Uni.createFrom().item(refused(used));
+        }
+        String claim = UUID.randomUUID().toString();
+        return log.claim(claim, window, maxCalls.get())
+                .map(accepted -> {
+                    if (accepted) {
+                        synchronized (places) {
+                            places.add(new Place(claim, window));
+                        }
+                        return Boolean.TRUE;
+                    }
+                    return refused(log.used(window));
+                })
+                .onFailure()
+                .recoverWithUni(error -> {
+                    Log.warnf(
+                            "Spend guard: the budget log did not answer (%s); claiming again in %d ms",
+                            error.toString(), LOG_RETRY.toMillis());
+                    return Patience.after(LOG_RETRY, this::claim);
+                });
+    }
+
+    private Boolean refused(int used) {
+        Log.warnf(
+                "Spend guard: %d of %d calls used in this window of %s (all replicas); %s",
+                used,
+                maxCalls.get(),
+                Duration.ofMillis(windowMillis),
+                pause
+                        ? "holding requests for " + untilNextWindow().toMillis() + " ms"
+                        : "failing requests with BUDGET_EXCEEDED");
+        return Boolean.FALSE;
     }
 
     /** Requests held now until the window allows another call. */
-    int held() {
+    public int held() {
         return held.get();
     }
 
-    private synchronized Duration tryReserve() {
+    private long window() {
+        return clock.getAsLong() / windowMillis;
+    }
+
+    private Duration untilNextWindow() {
         long now = clock.getAsLong();
-        if (!windowOpen || now - windowStart >= windowNanos) {
-            windowStart = now;
-            windowOpen = true;
-            used = 0;
-        }
-        if (used < maxCalls.get()) {
-            used++;
-            return Duration.ZERO;
-        }
-        Duration wait = Duration.ofNanos(windowNanos - (now - windowStart)).plusMillis(1);
-        Log.warnf(
-                "Spend guard: %d calls used in this window of %s; %s",
-                used,
-                Duration.ofNanos(windowNanos),
-                pause ? "holding requests for " + wait.toMillis() + " ms" : "failing requests with BUDGET_EXCEEDED");
-        return wait;
+        return Duration.ofMillis((now / windowMillis + 1) * windowMillis - now + 1);
     }
 
     /** A reserved call ended with this cost: a call that cannot have been billed gives its place back. */
@@ -123,18 +177,26 @@ public class BudgetGuard {
         switch (cost) {
             case BILLED -> billedUnits.increment(pricePerCall);
             case UNKNOWN -> unknownUnits.increment(pricePerCall);
-            case REFUSED, NOT_SENT -> {
-                if (maxCalls.isPresent()) {
-                    synchronized (this) {
-                        used = Math.max(0, used - 1);
-                    }
-                }
-            }
+            default -> {}
+        }
+        if (maxCalls.isEmpty()) {
+            return;
+        }
+        Place place;
+        synchronized (places) {
+            place = places.poll();
+        }
+        boolean free = cost == CallCost.REFUSED || cost == CallCost.NOT_SENT;
+        if (place != null && free && place.window() == window()) {
+            log.release(place.claim(), place.window());
         }
     }
 
-    /** Places used in the current window. */
-    public synchronized int used() {
-        return used;
+    /** Places used in the current window, by all the replicas that share the budget, as far as this one knows. */
+    public int used() {
+        return maxCalls.isEmpty() ? 0 : log.used(window());
     }
+
+    /** A place this replica holds: its claim in the log, and the window it is in. */
+    private record Place(String claim, long window) {}
 }

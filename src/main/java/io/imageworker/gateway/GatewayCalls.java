@@ -22,9 +22,10 @@ import java.util.Optional;
  * within the adaptive {@link ConcurrencyLimiter}; what a failed call cost decides whether and when it is tried again
  * ({@link RetryPolicy}). Every answer is accounted once: billing, metrics, budget, limiter and guard.
  *
- * <p>Once the shutdown grace is over ({@link Shutdown}), no call starts, and a call that then fails ends the request
- * as {@link AbandonedException}: the failure may be the shutdown's own doing, and the beans that would account for it
- * may be gone.
+ * <p>From SIGTERM on ({@link Shutdown}) no call starts: a request that would make one, or waits for one (a pause, a
+ * back-off, the budget), ends as {@link AbandonedException} and is redelivered, while a call in flight finishes. Once
+ * the shutdown grace is over, a call that then fails ends the request as {@link AbandonedException} too: the failure
+ * may be the shutdown's own doing, and the beans that would account for it may be gone.
  */
 @ApplicationScoped
 public class GatewayCalls {
@@ -125,9 +126,12 @@ public class GatewayCalls {
         }
 
         Uni<Result> next() {
+            if (!shutdown.callsAllowed()) {
+                return abandoned();
+            }
             long queuedSince = System.nanoTime();
-            return guard.awaitOpen()
-                    .chain(open -> shutdown.abandoned() ? abandoned() : budget.reserve())
+            // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call.
+            return shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve()))
                     .chain(allowed -> allowed
                             ? limiter.run(lane, () -> send(queuedSince)).chain(this::onAnswer)
                             : Uni.createFrom()
@@ -139,8 +143,9 @@ public class GatewayCalls {
 
         /** One call, in a span of its own that {@link #onAnswer} ends once it knows what comes next. */
         private Uni<Sent> send(long queuedSince) {
-            // Once the grace is over, no new call: a call cut off by the exit would be billed for nothing.
-            if (shutdown.abandoned()) {
+            if (!shutdown.callsAllowed()) {
+                // Draining: a call started now could be cut off by the exit, then billed again by the next worker.
+                budget.settle(Billing.CallCost.NOT_SENT);
                 return abandoned();
             }
             return tracing.withRequestSpan(parent -> {
@@ -222,7 +227,10 @@ public class GatewayCalls {
             span.setAttribute("image_worker.next", reason);
             span.setAttribute("image_worker.retry_in_ms", delay.toMillis());
             span.end();
-            return Patience.after(delay, this::next);
+            // Unless the worker starts draining meanwhile: then the request makes no more calls.
+            return shutdown.unlessDraining(requestId, Patience.after(delay, () -> Uni.createFrom()
+                            .voidItem()))
+                    .chain(ignored -> next());
         }
 
         private static void describe(Span span, GatewayFailure failure) {

@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.Pauses;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -24,7 +25,8 @@ import java.util.List;
  * <p>With {@code pause-on-gateway-fault=false} nothing waits: such requests fail with {@code UNAUTHORIZED} or
  * {@code GATEWAY_MISCONFIGURED}.
  *
- * <p>{@code image_worker_intake_paused} is 1 while paused (created at start, for alerts).
+ * <p>{@code image_worker_intake_paused} is 1 while paused (created at start, for alerts). A pause is one by design
+ * ({@link Pauses}): the records it holds are not taken for stuck ones, however long it lasts.
  */
 @ApplicationScoped
 @Startup
@@ -35,18 +37,20 @@ public class GatewayGuard {
     private final long probeIntervalMs;
     private final GatewayClient gateway;
     private final Vertx vertx;
+    private final Pauses pauses;
     private final List<UniEmitter<? super Boolean>> waiting = new ArrayList<>();
     private boolean open = true;
     private int faultsInRow;
     private FailureKind lastFault;
     private long probeTimer = -1;
 
-    GatewayGuard(WorkerConfig config, GatewayClient gateway, Vertx vertx, MeterRegistry registry) {
+    GatewayGuard(WorkerConfig config, GatewayClient gateway, Vertx vertx, MeterRegistry registry, Pauses pauses) {
         this.enabled = config.pauseOnGatewayFault();
         this.threshold = Math.max(1, config.gateway().faultThreshold());
         this.probeIntervalMs = Math.max(100, config.gateway().probeInterval().toMillis());
         this.gateway = gateway;
         this.vertx = vertx;
+        this.pauses = pauses;
         Gauge.builder("image_worker_intake_paused", this, guard -> guard.isOpen() ? 0 : 1)
                 .description("1 while intake is paused on a dead token or a wrong gateway address")
                 .register(registry);
@@ -101,6 +105,7 @@ public class GatewayGuard {
             if (enabled && open && faultsInRow >= threshold) {
                 open = false;
                 closeNow = true;
+                pauses.begin(Pauses.Reason.GATEWAY_FAULT);
             }
         }
         if (closeNow) {
@@ -171,6 +176,7 @@ public class GatewayGuard {
         synchronized (this) {
             open = true;
             faultsInRow = 0;
+            pauses.end(Pauses.Reason.GATEWAY_FAULT);
             released = new ArrayList<>(waiting);
             waiting.clear();
         }

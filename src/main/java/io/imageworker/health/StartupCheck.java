@@ -40,11 +40,26 @@ public class StartupCheck {
             addressProblem(gateway).ifPresent(problems::add);
         }
         if (problems.isEmpty()) {
+            warnOfAShortGrace(config);
             passed = true;
             return;
         }
         Log.errorf("image-worker cannot start: %s", String.join("; ", problems));
         Quarkus.asyncExit(1);
+    }
+
+    /**
+     * A shutdown grace shorter than a gateway call is allowed (a deployment may prefer fast rollouts), but each rollout,
+     * scale-in or node drain then cuts off the slowest calls, which the next worker makes, and pays for, again.
+     */
+    private static void warnOfAShortGrace(WorkerConfig config) {
+        Duration grace = config.drainGrace();
+        if (grace.compareTo(config.gateway().timeout()) < 0) {
+            Log.warnf(
+                    "IMAGE_WORKER_SHUTDOWN_GRACE (%s) is shorter than IMAGE_WORKER_GATEWAY_TIMEOUT (%s): a call still"
+                            + " running when a rollout stops this worker is cut off, redelivered and billed again",
+                    grace, config.gateway().timeout());
+        }
     }
 
     /**
@@ -115,8 +130,10 @@ public class StartupCheck {
                 .isPresent()) {
             problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
         }
-        // A record is in progress for at most the request deadline plus a store's patience; if the commit strategy
-        // called a record stuck sooner, ordinary slow requests would mark the consumer unhealthy and restart it.
+        // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
+        // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
+        // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
+        // unhealthy and restart it.
         Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
         long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(60_000L);
         if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {

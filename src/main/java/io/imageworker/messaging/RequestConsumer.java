@@ -16,6 +16,7 @@ import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
@@ -77,6 +78,7 @@ public class RequestConsumer {
     private final WorkerConfig config;
     private final KafkaClientService kafkaClients;
     private final PartitionWork partitions;
+    private final PauseAwareCommit commit;
     private final AtomicInteger inProgress = new AtomicInteger();
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
     private volatile boolean draining;
@@ -93,7 +95,8 @@ public class RequestConsumer {
             CpuWork cpu,
             Shutdown shutdown,
             WorkerMetrics metrics,
-            Tracing tracing) {
+            Tracing tracing,
+            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit) {
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -106,6 +109,7 @@ public class RequestConsumer {
         this.shutdown = shutdown;
         this.metrics = metrics;
         this.tracing = tracing;
+        this.commit = commit;
     }
 
     /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
@@ -158,15 +162,17 @@ public class RequestConsumer {
 
     /**
      * Graceful shutdown, before the Kafka connector closes: stop polling, take no new record (a record still in the
-     * connector's queue is left unacknowledged, so it is redelivered), let the requests in progress finish and publish
-     * within the shutdown grace, then let the connector commit what was acknowledged and close. A request still
-     * running when the grace ends is abandoned ({@link Shutdown}): it makes no new gateway call, no failure is recorded
-     * or published for it, and its record is not acknowledged: it is redelivered, never lost and never failed by the
-     * shutdown.
+     * connector's queue is left unacknowledged, so it is redelivered), start no new gateway call (a request that would
+     * need one is given up at once and redelivered, see {@link Shutdown}), let the calls in flight finish and their
+     * requests be stored and published within the shutdown grace, then let the connector commit what was acknowledged
+     * and close. A request still running when the grace ends is abandoned: no failure is recorded or published for it,
+     * and its record is not acknowledged: it is redelivered, never lost and never failed by the shutdown.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
         draining = true;
-        Duration grace = config.shutdownGrace();
+        // No gateway call starts from now on: the grace is sized for the calls in flight, not for new ones.
+        shutdown.startDraining();
+        Duration grace = config.drainGrace();
         long deadline = System.nanoTime() + grace.toNanos();
         for (Lane lane : lanes()) {
             try {
@@ -243,7 +249,11 @@ public class RequestConsumer {
             return Uni.createFrom().voidItem();
         }
         inProgress.incrementAndGet();
-        return handleRecord(message, context, lane).onTermination().invoke(this::finished);
+        PauseAwareCommit.Tracked tracked = commit.track();
+        return handleRecord(message, context, lane).onTermination().invoke(() -> {
+            tracked.done();
+            finished();
+        });
     }
 
     private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context, Lane lane) {

@@ -2,6 +2,8 @@ package io.imageworker.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.BuildPaths;
@@ -17,6 +19,8 @@ import org.junit.jupiter.api.Test;
 
 /** The packaged worker refuses to start, in one clear line, without its settings or with a wrong gateway address. */
 class StartupCheckIT {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private static GatewaySimulator gateway;
 
@@ -63,11 +67,38 @@ class StartupCheckIT {
         assertThat(exit.output().lines().filter(line -> line.contains("image-worker cannot start")))
                 .singleElement()
                 .satisfies(line -> assertThat(line)
+                        .matches(DATED + " ERROR .*")
                         .contains("IMAGE_WORKER_GATEWAY_API_KEY")
                         .contains("IMAGE_WORKER_GATEWAY_MODEL")
                         .contains("IMAGE_WORKER_PRIORITY_MIN_SHARE (1.5) must be from 0 to 1")
                         .contains("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic")
                         .doesNotContain("IMAGE_WORKER_GATEWAY_BASE_URL is"));
+    }
+
+    /** An ISO-8601 timestamp with the date, the time to the millisecond and the offset, at the start of a line. */
+    private static final String DATED = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}(Z|[+-]\\d{2}:\\d{2})";
+
+    @Test
+    void writesEachLogLineAsOneDatedJsonObjectWhenAskedTo() throws Exception {
+        Exit exit = run(Map.of("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl(), "IMAGE_WORKER_LOG_JSON", "true"));
+        List<JsonNode> lines = new ArrayList<>();
+        for (String line : exit.output().lines().toList()) {
+            assertThat(line).as("a plain log line").doesNotMatch(DATED + ".*");
+            if (line.startsWith("{")) {
+                lines.add(JSON.readTree(line));
+            }
+        }
+
+        assertThat(exit.code()).isEqualTo(1);
+        assertThat(lines)
+                .isNotEmpty()
+                .allSatisfy(line -> assertThat(line.path("timestamp").asText()).matches(DATED + "$"));
+        assertThat(lines).anySatisfy(line -> {
+            assertThat(line.path("level").asText()).isEqualTo("ERROR");
+            assertThat(line.path("message").asText())
+                    .startsWith("image-worker cannot start")
+                    .contains("IMAGE_WORKER_GATEWAY_API_KEY");
+        });
     }
 
     @Test

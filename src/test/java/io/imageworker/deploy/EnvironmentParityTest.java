@@ -20,8 +20,12 @@ import org.junit.jupiter.api.Test;
  */
 class EnvironmentParityTest {
 
-    /** Values each deployment fills in for its own site. */
+    /**
+     * Values each deployment fills in for its own site (and the log format: JSON for a cluster's log pipeline, plain
+     * lines for a person reading {@code docker compose logs}).
+     */
     private static final Set<String> SITE_SPECIFIC = Set.of(
+            "IMAGE_WORKER_LOG_JSON",
             "KAFKA_BOOTSTRAP_SERVERS",
             "IMAGE_WORKER_GATEWAY_BASE_URL",
             "IMAGE_WORKER_GATEWAY_MODEL",

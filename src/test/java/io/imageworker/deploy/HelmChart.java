@@ -14,6 +14,7 @@ import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
 /**
@@ -76,17 +77,7 @@ final class HelmChart {
      */
     static LintResult lint(Path values) {
         try {
-            Path copy = Files.createTempDirectory("chart-lint").resolve(DIRECTORY.getFileName());
-            try (Stream<Path> files = Files.walk(DIRECTORY)) {
-                for (Path file : files.toList()) {
-                    Path target = copy.resolve(DIRECTORY.relativize(file).toString());
-                    if (Files.isDirectory(file)) {
-                        Files.createDirectories(target);
-                    } else {
-                        Files.copy(file, target);
-                    }
-                }
-            }
+            Path copy = copy(UnaryOperator.identity());
             ObjectNode merged =
                     (ObjectNode) YAML.readTree(DIRECTORY.resolve("values.yaml").toFile());
             merge(merged, YAML.readTree(values.toFile()));
@@ -94,11 +85,63 @@ final class HelmChart {
             try {
                 return new Helm(copy).lint().strict().call();
             } finally {
-                try (Stream<Path> files = Files.walk(copy.getParent())) {
-                    files.sorted(Comparator.reverseOrder())
-                            .forEach(f -> f.toFile().delete());
+                delete(copy);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * {@code helm template} of the release's hooks too, strictly read. helm-java renders the release's manifest only,
+     * never its hooks (nor does its dry-run install show them), so the chart is copied with each {@code helm.sh/hook*}
+     * annotation renamed {@value #HOOK_PREFIX}{@code *}: the hook renders as a plain manifest that keeps its hook
+     * annotations, under that name, for the test to check.
+     */
+    static Rendering renderWithHooks(Path values, Map<String, ?> sets) {
+        Path copy = copy(text -> text.replace("helm.sh/hook", HOOK_PREFIX));
+        try {
+            TemplateCommand command = new Helm(copy)
+                    .template()
+                    .withName(RELEASE)
+                    .withNamespace(NAMESPACE)
+                    .withKubeVersion(KUBE_VERSION)
+                    .withValuesFile(values);
+            sets.forEach(command::set);
+            return new Rendering(StrictManifests.read(command.call()));
+        } finally {
+            delete(copy);
+        }
+    }
+
+    /** What {@code helm.sh/hook} is renamed to by {@link #renderWithHooks}. */
+    static final String HOOK_PREFIX = "image-worker.test/hook";
+
+    /** A copy of the chart in a temporary directory, every template's text passed through {@code templates}. */
+    private static Path copy(UnaryOperator<String> templates) {
+        try {
+            Path copy = Files.createTempDirectory("chart-copy").resolve(DIRECTORY.getFileName());
+            try (Stream<Path> files = Files.walk(DIRECTORY)) {
+                for (Path file : files.toList()) {
+                    Path target = copy.resolve(DIRECTORY.relativize(file).toString());
+                    if (Files.isDirectory(file)) {
+                        Files.createDirectories(target);
+                    } else if (file.startsWith(DIRECTORY.resolve("templates"))) {
+                        Files.writeString(target, templates.apply(Files.readString(file)));
+                    } else {
+                        Files.copy(file, target);
+                    }
                 }
             }
+            return copy;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void delete(Path copy) {
+        try (Stream<Path> files = Files.walk(copy.getParent())) {
+            files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -10,9 +10,13 @@ import com.marcnuri.helm.LintResult;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.testing.TestConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -22,6 +26,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -52,10 +57,23 @@ class HelmChartTest {
     void rendersEveryCiValuesFileIntoManifestsTheApiAccepts(Path values) {
         Rendering rendering = HelmChart.render(values, Map.of());
 
-        // helm-java renders the release's manifest, not its hooks: templates/tests/ is checked by the lint above.
+        // helm-java renders the release's manifest, not its hooks: see the next test.
         assertThat(rendering.all(Pod.class)).isEmpty();
         assertThat(rendering.manifests()).hasSizeGreaterThanOrEqualTo(4);
         WorkerInvariants.check(rendering);
+    }
+
+    @ParameterizedTest
+    @MethodSource("ciValues")
+    void rendersEveryCiValuesFilesHooksIntoManifestsTheApiAccepts(Path values) {
+        Rendering rendering = HelmChart.renderWithHooks(values, Map.of());
+
+        assertThat(rendering.all(Pod.class)).as("the helm test").hasSize(1);
+        rendering
+                .all(Job.class)
+                .forEach(job -> WorkerInvariants.runsAsNonRootOnAReadOnlyRoot(
+                        job.getSpec().getTemplate().getSpec()));
+        WorkerInvariants.runsAsNonRootOnAReadOnlyRoot(rendering.one(Pod.class).getSpec());
     }
 
     @ParameterizedTest
@@ -113,10 +131,73 @@ class HelmChartTest {
     @Test
     void derivesTheTerminationGraceFromTheShutdownGrace() {
         Deployment deployment =
-                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 100)).deployment();
+                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 400)).deployment();
 
         assertThat(deployment.getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
-                .isEqualTo(130L);
+                .isEqualTo(430L);
+    }
+
+    @Test
+    void theDefaultGraceCoversAGatewayCallItsStoreAndItsPublishAndThePodOutlivesIt() {
+        Rendering rendering = HelmChart.render(DEFAULTS, Map.of());
+        Map<String, Rendering.Variable> environment = rendering.environment();
+        Duration grace = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_SHUTDOWN_GRACE").value());
+        Duration call = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_GATEWAY_TIMEOUT").value());
+        WorkerConfig worker = TestConfig.worker();
+
+        // What the worker itself allows for a call, then for storing, downloading and publishing.
+        assertThat(grace).isGreaterThanOrEqualTo(call.plus(worker.retry().infrastructurePatience()));
+        assertThat(grace).isEqualTo(worker.drainGrace());
+        assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(grace.toSeconds() + 30);
+    }
+
+    @ParameterizedTest
+    @CsvSource({"180s, 180", "3m, 180", "180000ms, 180", "179001ms, 180", "1h, 3600"})
+    void refusesAShutdownGraceShorterThanTheGatewayTimeoutInEveryUnit(String timeout, int seconds) {
+        Map<String, Object> equal = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds);
+        Map<String, Object> shorter = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds - 1);
+
+        assertThat(HelmChart.render(DEFAULTS, equal)
+                        .environment()
+                        .get("IMAGE_WORKER_SHUTDOWN_GRACE")
+                        .value())
+                .isEqualTo(seconds + "s");
+        assertThat(HelmChart.refusal(DEFAULTS, shorter)).contains("is shorter than gateway.timeout");
+    }
+
+    @Test
+    void rendersAShortGraceWhenItsCostIsAccepted() {
+        Rendering rendering =
+                HelmChart.render(DEFAULTS, Map.of("shutdownGraceSeconds", 60, "allowShortShutdownGrace", true));
+
+        assertThat(rendering.environment().get("IMAGE_WORKER_SHUTDOWN_GRACE").value())
+                .isEqualTo("60s");
+        assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
+                .isEqualTo(90L);
+    }
+
+    @Test
+    void theSpendGuardIsOffUntilACapIsSetAndThenSharesTheChartsBudgetTopic() {
+        Map<String, Rendering.Variable> off =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        Map<String, Rendering.Variable> on = HelmChart.render(
+                        DEFAULTS,
+                        Map.of(
+                                "budget.maxCalls", 500,
+                                "budget.window", "30m",
+                                "budget.onExceeded", "fail",
+                                "kafka.topics.budget", "team-a-budget"))
+                .environment();
+
+        assertThat(off).doesNotContainKey("IMAGE_WORKER_BUDGET_MAX_CALLS");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_MAX_CALLS").value()).isEqualTo("500");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_WINDOW").value()).isEqualTo("30m");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_ON_EXCEEDED").value()).isEqualTo("fail");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_PRICE_PER_CALL").value()).isEqualTo("0");
+        assertThat(on.get("IMAGE_WORKER_TOPIC_BUDGET").value()).isEqualTo("team-a-budget");
     }
 
     @Test
@@ -236,10 +317,33 @@ class HelmChartTest {
                         Map.of("secret.gatewayApiKey", "sk-x")),
                 new Refusal("half an AWS key pair", "go together", inlineKey, Map.of("secret.awsAccessKeyId", "id")),
                 new Refusal(
+                        "a shutdown grace shorter than a gateway call",
+                        "is shorter than gateway.timeout (2m)",
+                        Map.of("gateway.timeout", "2m", "shutdownGraceSeconds", 120),
+                        Map.of("shutdownGraceSeconds", 119)),
+                new Refusal(
                         "a termination grace inside the drain",
                         "must be at least shutdownGraceSeconds + 10",
-                        Map.of("shutdownGraceSeconds", 60, "terminationGracePeriodSeconds", 70),
-                        Map.of("terminationGracePeriodSeconds", 65)),
+                        Map.of("shutdownGraceSeconds", 300, "terminationGracePeriodSeconds", 310),
+                        Map.of("terminationGracePeriodSeconds", 305)),
+                new Refusal(
+                        "more in-sync replicas required than there are replicas",
+                        "exceeds topics.replicationFactor",
+                        Map.of("topics.replicationFactor", 1, "topics.minInsyncReplicas", 1),
+                        Map.of("topics.minInsyncReplicas", 2)),
+                new Refusal(
+                        "Strimzi topics without a cluster",
+                        "topics.strimzi.cluster is required",
+                        Map.of("topics.create", "strimzi", "topics.strimzi.cluster", "my-cluster"),
+                        Map.of("topics.strimzi.cluster", "")),
+                new Refusal(
+                        "a readiness probe that times out before the store's ping",
+                        "must exceed the store's ping timeout",
+                        Map.of(
+                                "extraEnv[0].name", "IMAGE_WORKER_STORAGE_PING_TIMEOUT",
+                                "extraEnv[0].value", "4s",
+                                "readinessProbe.timeoutSeconds", 5),
+                        Map.of("readinessProbe.timeoutSeconds", 4)),
                 new Refusal(
                         "an HPA and KEDA together",
                         "mutually exclusive",

@@ -23,6 +23,8 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.autoscaling.v2.HorizontalPodAutoscaler;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRuleSpec;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
@@ -42,17 +44,20 @@ import java.util.Map;
 final class StrictManifests {
 
     /** The kinds the chart and {@code deploy/} may produce, by {@code apiVersion/kind}. */
-    private static final Map<String, Class<?>> KINDS = Map.of(
-            "v1/ConfigMap", ConfigMap.class,
-            "v1/Secret", Secret.class,
-            "v1/Service", Service.class,
-            "v1/ServiceAccount", ServiceAccount.class,
-            "v1/Pod", Pod.class,
-            "apps/v1/Deployment", Deployment.class,
-            "autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class,
-            "policy/v1/PodDisruptionBudget", PodDisruptionBudget.class,
-            "monitoring.coreos.com/v1/ServiceMonitor", ServiceMonitor.class,
-            "keda.sh/v1alpha1/ScaledObject", ScaledObject.class);
+    private static final Map<String, Class<?>> KINDS = Map.ofEntries(
+            Map.entry("v1/ConfigMap", ConfigMap.class),
+            Map.entry("v1/Secret", Secret.class),
+            Map.entry("v1/Service", Service.class),
+            Map.entry("v1/ServiceAccount", ServiceAccount.class),
+            Map.entry("v1/Pod", Pod.class),
+            Map.entry("apps/v1/Deployment", Deployment.class),
+            Map.entry("batch/v1/Job", Job.class),
+            Map.entry("autoscaling/v2/HorizontalPodAutoscaler", HorizontalPodAutoscaler.class),
+            Map.entry("policy/v1/PodDisruptionBudget", PodDisruptionBudget.class),
+            Map.entry("networking.k8s.io/v1/NetworkPolicy", NetworkPolicy.class),
+            Map.entry("monitoring.coreos.com/v1/ServiceMonitor", ServiceMonitor.class),
+            Map.entry("keda.sh/v1alpha1/ScaledObject", ScaledObject.class),
+            Map.entry("kafka.strimzi.io/v1beta2/KafkaTopic", KafkaTopic.class));
 
     private static final YAMLMapper YAML = YAMLMapper.builder().build();
 
@@ -169,5 +174,13 @@ final class StrictManifests {
                 AuthenticationRef authenticationRef) {}
 
         record AuthenticationRef(String name, String kind) {}
+    }
+
+    /**
+     * Strimzi's {@code KafkaTopic}, which has no fabric8 model: the fields of {@code kafka.strimzi.io/v1beta2}'s spec
+     * (Strimzi's API reference, {@code KafkaTopicSpec}), read as strictly as the rest.
+     */
+    record KafkaTopic(String apiVersion, String kind, ObjectMeta metadata, Spec spec) {
+        record Spec(String topicName, Integer partitions, Integer replicas, Map<String, Object> config) {}
     }
 }

@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import io.imageworker.testing.TestConfig;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +28,7 @@ final class WorkerInvariants {
     static void check(Rendering rendering) {
         terminationGraceOutlastsTheDrain(rendering);
         probesAskTheHealthEndpoints(rendering);
+        readinessOutlastsTheChecksItRuns(rendering);
         runsAsNonRootOnAReadOnlyRoot(
                 rendering.deployment().getSpec().getTemplate().getSpec());
         keysComeOnlyFromSecrets(rendering);
@@ -62,6 +64,22 @@ final class WorkerInvariants {
             assertThat(probe.getHttpGet().getPath()).isEqualTo(path);
             assertThat(probe.getHttpGet().getPort().getStrVal()).isEqualTo("http");
         });
+    }
+
+    /**
+     * The readiness probe's timeout exceeds the store's ping (the one readiness check that calls out), by a second for
+     * a busy JVM: otherwise readiness flaps whenever the store is slow. Liveness calls out to nothing.
+     */
+    static void readinessOutlastsTheChecksItRuns(Rendering rendering) {
+        Rendering.Variable configured = rendering.environment().get("IMAGE_WORKER_STORAGE_PING_TIMEOUT");
+        Duration ping = configured == null
+                ? TestConfig.worker().storage().pingTimeout()
+                : WorkerEnvironment.duration(configured.value());
+        Integer timeout = rendering.worker().getReadinessProbe().getTimeoutSeconds();
+        assertThat(timeout)
+                .as("readiness probe timeoutSeconds against the store's ping timeout %s", ping)
+                .isNotNull()
+                .isGreaterThanOrEqualTo((int) ping.plusSeconds(1).toSeconds());
     }
 
     /** Non-root (numeric uid in the image, see the Dockerfile test), no privilege escalation, read-only root. */

@@ -4,36 +4,45 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Billing.CallCost;
+import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
+/** The spend guard on an in-memory log and a clock of its own (epoch milliseconds; windows aligned on the epoch). */
 class BudgetGuardTest {
 
-    private final AtomicLong now = new AtomicLong();
+    private static final Duration WINDOW = Duration.ofMinutes(1);
+
+    private final AtomicLong now = new AtomicLong(WINDOW.toMillis() * 1000);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final Pauses pauses = new Pauses(() -> now.get() * 1_000_000);
+    private final LocalBudgetLog log = new LocalBudgetLog();
 
     private BudgetGuard guard(String onExceeded) {
-        return guard(onExceeded, "1m", now::get);
+        return guard(onExceeded, log);
     }
 
-    private BudgetGuard guard(String onExceeded, String window, java.util.function.LongSupplier clock) {
+    private BudgetGuard guard(String onExceeded, BudgetLog shared) {
         return new BudgetGuard(
                 TestConfig.worker(Map.of(
                                 "image-worker.budget.max-calls",
                                 "2",
                                 "image-worker.budget.window",
-                                window,
+                                "1m",
                                 "image-worker.budget.price-per-call",
                                 "20000",
                                 "image-worker.budget.on-exceeded",
                                 onExceeded))
                         .budget(),
                 registry,
-                clock);
+                now::get,
+                pauses,
+                shared);
     }
 
     private static boolean reserve(BudgetGuard guard) {
@@ -48,8 +57,36 @@ class BudgetGuardTest {
         assertThat(reserve(guard)).isTrue();
         assertThat(reserve(guard)).isFalse();
 
-        now.addAndGet(Duration.ofMinutes(1).toNanos());
+        now.addAndGet(WINDOW.toMillis());
         assertThat(reserve(guard)).isTrue();
+    }
+
+    @Test
+    void windowsAreAlignedOnTheEpochSoThatEveryReplicaAgreesOnThem() {
+        BudgetGuard guard = guard("fail");
+        now.addAndGet(WINDOW.toMillis() - 10);
+        reserve(guard);
+        reserve(guard);
+        assertThat(reserve(guard)).isFalse();
+
+        now.addAndGet(10);
+        assertThat(reserve(guard)).as("10 ms later, in the next window").isTrue();
+    }
+
+    @Test
+    void replicasSharingTheLogShareTheCapAndARestartedOneFindsItsCount() {
+        BudgetGuard first = guard("fail");
+        BudgetGuard second = guard("fail");
+
+        assertThat(reserve(first)).isTrue();
+        assertThat(reserve(second)).isTrue();
+        assertThat(reserve(first)).isFalse();
+        assertThat(reserve(second)).isFalse();
+        assertThat(first.used()).isEqualTo(2);
+
+        BudgetGuard restarted = guard("fail");
+        assertThat(reserve(restarted)).isFalse();
+        assertThat(restarted.used()).isEqualTo(2);
     }
 
     @Test
@@ -63,6 +100,8 @@ class BudgetGuardTest {
         assertThat(reserve(guard)).isTrue();
         guard.settle(CallCost.BILLED);
         assertThat(reserve(guard)).isFalse();
+        guard.settle(CallCost.UNKNOWN);
+        assertThat(reserve(guard)).as("a call of unknown fate keeps its place").isFalse();
     }
 
     @Test
@@ -79,30 +118,51 @@ class BudgetGuardTest {
     }
 
     @Test
-    void pausingWaitsForTheWindowInsteadOfRefusing() {
-        BudgetGuard guard = guard("pause", "PT1S", System::nanoTime);
+    void pausingHoldsTheRequestAsAPauseUntilTheNextWindow() {
+        BudgetGuard guard = guard("pause");
         reserve(guard);
         reserve(guard);
-        long started = System.nanoTime();
+        // 50 ms before the next window, on the guard's clock as on the timer's.
+        now.addAndGet(WINDOW.toMillis() - 50);
+        assertThat(held()).isZero();
 
-        Boolean allowed = guard.reserve().await().atMost(Duration.ofSeconds(5));
+        CompletableFuture<Boolean> third = guard.reserve().subscribeAsCompletionStage();
 
-        assertThat(allowed).isTrue();
-        assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThan(Duration.ofMillis(500));
+        await().atMost(Duration.ofSeconds(1)).until(() -> held() == 1.0);
+        assertThat(pauses.active()).containsExactly(Pauses.Reason.BUDGET);
+        now.addAndGet(50);
+        assertThat(third.join()).isTrue();
+        assertThat(held()).isZero();
+        assertThat(pauses.active()).isEmpty();
     }
 
     @Test
-    void reportsTheRequestsItHoldsUntilTheWindowAllowsThem() {
-        BudgetGuard guard = guard("pause", "PT1S", System::nanoTime);
-        reserve(guard);
-        reserve(guard);
-        assertThat(held()).isZero();
+    void aLogThatDoesNotAnswerIsAskedAgainNotTakenForAFullWindow() {
+        AtomicLong failures = new AtomicLong(2);
+        BudgetLog flaky = new BudgetLog() {
+            @Override
+            public io.smallrye.mutiny.Uni<Boolean> claim(String claim, long window, int limit) {
+                if (failures.getAndDecrement() > 0) {
+                    return io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("broker away"));
+                }
+                return log.claim(claim, window, limit);
+            }
 
-        var third = guard.reserve().subscribeAsCompletionStage();
+            @Override
+            public void release(String claim, long window) {
+                log.release(claim, window);
+            }
 
-        await().atMost(Duration.ofMillis(900)).until(() -> held() == 1.0);
-        assertThat(third.join()).isTrue();
-        assertThat(held()).isZero();
+            @Override
+            public int used(long window) {
+                return log.used(window);
+            }
+        };
+
+        Boolean placed = guard("fail", flaky).reserve().await().atMost(Duration.ofSeconds(5));
+
+        assertThat(placed).isTrue();
+        assertThat(failures.get()).isNegative();
     }
 
     private double held() {

@@ -32,10 +32,11 @@ import org.junit.jupiter.api.Timeout;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /**
- * SIGTERM to a packaged worker with gateway calls in flight: it stops taking records, lets the requests in progress
- * finish and publish within {@code IMAGE_WORKER_SHUTDOWN_GRACE}, commits and exits; what it did not take, or did not
- * finish within the grace, is left uncommitted and done by the next worker. Nothing is lost, nothing is called twice
- * that had finished, nothing is failed because of the shutdown.
+ * SIGTERM to a packaged worker with gateway calls in flight: it stops taking records, starts no new call, lets the
+ * calls in flight finish and their requests be stored and published within {@code IMAGE_WORKER_SHUTDOWN_GRACE},
+ * commits and exits; what it did not take, did not call, or did not finish within the grace, is left uncommitted and
+ * done by the next worker. Nothing is lost, nothing is called twice that had finished, nothing is failed because of
+ * the shutdown; with the default grace nothing is called twice at all.
  *
  * <p>The exit status of a JVM ended by SIGTERM is 143 (128 + 15), whatever its shutdown hooks do: Quarkus runs its
  * shutdown in the JVM's hook and does not turn SIGTERM into {@code System.exit(0)}. A graceful stop is told from a
@@ -47,25 +48,44 @@ class GracefulShutdownIT {
     private static final int SIGTERM_STATUS = 143;
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
+    /**
+     * The default grace against calls longer than the old one, scaled down 22 times: a gateway timeout of 8 s (180 s),
+     * an infrastructure patience of 4 s (2 min), so the default grace is 12 s (5 min); the old default grace was a
+     * third of the gateway timeout (60 s of 180 s), 2.7 s here; the calls take 5 s (a 4K image taking 110 s).
+     */
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
-    void requestsInProgressFinishAndArePublishedBeforeTheWorkerExitsAndAreNotDoneAgain() throws Exception {
-        Duration grace = Duration.ofSeconds(20);
+    void aRolloutDuringCallsLongerThanTheOldGraceCallsNothingTwice() throws Exception {
+        Duration gatewayTimeout = Duration.ofSeconds(8);
+        Duration patience = Duration.ofSeconds(4);
+        Duration grace = gatewayTimeout.plus(patience);
+        Duration oldGrace = gatewayTimeout.dividedBy(3);
+        Duration callTime = Duration.ofSeconds(5);
         try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(Duration.ofSeconds(3)))
+                        .withLatency(Latency.fixed(callTime))
                         .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
-                WorkerProcess worker = worker(stack, "graceful-worker", grace);
-                PipelineClient client = client(stack);
+                WorkerProcess worker = WorkerProcess.builder()
+                        .name("graceful-worker")
+                        .env(stack.workerEnvironment(CONCURRENCY))
+                        // No IMAGE_WORKER_SHUTDOWN_GRACE: the default, derived from these two, is under test.
+                        .env("IMAGE_WORKER_GATEWAY_TIMEOUT", gatewayTimeout.toMillis() + "ms")
+                        .env("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", patience.toMillis() + "ms")
+                        .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
+                        .build();
+                PipelineClient client = PipelineClient.on(stack);
                 Admin admin = FaultRun.admin(stack.infrastructure().kafkaBootstrapServers())) {
             worker.start();
             // 3 x the limit: the limit's worth in flight, as many waiting for a permit (the merge takes twice the
             // limit), and the rest not taken from the consumer yet.
             Map<String, RecordMetadata> records = publish(client, "graceful", 3 * CONCURRENCY);
             List<String> ids = List.copyOf(records.keySet());
-            await("calls in flight up to the limit")
+            await("calls in flight up to the limit, and as many requests waiting for a call slot")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(20))
-                    .until(() -> stack.gateway().imageCallsInFlight() == CONCURRENCY);
+                    .until(() -> stack.gateway().imageCallsInFlight() == CONCURRENCY
+                            && worker.metric("image_worker_gateway_calls_waiting")
+                                            .orElse(0)
+                                    == CONCURRENCY);
             Set<String> inFlightAtSigterm = inFlight(stack, ids);
 
             Instant sigterm = Instant.now();
@@ -78,15 +98,19 @@ class GracefulShutdownIT {
             assertThat(exit.status())
                     .as("the exit status of a JVM ended by SIGTERM")
                     .isEqualTo(SIGTERM_STATUS);
-            assertThat(Duration.between(sigterm, exit.at())).isLessThan(grace);
+            // It waited for the calls, longer than the old grace would have let it, and no longer than the new one.
+            assertThat(Duration.between(sigterm, exit.at()))
+                    .isGreaterThan(oldGrace)
+                    .isLessThan(grace);
             assertThat(inFlightAtSigterm).hasSize(CONCURRENCY);
             // Every call in flight was let finish: its request's event was published before the worker exited.
             Map<String, PipelineClient.Result> publishedBeforeExit = client.firstEvents(ids);
             assertThat(publishedBeforeExit.keySet()).containsAll(inFlightAtSigterm);
             assertThat(publishedBeforeExit.values())
                     .allSatisfy(event -> assertThat(event.createdAt()).isBefore(exit.at()));
-            // The worker took no new record after SIGTERM: what it had not taken is left for the next one.
-            assertThat(publishedBeforeExit).hasSizeLessThan(ids.size());
+            // The worker started no call after SIGTERM, not even for the requests it held waiting for a call slot:
+            // those, and the records it had not taken, are left for the next one. Every call it made was published.
+            assertThat(publishedBeforeExit.keySet()).containsExactlyInAnyOrderElementsOf(inFlightAtSigterm);
             int callsBeforeRestart = stack.gateway().imageCalls().size();
             assertThat(callsBeforeRestart).isEqualTo(publishedBeforeExit.size());
             // And it committed what it finished before it exited.
@@ -118,7 +142,8 @@ class GracefulShutdownIT {
             assertThat(client.results()).allSatisfy(event -> assertThat(event.completed())
                     .as("%s ended with %s", event.requestId(), event.body())
                     .isTrue());
-            // Nothing done twice: one gateway call per request, and the finished ones committed, so not replayed.
+            // Nothing done twice, nothing billed twice: one gateway call per request, and the finished ones
+            // committed, so not replayed.
             assertThat(calls)
                     .allSatisfy((id, list) ->
                             assertThat(list).as("gateway calls for %s", id).hasSize(1));
@@ -142,7 +167,7 @@ class GracefulShutdownIT {
                         .withLatency(Latency.fixed(Duration.ofSeconds(8)))
                         .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
                 WorkerProcess worker = worker(stack, "short-grace-worker", grace);
-                PipelineClient client = client(stack)) {
+                PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
             List<String> ids =
                     List.copyOf(publish(client, "short-grace", CONCURRENCY).keySet());
@@ -198,10 +223,6 @@ class GracefulShutdownIT {
                 .env("IMAGE_WORKER_SHUTDOWN_GRACE", grace.toMillis() + "ms")
                 .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
                 .build();
-    }
-
-    private static PipelineClient client(LaunchStack stack) {
-        return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
     }
 
     /**

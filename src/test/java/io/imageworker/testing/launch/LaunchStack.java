@@ -103,8 +103,8 @@ public final class LaunchStack implements AutoCloseable {
     }
 
     /**
-     * The environment of a worker on this stack, by the names of the configuration surface: Kafka, topics, group,
-     * store, gateway, and {@code IMAGE_WORKER_CONCURRENCY}.
+     * The environment of a worker on this stack, by the names of the configuration surface: Kafka, topics (the spend
+     * guard's too), group, store, gateway, and {@code IMAGE_WORKER_CONCURRENCY}.
      */
     public Map<String, String> workerEnvironment(int concurrency) {
         Map<String, String> env = new LinkedHashMap<>();
@@ -113,6 +113,7 @@ public final class LaunchStack implements AutoCloseable {
         env.put("IMAGE_WORKER_TOPIC_COMPLETED", topics.completed());
         env.put("IMAGE_WORKER_TOPIC_FAILED", topics.failed());
         env.put("IMAGE_WORKER_TOPIC_DLQ", topics.dlq());
+        env.put("IMAGE_WORKER_TOPIC_BUDGET", topics.budget());
         env.put("IMAGE_WORKER_CONSUMER_GROUP", topics.consumerGroup());
         env.put("IMAGE_WORKER_STORAGE_ENDPOINT", infrastructure.s3Endpoint().toString());
         env.put("IMAGE_WORKER_STORAGE_ACCESS_KEY_ID", infrastructure.s3AccessKey());
@@ -138,6 +139,11 @@ public final class LaunchStack implements AutoCloseable {
 
     /** Topic names and the worker's consumer group. */
     public record Topics(String request, String completed, String failed, String dlq, String consumerGroup) {
+
+        /** The spend guard's topic, named beside the others (the worker creates it when a cap is set). */
+        public String budget() {
+            return request().substring(0, request().length() - "image-request".length()) + "image-worker-budget";
+        }
 
         /** The product's default names. */
         public static Topics defaults() {

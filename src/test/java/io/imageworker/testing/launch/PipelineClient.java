@@ -1,5 +1,7 @@
 package io.imageworker.testing.launch;
 
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.RecordedCall;
@@ -19,6 +21,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -116,6 +119,22 @@ public final class PipelineClient implements AutoCloseable {
                 System.err.println("result consumer: " + e);
             }
         }
+    }
+
+    /** A client of the stack's topics that reads every event they hold and calls nothing back. */
+    public static PipelineClient on(LaunchStack stack) {
+        return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
+    }
+
+    /** Waits until every one of {@code ids} has a terminal event, for at most {@code within}. */
+    public void awaitEnded(Collection<String> ids, Duration within) {
+        await("a terminal event for every request")
+                .atMost(within)
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> results.stream()
+                        .map(Result::requestId)
+                        .collect(Collectors.toSet())
+                        .containsAll(ids));
     }
 
     /** Publishes a request, keyed by its id ({@code null}: no key), and waits for the broker's acknowledgement. */

@@ -21,11 +21,13 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
@@ -59,7 +61,7 @@ public final class WorkerProcess implements AutoCloseable {
     /** Time allowed from the start of the process to a ready worker, unless the builder says otherwise. */
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
 
-    /** Time a worker has to exit after SIGTERM before it is killed; above the worker's own 60 s shutdown grace. */
+    /** Time a worker has to exit after SIGTERM before it is killed; above the shutdown grace the tests give it. */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(75);
 
     private static final String HOST = "127.0.0.1";
@@ -201,19 +203,63 @@ public final class WorkerProcess implements AutoCloseable {
 
     /** Whether {@code /q/health/ready} answers 200 now. */
     public boolean isReady() {
+        return health("ready").status() == 200;
+    }
+
+    /** Whether {@code /q/health/live} answers 200 now. */
+    public boolean isLive() {
+        return health("live").status() == 200;
+    }
+
+    /**
+     * What {@code /q/health/<check>} ({@code live}, {@code ready}, {@code started}) answers now: its status and body
+     * (SmallRye Health's JSON, with each check's data); status 0 when the worker does not answer.
+     */
+    public Health health(String check) {
         try {
             HttpResponse<String> response = http.send(
-                    HttpRequest.newBuilder(readyUrl())
+                    HttpRequest.newBuilder(URI.create("http://" + HOST + ":" + port + "/q/health/" + check))
                             .timeout(Duration.ofSeconds(3))
                             .GET()
                             .build(),
                     HttpResponse.BodyHandlers.ofString());
-            return response.statusCode() == 200;
+            return new Health(response.statusCode(), response.body());
         } catch (IOException e) {
-            return false;
+            return new Health(0, e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return false;
+            return new Health(0, e.toString());
+        }
+    }
+
+    /** An answer of a health endpoint. */
+    public record Health(int status, String body) {}
+
+    /**
+     * The sum of a metric's series in {@code /q/metrics} (Prometheus text), whatever their labels, e.g.
+     * {@code image_worker_gateway_calls_waiting}; empty when it is not exported or the worker does not answer.
+     */
+    public OptionalDouble metric(String name) {
+        try {
+            HttpResponse<java.util.stream.Stream<String>> response = http.send(
+                    HttpRequest.newBuilder(metricsUrl())
+                            .timeout(Duration.ofSeconds(3))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofLines());
+            try (java.util.stream.Stream<String> lines = response.body()) {
+                double[] values = lines.filter(line -> line.startsWith(name + " ") || line.startsWith(name + "{"))
+                        .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                        .toArray();
+                return values.length == 0
+                        ? OptionalDouble.empty()
+                        : OptionalDouble.of(Arrays.stream(values).sum());
+            }
+        } catch (IOException e) {
+            return OptionalDouble.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return OptionalDouble.empty();
         }
     }
 

@@ -1,0 +1,22 @@
+package io.imageworker.gateway;
+
+import io.smallrye.mutiny.Uni;
+
+/**
+ * Where the spend guard's claims are written and read back, in one order for every replica that shares the budget
+ * ({@link KafkaBudgetLog}); each replica judges them with its own {@link BudgetLedger}, and they all agree.
+ */
+interface BudgetLog {
+
+    /**
+     * Writes a claim of one place in {@code window} under {@code limit}, and completes, once it is read back in the
+     * log's order, with whether it was accepted; fails when the log cannot be written or read in time.
+     */
+    Uni<Boolean> claim(String claim, long window, int limit);
+
+    /** Gives an accepted claim's place back (its call cannot have been billed); written, not awaited. */
+    void release(String claim, long window);
+
+    /** Places held in {@code window} as far as this replica has read the log. */
+    int used(long window);
+}

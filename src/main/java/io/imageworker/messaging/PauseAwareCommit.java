@@ -1,0 +1,114 @@
+package io.imageworker.messaging;
+
+import io.imageworker.support.Pauses;
+import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.Identifier;
+import io.smallrye.reactive.messaging.kafka.KafkaConnectorIncomingConfiguration;
+import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
+import io.smallrye.reactive.messaging.kafka.commit.KafkaCommitHandler;
+import io.smallrye.reactive.messaging.kafka.commit.KafkaThrottledLatestProcessedCommit;
+import io.vertx.mutiny.core.Vertx;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+
+/**
+ * SmallRye's throttled commit strategy, told which records wait by design. The strategy itself is SmallRye's, unchanged
+ * (it commits the highest offset below which every record is acknowledged, every {@code auto.commit.interval.ms}); it
+ * also reports a record unacknowledged for longer than {@code throttled.unprocessed-record-max-age.ms} as a fatal
+ * failure, which closes the consumer and takes liveness down: the pod restarts. That is right for a stuck record and
+ * wrong for one held by a pause ({@link Pauses}): a dead token or a spend guard waiting for its window may hold records
+ * for hours, and a restart loses nothing but gains nothing either (it meets the same token, the same budget) while it
+ * drops the requests in progress and makes the next worker read them again.
+ *
+ * <p>So the report goes through here. With no pause within the max age it is passed on as is. Otherwise it is passed
+ * on only if a record in progress has waited longer than the max age <em>not counting the time the worker was
+ * paused</em> while it waited ({@link RequestConsumer} tracks each record from the moment the request stream takes it
+ * to its end). A truly stuck record is still reported: after the max age of time that was not a pause, or at the
+ * latest a max age after the last pause ended. Set {@code commit-strategy=pause-aware} on the channel.
+ */
+@ApplicationScoped
+@Identifier(PauseAwareCommit.STRATEGY)
+public class PauseAwareCommit implements KafkaCommitHandler.Factory {
+
+    /** The value of the channel's {@code commit-strategy}. */
+    public static final String STRATEGY = "pause-aware";
+
+    private final KafkaCommitHandler.Factory throttled;
+    private final Pauses pauses;
+    private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
+    private final AtomicLong sequence = new AtomicLong();
+
+    PauseAwareCommit(
+            @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled, Pauses pauses) {
+        this.throttled = throttled;
+        this.pauses = pauses;
+    }
+
+    @Override
+    public KafkaCommitHandler create(
+            KafkaConnectorIncomingConfiguration config,
+            Vertx vertx,
+            KafkaConsumer<?, ?> consumer,
+            BiConsumer<Throwable, Boolean> reportFailure) {
+        Duration maxAge = Duration.ofMillis(config.getThrottledUnprocessedRecordMaxAgeMs());
+        return throttled.create(config, vertx, consumer, (failure, fatal) -> {
+            if (passesOn(failure, maxAge)) {
+                reportFailure.accept(failure, fatal);
+            }
+        });
+    }
+
+    /** Whether a failure the throttled strategy reports is passed on to the channel (else it waits by design). */
+    boolean passesOn(Throwable failure, Duration maxAge) {
+        if (failure instanceof KafkaThrottledLatestProcessedCommit.TooManyMessagesWithoutAckException
+                && pauses.pausedWithin(maxAge)
+                && !stuck(maxAge)) {
+            Log.debugf(
+                    "A record has waited longer than %s, but not outside the worker's pauses (%s): not stuck",
+                    maxAge, pauses.active());
+            return false;
+        }
+        return true;
+    }
+
+    /** A record the request stream has taken; {@link Tracked#done()} when it is acknowledged or given up. */
+    public Tracked track() {
+        long id = sequence.incrementAndGet();
+        Tracked tracked = new Tracked(id, pauses.now(), pauses.pausedNanos());
+        inProgress.put(id, tracked);
+        return tracked;
+    }
+
+    /** Whether a record in progress has waited longer than {@code maxAge}, not counting the pauses it waited through. */
+    boolean stuck(Duration maxAge) {
+        long now = pauses.now();
+        long paused = pauses.pausedNanos();
+        return inProgress.values().stream().anyMatch(record -> record.activeNanos(now, paused) > maxAge.toNanos());
+    }
+
+    /** One record in progress: when it was taken, and the pause clock then. */
+    public final class Tracked {
+        private final long id;
+        private final long takenAt;
+        private final long pausedAtTake;
+
+        private Tracked(long id, long takenAt, long pausedAtTake) {
+            this.id = id;
+            this.takenAt = takenAt;
+            this.pausedAtTake = pausedAtTake;
+        }
+
+        long activeNanos(long now, long paused) {
+            return (now - takenAt) - (paused - pausedAtTake);
+        }
+
+        /** The record is acknowledged, failed or given up: it waits no more. */
+        public void done() {
+            inProgress.remove(id);
+        }
+    }
+}

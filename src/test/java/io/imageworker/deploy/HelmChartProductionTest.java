@@ -1,0 +1,335 @@
+package io.imageworker.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Service;
+import io.fabric8.kubernetes.api.model.batch.v1.Job;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyEgressRule;
+import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The chart's production settings: topics as code (a hook Job, or Strimzi KafkaTopics), KEDA's reset policy,
+ * activation and scale-down, the PodDisruptionBudget's eviction of unready pods, the JVM's processor count, the egress
+ * NetworkPolicy and the image digest. Rendered with Helm's own library and read strictly, as in {@link HelmChartTest}.
+ */
+class HelmChartProductionTest {
+
+    private static final Path DEFAULTS = HelmChart.DIRECTORY.resolve("ci/default-values.yaml");
+
+    private static Map<String, String> env(Container container) {
+        return container.getEnv().stream()
+                .filter(variable -> variable.getValue() != null)
+                .collect(Collectors.toMap(EnvVar::getName, EnvVar::getValue));
+    }
+
+    // ---- topics as code
+
+    @Test
+    void aHookJobCreatesTheTopicsBeforeThePodsStartWithDurableDefaults() {
+        Rendering release = HelmChart.render(DEFAULTS, Map.of());
+        Rendering withHooks = HelmChart.renderWithHooks(DEFAULTS, Map.of());
+
+        assertThat(release.all(Job.class))
+                .as("a hook, not part of the release's manifest")
+                .isEmpty();
+        Job job = withHooks.one(Job.class);
+        assertThat(job.getMetadata().getAnnotations())
+                .containsEntry(HelmChart.HOOK_PREFIX, "pre-install,pre-upgrade")
+                .containsEntry(HelmChart.HOOK_PREFIX + "-delete-policy", "before-hook-creation,hook-succeeded");
+        Container topics = job.getSpec().getTemplate().getSpec().getContainers().get(0);
+        Map<String, Rendering.Variable> worker = release.environment();
+        assertThat(env(topics))
+                .containsEntry(
+                        "BOOTSTRAP_SERVERS",
+                        worker.get("KAFKA_BOOTSTRAP_SERVERS").value())
+                .containsEntry(
+                        "TOPICS",
+                        String.join(
+                                " ",
+                                worker.get("IMAGE_WORKER_TOPIC_REQUEST").value() + ":6",
+                                worker.get("IMAGE_WORKER_TOPIC_COMPLETED").value() + ":6",
+                                worker.get("IMAGE_WORKER_TOPIC_FAILED").value() + ":6",
+                                worker.get("IMAGE_WORKER_TOPIC_DLQ").value() + ":1"))
+                .containsEntry("REPLICATION_FACTOR", "3")
+                .containsEntry("MIN_INSYNC_REPLICAS", "2");
+        assertThat(String.join("\n", topics.getArgs()))
+                .contains("--create --if-not-exists", "--alter --topic", "--add-config");
+        WorkerInvariants.runsAsNonRootOnAReadOnlyRoot(
+                job.getSpec().getTemplate().getSpec());
+    }
+
+    @Test
+    void theTopicsOfContractOnePointOneAreCreatedWhenNamed() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "kafka.topics.requestPriority",
+                        "image-request-priority",
+                        "kafka.topics.status",
+                        "image-status"));
+
+        Container topics = withHooks
+                .one(Job.class)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
+        assertThat(env(topics).get("TOPICS").split(" ")).contains("image-request-priority:6", "image-status:6");
+    }
+
+    @Test
+    void theTopicJobPodIsNotTakenForAWorker() {
+        Rendering withHooks =
+                HelmChart.renderWithHooks(DEFAULTS, Map.of("podDisruptionBudget.enabled", true, "replicaCount", 2));
+        Map<String, String> jobPod =
+                withHooks.one(Job.class).getSpec().getTemplate().getMetadata().getLabels();
+
+        assertThat(jobPod)
+                .doesNotContainEntry(
+                        "app.kubernetes.io/name",
+                        withHooks.one(Service.class).getSpec().getSelector().get("app.kubernetes.io/name"));
+        assertThat(withHooks
+                        .one(PodDisruptionBudget.class)
+                        .getSpec()
+                        .getSelector()
+                        .getMatchLabels()
+                        .entrySet())
+                .isNotEmpty()
+                .anyMatch(label -> !label.getValue().equals(jobPod.get(label.getKey())));
+    }
+
+    @Test
+    void withACapTheJobCreatesTheSpendGuardsLogWithOnePartitionKeptByTime() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "budget.maxCalls", 100,
+                        "budget.window", "2d",
+                        "topics.job.commandConfigSecret", "kafka-admin-client"));
+        Job job = withHooks.one(Job.class);
+        Container topics = job.getSpec().getTemplate().getSpec().getContainers().get(0);
+
+        assertThat(env(topics).get("TOPICS")).endsWith(" image-worker-budget:1");
+        assertThat(env(topics))
+                .containsEntry("BUDGET_TOPIC", "image-worker-budget")
+                .containsEntry("BUDGET_RETENTION_MS", Long.toString(4L * 24 * 3600 * 1000));
+        assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=delete");
+        assertThat(topics.getVolumeMounts())
+                .anyMatch(mount -> mount.getMountPath().equals("/etc/kafka-client"));
+        assertThat(job.getSpec().getTemplate().getSpec().getVolumes())
+                .anyMatch(volume -> volume.getSecret() != null
+                        && volume.getSecret().getSecretName().equals("kafka-admin-client"));
+    }
+
+    @Test
+    void strimziTopicsAreTheAlternativeAndOutliveTheRelease() {
+        Rendering rendering = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "topics.create", "strimzi",
+                        "topics.strimzi.cluster", "events",
+                        "topics.strimzi.namespace", "kafka",
+                        "budget.maxCalls", 100));
+        List<StrictManifests.KafkaTopic> topics =
+                rendering.all(StrictManifests.KafkaTopic.class).toList();
+
+        assertThat(rendering.all(Job.class)).isEmpty();
+        assertThat(topics)
+                .extracting(topic -> topic.spec().topicName())
+                .containsExactly(
+                        "image-request", "image-completed", "image-failed", "image-request-dlq", "image-worker-budget");
+        assertThat(topics).allSatisfy(topic -> {
+            assertThat(topic.metadata().getLabels()).containsEntry("strimzi.io/cluster", "events");
+            assertThat(topic.metadata().getNamespace()).isEqualTo("kafka");
+            assertThat(topic.metadata().getAnnotations()).containsEntry("helm.sh/resource-policy", "keep");
+            assertThat(topic.spec().replicas()).isEqualTo(3);
+            assertThat(topic.spec().config()).containsEntry("min.insync.replicas", 2);
+        });
+        assertThat(topics.get(0).spec().partitions()).isEqualTo(6);
+        assertThat(topics.get(3).spec().partitions()).isEqualTo(1);
+        assertThat(topics.get(4).spec().partitions()).isEqualTo(1);
+        assertThat(topics.get(4).spec().config()).containsEntry("cleanup.policy", "delete");
+    }
+
+    @Test
+    void noTopicsAreCreatedWhenTheyAreManagedElsewhere() {
+        Rendering rendering = HelmChart.renderWithHooks(DEFAULTS, Map.of("topics.create", "none"));
+
+        assertThat(rendering.all(Job.class)).isEmpty();
+        assertThat(rendering.all(StrictManifests.KafkaTopic.class)).isEmpty();
+    }
+
+    // ---- scaling and disruption
+
+    @Test
+    void kedaCountsLagAsTheWorkerReadsAndScalesDownSlowly() throws IOException {
+        StrictManifests.ScaledObject scaler =
+                HelmChart.render(DEFAULTS, Map.of("keda.enabled", true)).one(StrictManifests.ScaledObject.class);
+
+        assertThat(scaler.spec().triggers().get(0).metadata())
+                .containsEntry("offsetResetPolicy", workerProperty("mp.messaging.incoming.requests.auto.offset.reset"))
+                .containsEntry("activationLagThreshold", "0");
+        var scaleDown = scaler.spec()
+                .advanced()
+                .path("horizontalPodAutoscalerConfig")
+                .path("behavior")
+                .path("scaleDown");
+        assertThat(scaleDown.path("stabilizationWindowSeconds").asInt()).isEqualTo(600);
+        assertThat(scaleDown.path("policies").get(0).path("type").asText()).isEqualTo("Pods");
+        assertThat(scaleDown.path("policies").get(0).path("value").asInt()).isEqualTo(1);
+        assertThat(scaleDown.path("policies").get(0).path("periodSeconds").asInt())
+                .isEqualTo(300);
+    }
+
+    private static String workerProperty(String name) throws IOException {
+        Properties properties = new Properties();
+        try (InputStream in = Files.newInputStream(Path.of("src/main/resources/application.properties"))) {
+            properties.load(in);
+        }
+        return properties.getProperty(name);
+    }
+
+    @Test
+    void theDisruptionBudgetLetsUnreadyPodsGoSoThatDrainsDoNotWaitForAnOutage() {
+        PodDisruptionBudget pdb = HelmChart.render(DEFAULTS, Map.of("podDisruptionBudget.enabled", true))
+                .one(PodDisruptionBudget.class);
+        PodDisruptionBudget unset = HelmChart.render(
+                        DEFAULTS,
+                        Map.of(
+                                "podDisruptionBudget.enabled",
+                                true,
+                                "podDisruptionBudget.unhealthyPodEvictionPolicy",
+                                ""))
+                .one(PodDisruptionBudget.class);
+
+        assertThat(pdb.getSpec().getUnhealthyPodEvictionPolicy()).isEqualTo("AlwaysAllow");
+        assertThat(unset.getSpec().getUnhealthyPodEvictionPolicy()).isNull();
+    }
+
+    @Test
+    void theJvmIsSizedForTwoProcessorsNotTheNode() {
+        Map<String, Rendering.Variable> sized =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        Map<String, Rendering.Variable> unsized = HelmChart.render(DEFAULTS, Map.of("jvm.activeProcessorCount", "null"))
+                .environment();
+        Map<String, Rendering.Variable> more = HelmChart.render(
+                        DEFAULTS, Map.of("jvm.activeProcessorCount", 4, "jvm.extraOpts", "-XX:+ExitOnOutOfMemoryError"))
+                .environment();
+
+        assertThat(sized.get("JAVA_OPTS_APPEND").value())
+                .startsWith("-Dquarkus.http.host=0.0.0.0 -Djava.util.logging.manager=org.jboss.logmanager.LogManager")
+                .endsWith(" -XX:ActiveProcessorCount=2");
+        assertThat(unsized).doesNotContainKey("JAVA_OPTS_APPEND");
+        assertThat(more.get("JAVA_OPTS_APPEND").value())
+                .endsWith(" -XX:ActiveProcessorCount=4 -XX:+ExitOnOutOfMemoryError");
+    }
+
+    // ---- egress
+
+    @Test
+    void theNetworkPolicyAllowsEgressOnlyWhereTheWorkerHasBusiness() {
+        Rendering rendering = HelmChart.render(
+                DEFAULTS,
+                Map.of(
+                        "networkPolicy.enabled", true,
+                        "networkPolicy.kafka.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name",
+                                "kafka",
+                        "networkPolicy.gateway.to[0].ipBlock.cidr", "203.0.113.10/32"));
+        NetworkPolicy policy = rendering.one(NetworkPolicy.class);
+
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Egress");
+        assertThat(policy.getSpec().getPodSelector().getMatchLabels())
+                .isEqualTo(rendering.deployment().getSpec().getSelector().getMatchLabels());
+        List<NetworkPolicyEgressRule> rules = policy.getSpec().getEgress();
+        assertThat(rules).hasSize(4);
+        assertThat(ports(rules.get(0))).containsExactly("UDP/53", "TCP/53");
+        assertThat(ports(rules.get(1))).containsExactly("TCP/9092", "TCP/9093");
+        assertThat(rules.get(1).getTo()).singleElement().satisfies(peer -> assertThat(
+                        peer.getNamespaceSelector().getMatchLabels())
+                .containsEntry("kubernetes.io/metadata.name", "kafka"));
+        assertThat(ports(rules.get(2))).containsExactly("TCP/443");
+        assertThat(rules.get(3).getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("203.0.113.10/32"));
+        assertThat(HelmChart.render(DEFAULTS, Map.of()).all(NetworkPolicy.class))
+                .isEmpty();
+    }
+
+    @Test
+    void theReferenceHostsGetARuleOnlyWhenEditsMayFetchFromThem() {
+        NetworkPolicy policy = HelmChart.render(
+                        DEFAULTS,
+                        Map.of(
+                                "networkPolicy.enabled", true,
+                                "reference.allowedHosts[0]", "cdn.example.com",
+                                "networkPolicy.references.to[0].ipBlock.cidr", "198.51.100.0/24"))
+                .one(NetworkPolicy.class);
+
+        assertThat(policy.getSpec().getEgress()).hasSize(5);
+        assertThat(policy.getSpec()
+                        .getEgress()
+                        .get(4)
+                        .getTo()
+                        .get(0)
+                        .getIpBlock()
+                        .getCidr())
+                .isEqualTo("198.51.100.0/24");
+    }
+
+    private static List<String> ports(NetworkPolicyEgressRule rule) {
+        return rule.getPorts().stream()
+                .map(port -> port.getProtocol() + "/" + port.getPort().getIntVal())
+                .toList();
+    }
+
+    // ---- logs
+
+    @Test
+    void logsAreJsonForTheClustersPipelineUnlessTurnedOff() {
+        assertThat(HelmChart.render(DEFAULTS, Map.of())
+                        .environment()
+                        .get("IMAGE_WORKER_LOG_JSON")
+                        .value())
+                .isEqualTo("true");
+        assertThat(HelmChart.render(DEFAULTS, Map.of("logging.json", false))
+                        .environment()
+                        .get("IMAGE_WORKER_LOG_JSON")
+                        .value())
+                .isEqualTo("false");
+    }
+
+    // ---- the image
+
+    @Test
+    void aDigestPinsTheImageAndAMovingTagIsAlwaysPulled() {
+        String digest = "sha256:" + "ab".repeat(32);
+        Container pinned = HelmChart.render(
+                        DEFAULTS, Map.of("image.repository", "registry.example.com/iw", "image.digest", digest))
+                .worker();
+        Container snapshot = HelmChart.render(DEFAULTS, Map.of()).worker();
+        Container release =
+                HelmChart.render(DEFAULTS, Map.of("image.tag", "1.0.0")).worker();
+        Container chosen =
+                HelmChart.render(DEFAULTS, Map.of("image.pullPolicy", "Never")).worker();
+
+        assertThat(pinned.getImage()).isEqualTo("registry.example.com/iw@" + digest);
+        assertThat(pinned.getImagePullPolicy()).isEqualTo("IfNotPresent");
+        assertThat(snapshot.getImage()).endsWith("-SNAPSHOT");
+        assertThat(snapshot.getImagePullPolicy()).isEqualTo("Always");
+        assertThat(release.getImagePullPolicy()).isEqualTo("IfNotPresent");
+        assertThat(chosen.getImagePullPolicy()).isEqualTo("Never");
+    }
+}

@@ -1,0 +1,38 @@
+package io.imageworker.gateway;
+
+import io.smallrye.mutiny.Uni;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A {@link BudgetLog} in memory, for unit tests: entries are judged in the order they are written, as each replica's
+ * ledger judges the Kafka log; {@link #entries()} is that log.
+ */
+final class LocalBudgetLog implements BudgetLog {
+
+    private final BudgetLedger ledger = new BudgetLedger();
+    private final List<BudgetLedger.Entry> entries = new ArrayList<>();
+
+    @Override
+    public synchronized Uni<Boolean> claim(String claim, long window, int limit) {
+        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, claim, window, limit);
+        entries.add(entry);
+        return Uni.createFrom().item(ledger.apply(entry) == BudgetLedger.Verdict.ACCEPTED);
+    }
+
+    @Override
+    public synchronized void release(String claim, long window) {
+        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, claim, window, 0);
+        entries.add(entry);
+        ledger.apply(entry);
+    }
+
+    @Override
+    public int used(long window) {
+        return ledger.used(window);
+    }
+
+    synchronized List<BudgetLedger.Entry> entries() {
+        return List.copyOf(entries);
+    }
+}

@@ -1,0 +1,113 @@
+package io.imageworker.messaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.support.Pauses;
+import io.imageworker.support.Pauses.Reason;
+import io.smallrye.reactive.messaging.kafka.commit.KafkaThrottledLatestProcessedCommit.TooManyMessagesWithoutAckException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** Which of the throttled strategy's "waited too long" reports reach the channel, on a clock of its own. */
+class PauseAwareCommitTest {
+
+    private static final Duration MAX_AGE = Duration.ofSeconds(4);
+
+    private final AtomicLong now = new AtomicLong();
+    private final Pauses pauses = new Pauses(now::get);
+    private final PauseAwareCommit commit = new PauseAwareCommit(null, pauses);
+
+    private void after(Duration time) {
+        now.addAndGet(time.toNanos());
+    }
+
+    private static Throwable waitedTooLong() {
+        return new TooManyMessagesWithoutAckException(new TopicPartition("image-request", 0), 7, 5, 1, 6);
+    }
+
+    @Test
+    void aRecordOlderThanTheMaxAgeWithoutAPauseIsStuck() {
+        commit.track();
+        after(Duration.ofSeconds(5));
+
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isTrue();
+    }
+
+    @Test
+    void aRecordHeldByAPauseIsNotStuckHoweverLongThePause() {
+        commit.track();
+        after(Duration.ofSeconds(1));
+        pauses.begin(Reason.GATEWAY_FAULT);
+        after(Duration.ofHours(60));
+
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isFalse();
+
+        pauses.end(Reason.GATEWAY_FAULT);
+        after(Duration.ofSeconds(2));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE))
+                .as("3 s outside the pause")
+                .isFalse();
+        after(Duration.ofSeconds(2));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE))
+                .as("5 s outside the pause")
+                .isTrue();
+    }
+
+    @Test
+    void overlappingPausesCountOnce() {
+        commit.track();
+        pauses.begin(Reason.BUDGET);
+        after(Duration.ofSeconds(10));
+        pauses.begin(Reason.GATEWAY_FAULT);
+        pauses.begin(Reason.BUDGET);
+        after(Duration.ofSeconds(10));
+        pauses.end(Reason.BUDGET);
+        pauses.end(Reason.BUDGET);
+        after(Duration.ofSeconds(10));
+        pauses.end(Reason.GATEWAY_FAULT);
+
+        assertThat(pauses.pausedNanos()).isEqualTo(Duration.ofSeconds(30).toNanos());
+        after(Duration.ofSeconds(3));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isFalse();
+        after(Duration.ofSeconds(2));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isTrue();
+    }
+
+    @Test
+    void aRecordDoneWaitsNoMore() {
+        PauseAwareCommit.Tracked first = commit.track();
+        pauses.begin(Reason.BUDGET);
+        after(Duration.ofSeconds(10));
+        pauses.end(Reason.BUDGET);
+        after(Duration.ofSeconds(1));
+        first.done();
+        commit.track();
+        after(Duration.ofSeconds(5));
+
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE))
+                .as("a record taken after the pause")
+                .isTrue();
+    }
+
+    @Test
+    void aReportNoTrackedRecordExplainsIsPassedOnOnceThePauseIsAMaxAgeAgo() {
+        pauses.begin(Reason.GATEWAY_FAULT);
+        after(Duration.ofSeconds(30));
+        pauses.end(Reason.GATEWAY_FAULT);
+        after(Duration.ofSeconds(3));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isFalse();
+
+        after(Duration.ofSeconds(2));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isTrue();
+    }
+
+    @Test
+    void otherFailuresAreAlwaysPassedOn() {
+        pauses.begin(Reason.GATEWAY_FAULT);
+
+        assertThat(commit.passesOn(new IllegalStateException("broker gone"), MAX_AGE))
+                .isTrue();
+    }
+}

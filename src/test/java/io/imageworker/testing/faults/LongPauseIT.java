@@ -1,0 +1,176 @@
+package io.imageworker.testing.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.WorkerProcess;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Pauses by design that outlast SmallRye's {@code throttled.unprocessed-record-max-age.ms} many times over keep the
+ * packaged worker healthy and lose nothing: liveness stays up all along, readiness is down and says why, the worker is
+ * never restarted and no request fails; when the pause ends every request completes. Scaled down: a max age of 4 s (20
+ * minutes in production) against a pause five times as long (a weekend's dead token is thousands of times as long).
+ * SmallRye itself sees the records wait longer than the max age (its warning is in the worker's log): with its plain
+ * {@code throttled} strategy the consumer would be closed and liveness would go down.
+ */
+class LongPauseIT {
+
+    private static final int CONCURRENCY = 2;
+    private static final int REQUESTS = 6;
+    private static final Duration MAX_AGE = Duration.ofSeconds(4);
+    private static final Duration PAUSE = MAX_AGE.multipliedBy(5);
+    private static final Duration WITHIN = Duration.ofSeconds(60);
+    /** SmallRye's warning that a record has waited longer than the max age. */
+    private static final String WAITED_TOO_LONG = "SRMSG18231";
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aDeadTokenForFiveTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(Duration.ofMillis(300)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = worker(stack, "long-pause-worker", Map.of());
+                PipelineClient client = PipelineClient.on(stack)) {
+            worker.start();
+            stack.gateway().control().revokeToken();
+            List<String> ids = publish(client, "dead-token");
+
+            await("intake paused on the dead token")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(200))
+                    .until(() -> worker.metric("image_worker_intake_paused").orElse(0) == 1);
+            holdsThePauseHealthily(worker, "\"pausedBy\"");
+            stack.gateway().control().restoreToken();
+
+            everyRequestCompletes(client, ids);
+            assertThat(worker.starts()).as("worker starts").isEqualTo(1);
+            assertThat(worker.isAlive()).isTrue();
+            assertThat(log(worker)).contains(WAITED_TOO_LONG);
+        }
+    }
+
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aSpendGuardHoldingRequestsForFiveTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
+        // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE.
+        Duration window = Duration.ofSeconds(30);
+        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
+                        .withLatency(Latency.fixed(Duration.ofMillis(300)))
+                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                WorkerProcess worker = worker(
+                        stack,
+                        "budget-pause-worker",
+                        Map.of(
+                                "IMAGE_WORKER_BUDGET_MAX_CALLS",
+                                Integer.toString(REQUESTS / 2),
+                                "IMAGE_WORKER_BUDGET_WINDOW",
+                                window.toMillis() + "ms",
+                                "IMAGE_WORKER_BUDGET_ON_EXCEEDED",
+                                "pause"));
+                PipelineClient client = PipelineClient.on(stack)) {
+            worker.start();
+            await("a window with " + PAUSE.plusSeconds(5) + " left")
+                    .atMost(window)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> window.toMillis() - System.currentTimeMillis() % window.toMillis()
+                            > PAUSE.plusSeconds(5).toMillis());
+            List<String> ids = publish(client, "over-budget");
+
+            await("half the requests held by the spend guard")
+                    .atMost(WITHIN)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() ->
+                            worker.metric("image_worker_budget_held_requests").orElse(0) == REQUESTS / 2);
+            holdsThePauseHealthily(worker, "\"heldBySpendGuard\"");
+            assertThat(worker.metric("image_worker_budget_held_requests"))
+                    .as("still held at the end of the pause")
+                    .hasValue(REQUESTS / 2);
+
+            everyRequestCompletes(client, ids);
+            assertThat(stack.gateway().imageCalls()).hasSize(REQUESTS);
+            assertThat(worker.starts()).as("worker starts").isEqualTo(1);
+            assertThat(worker.isAlive()).isTrue();
+            assertThat(log(worker)).contains(WAITED_TOO_LONG);
+        }
+    }
+
+    /**
+     * Readiness down with the reason (the intake check's data names {@code reasonKey}), then liveness up for the whole
+     * pause.
+     */
+    static void holdsThePauseHealthily(WorkerProcess worker, String reasonKey) {
+        WorkerProcess.Health ready = worker.health("ready");
+        assertThat(ready.status()).as("readiness during the pause").isEqualTo(503);
+        assertThat(ready.body()).contains(reasonKey, "\"reason\"");
+        await("liveness up for the whole pause of " + PAUSE)
+                .during(PAUSE)
+                .atMost(PAUSE.plusSeconds(10))
+                .pollInterval(Duration.ofMillis(250))
+                .until(worker::isLive);
+        assertThat(worker.isAlive()).isTrue();
+    }
+
+    static void everyRequestCompletes(PipelineClient client, List<String> ids) {
+        client.awaitEnded(ids, WITHIN);
+        List<PipelineClient.Result> results = client.results().stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .toList();
+        assertThat(results).allSatisfy(result -> assertThat(result.completed())
+                .as("%s ended with %s", result.requestId(), result.body())
+                .isTrue());
+        assertThat(results.stream().map(PipelineClient.Result::requestId).collect(Collectors.toSet()))
+                .hasSize(ids.size());
+    }
+
+    static WorkerProcess worker(LaunchStack stack, String name, Map<String, String> env) {
+        List<String> jvm = new ArrayList<>(FaultRun.WORKER_JVM_OPTIONS);
+        jvm.add("-Dmp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms=" + MAX_AGE.toMillis());
+        // SmallRye checks the ages when it commits: every half second instead of every 5 s.
+        jvm.add("-Dmp.messaging.incoming.requests.auto.commit.interval.ms=500");
+        return WorkerProcess.builder()
+                .name(name)
+                .env(stack.workerEnvironment(CONCURRENCY))
+                .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", "500ms")
+                .env("IMAGE_WORKER_RETRY_INITIAL_BACKOFF", "100ms")
+                .env("IMAGE_WORKER_RETRY_MAX_BACKOFF", "500ms")
+                // The start-up check wants the max age longer than these two together.
+                .env("IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "2s")
+                .env("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", "1s")
+                .env(env)
+                .jvmOptions(jvm)
+                .build();
+    }
+
+    /** Publishes the requests, keyed by their ids, and waits for the broker's acknowledgements. */
+    static List<String> publish(PipelineClient client, String prefix) {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        List<String> ids = new ArrayList<>();
+        for (int i = 1; i <= REQUESTS; i++) {
+            String id = prefix + "-" + run + "-" + i;
+            client.send(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a lighthouse at dusk " + id + "\"}");
+            ids.add(id);
+        }
+        return ids;
+    }
+
+    static String log(WorkerProcess worker) throws Exception {
+        try (Stream<String> lines = Files.lines(worker.logFile())) {
+            return lines.filter(line -> !line.startsWith("====")).collect(Collectors.joining("\n"));
+        }
+    }
+}
