@@ -35,7 +35,7 @@ import java.util.stream.Collectors;
  * redelivered); anything else is unexplained. A repeated terminal event is explained by a SIGKILL or a broker restart
  * between the two events (the record was delivered again and answered from its result document).
  */
-final class FaultReport {
+public final class FaultReport {
 
     /** A call cut off by a SIGKILL ends, at the simulator, within this time of the kill. */
     private static final Duration CUT_OFF_WITHIN = Duration.ofSeconds(10);
@@ -53,19 +53,19 @@ final class FaultReport {
     }
 
     /** The figures of {@code outcome}. */
-    static FaultReport of(Outcome outcome) {
+    public static FaultReport of(Outcome outcome) {
         FaultReport report = new FaultReport(outcome);
         report.compute();
         return report;
     }
 
     /** The must-be-zero figures that are not, in words; empty when the run passed. */
-    List<String> violations() {
+    public List<String> violations() {
         return List.copyOf(violations);
     }
 
     /** A figure by its key (see {@link #print}); 0 when absent. */
-    long figure(String key) {
+    public long figure(String key) {
         return figures.getOrDefault(key, 0L);
     }
 
@@ -445,7 +445,7 @@ final class FaultReport {
     }
 
     /** The request whose id ends the call's prompt, if it is one of {@code ids}. */
-    static String requestOf(RecordedCall call, Set<String> ids) {
+    public static String requestOf(RecordedCall call, Set<String> ids) {
         return PipelineClient.requestOf(call, ids);
     }
 
@@ -478,7 +478,7 @@ final class FaultReport {
     }
 
     /** Prints the timeline as it happened and the figures, then the verdict. */
-    void print(PrintStream out) {
+    public void print(PrintStream out) {
         String rule = "=".repeat(100);
         FaultScenario scenario = outcome.scenario();
         out.println(rule);

@@ -66,10 +66,10 @@ import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
  * every request's terminal event and for every request record to be committed, reads every published event, and
  * reads back each stored image.
  */
-final class FaultRun {
+public final class FaultRun {
 
     /** The worker's JVM: a small heap, and a short consumer session so that a killed worker's partitions move soon. */
-    static final List<String> WORKER_JVM_OPTIONS = List.of(
+    public static final List<String> WORKER_JVM_OPTIONS = List.of(
             "-Xms128m",
             "-Xmx512m",
             "-XX:+ExitOnOutOfMemoryError",
@@ -100,7 +100,7 @@ final class FaultRun {
     }
 
     /** Runs {@code scenario} from start to end; {@code say} gets a line for each step. */
-    static Outcome run(FaultScenario scenario, Consumer<String> say) {
+    public static Outcome run(FaultScenario scenario, Consumer<String> say) {
         return new FaultRun(scenario, say).run();
     }
 
@@ -515,7 +515,7 @@ final class FaultRun {
     }
 
     /** An admin client for offsets and topics, with short timeouts. */
-    static Admin admin(String bootstrapServers) {
+    public static Admin admin(String bootstrapServers) {
         return Admin.create(Map.of(
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
                 bootstrapServers,
@@ -528,7 +528,7 @@ final class FaultRun {
     }
 
     /** Whether the worker's group has committed every record of the request topic. */
-    static boolean allCommitted(Admin admin, LaunchStack.Topics topics) throws Exception {
+    public static boolean allCommitted(Admin admin, LaunchStack.Topics topics) throws Exception {
         return KafkaOffsets.covers(
                 KafkaOffsets.committed(admin, topics.consumerGroup()),
                 KafkaOffsets.endOffsets(admin, topics.request()));
@@ -595,10 +595,10 @@ final class FaultRun {
      * @param start when it began (for a kill, the SIGKILL)
      * @param end when it was over (for a kill, when the new worker was ready)
      */
-    record Happened(Incident incident, Instant start, Instant end) {
+    public record Happened(Incident incident, Instant start, Instant end) {
 
         /** Whether it killed a worker: a planned SIGKILL or a liveness restart. */
-        boolean killedWorker() {
+        public boolean killedWorker() {
             return incident instanceof Incident.WorkerKill || incident instanceof Incident.LivenessRestart;
         }
     }
@@ -610,7 +610,7 @@ final class FaultRun {
      * @param sha256 its bytes' SHA-256, hex
      * @param bytes its length
      */
-    record StoredObject(String bucket, String key, boolean present, String sha256, long bytes) {}
+    public record StoredObject(String bucket, String key, boolean present, String sha256, long bytes) {}
 
     /**
      * Everything a run observed.
@@ -630,7 +630,7 @@ final class FaultRun {
      * @param workerLog the worker's log file
      * @param wall time from the start of the infrastructure to the end of collection
      */
-    record Outcome(
+    public record Outcome(
             FaultScenario scenario,
             Instant origin,
             List<String> requestIds,
@@ -647,7 +647,7 @@ final class FaultRun {
             Duration wall) {
 
         /** The request ids the broker acknowledged. */
-        Set<String> publishedIds() {
+        public Set<String> publishedIds() {
             return published.keySet();
         }
     }

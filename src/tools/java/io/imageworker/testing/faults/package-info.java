@@ -1,14 +1,13 @@
 /**
- * The fault suite: the packaged worker under faults, and the figures that show nothing is lost and nothing is wrongly
+ * The fault suite ({@code src/tools/java}): the packaged worker under faults, and the figures that show nothing is lost and nothing is wrongly
  * billed.
  *
  * <ul>
  *   <li>{@link io.imageworker.testing.faults.FaultSuite}, {@code ./mvnw -Pfaults}: 300 requests over 150 s at
  *       concurrency 16 ({@link io.imageworker.testing.faults.FaultScenario#full()}), about three minutes; sizes with
  *       {@code -Dfaults.requests=...} and the others listed there.
- *   <li>{@link io.imageworker.testing.faults.FaultSuiteIT}, part of {@code ./mvnw verify}: the same engine on 60
- *       requests ({@link io.imageworker.testing.faults.FaultScenario#ci()}), about a minute and a half.
- *   <li>{@link io.imageworker.testing.faults.GracefulShutdownIT}: SIGTERM with calls in flight.
+ *   <li>{@code io.imageworker.it.FaultSuiteIT}, part of {@code ./mvnw verify}: the same engine on 60 requests
+ *       ({@link io.imageworker.testing.faults.FaultScenario#ci()}), about a minute and a half.
  * </ul>
  *
  * <p>{@link io.imageworker.testing.faults.FaultRun} runs a scenario: an embedded broker and store, the gateway

@@ -1,4 +1,4 @@
-package io.imageworker.config;
+package io.imageworker.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -8,12 +8,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** A Dockerfile, as its stages: each {@code FROM} with its name and its instructions (continuations joined). */
-record Dockerfile(List<Stage> stages) {
+/**
+ * A Dockerfile, as its stages: each {@code FROM} with its name and its instructions (continuations joined). Read by
+ * the deployment tests and by the container image's integration test.
+ */
+public record Dockerfile(List<Stage> stages) {
 
-    record Stage(String base, String name, List<String> instructions) {
+    public record Stage(String base, String name, List<String> instructions) {
         /** The arguments of the last instruction of this kind, or null. */
-        String last(String keyword) {
+        public String last(String keyword) {
             String found = null;
             for (String instruction : instructions) {
                 if (instruction.toUpperCase(Locale.ROOT).startsWith(keyword + " ")) {
@@ -23,7 +26,8 @@ record Dockerfile(List<Stage> stages) {
             return found;
         }
 
-        List<String> all(String keyword) {
+        /** The arguments of every instruction of this kind, in order. */
+        public List<String> all(String keyword) {
             return instructions.stream()
                     .filter(i -> i.toUpperCase(Locale.ROOT).startsWith(keyword + " "))
                     .map(i -> i.substring(keyword.length() + 1).trim())
@@ -31,7 +35,8 @@ record Dockerfile(List<Stage> stages) {
         }
     }
 
-    static Dockerfile read(Path path) {
+    /** Reads the Dockerfile at {@code path}. */
+    public static Dockerfile read(Path path) {
         List<String> lines;
         try {
             lines = Files.readAllLines(path);
@@ -66,7 +71,8 @@ record Dockerfile(List<Stage> stages) {
         return new Dockerfile(stages);
     }
 
-    Stage stage(String name) {
+    /** The stage named {@code name} ({@code FROM ... AS name}). */
+    public Stage stage(String name) {
         return stages.stream()
                 .filter(s -> name.equals(s.name()))
                 .findFirst()
@@ -74,7 +80,7 @@ record Dockerfile(List<Stage> stages) {
     }
 
     /** The stage {@code docker build} ends in without a target. */
-    Stage last() {
+    public Stage last() {
         return stages.get(stages.size() - 1);
     }
 }

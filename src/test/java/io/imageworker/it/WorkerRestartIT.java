@@ -1,5 +1,9 @@
-package io.imageworker.testing.launch;
+package io.imageworker.it;
 
+import io.imageworker.testing.launch.KafkaOffsets;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.WorkerProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,5 +1,6 @@
-package io.imageworker.testing.faults;
+package io.imageworker.it;
 
+import io.imageworker.testing.faults.FaultRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.testing.gateway.Latency;

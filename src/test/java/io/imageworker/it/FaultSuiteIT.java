@@ -1,5 +1,8 @@
-package io.imageworker.testing.faults;
+package io.imageworker.it;
 
+import io.imageworker.testing.faults.FaultReport;
+import io.imageworker.testing.faults.FaultRun;
+import io.imageworker.testing.faults.FaultScenario;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.concurrent.TimeUnit;

@@ -1,5 +1,6 @@
-package io.imageworker.deploy;
+package io.imageworker.it;
 
+import io.imageworker.deploy.Dockerfile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

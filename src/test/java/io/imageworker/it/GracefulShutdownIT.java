@@ -1,5 +1,7 @@
-package io.imageworker.testing.faults;
+package io.imageworker.it;
 
+import io.imageworker.testing.faults.FaultReport;
+import io.imageworker.testing.faults.FaultRun;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
