@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.testing.launch.BuildPaths;
+import io.imageworker.testing.infra.BuildPaths;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

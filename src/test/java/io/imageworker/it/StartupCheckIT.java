@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.launch.BuildPaths;
+import io.imageworker.testing.infra.BuildPaths;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -4,7 +4,9 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -133,8 +135,8 @@ public final class Infrastructure implements AutoCloseable {
      */
     public static Infrastructure startEmbedded(Path dataDir, int kafkaPort, int s3Port) {
         Infrastructure infrastructure = startBoth(
-                () -> startEmbeddedKafka(KafkaBroker.persistent(dataDir.resolve("kafka"), kafkaPort)),
-                () -> startEmbeddedStore(S3Server.persistent(dataDir.resolve("s3"), s3Port)));
+                () -> started(KafkaBroker.persistent(dataDir.resolve("kafka"), kafkaPort)),
+                () -> started(S3Server.persistent(dataDir.resolve("s3"), s3Port)));
         infrastructure.logChoice("the local run", "");
         Runtime.getRuntime().addShutdownHook(new Thread(infrastructure::close, "image-worker-servers-shutdown"));
         return infrastructure;
@@ -175,6 +177,21 @@ public final class Infrastructure implements AutoCloseable {
         return store.region();
     }
 
+    /**
+     * The settings that point a worker at these servers (by their names in {@code application.properties}), storing
+     * its images in {@code bucket}, which it creates when it is missing.
+     */
+    public Map<String, String> workerSettings(String bucket) {
+        return Map.of(
+                "kafka.bootstrap.servers", kafka.bootstrapServers(),
+                "image-worker.storage.endpoint", store.endpoint().toString(),
+                "image-worker.storage.access-key-id", store.accessKey(),
+                "image-worker.storage.secret-access-key", store.secretKey(),
+                "image-worker.storage.region", store.region(),
+                "image-worker.storage.bucket", bucket,
+                "image-worker.storage.create-bucket", "true");
+    }
+
     /** Ends the servers this instance started (external servers are left alone). Idempotent. */
     @Override
     public void close() {
@@ -207,7 +224,7 @@ public final class Infrastructure implements AutoCloseable {
         } else if (containers) {
             kafka = () -> new ContainerKafka(KafkaBroker.DEFAULT_PARTITIONS);
         } else {
-            kafka = () -> startEmbeddedKafka(KafkaBroker.temporary());
+            kafka = () -> started(KafkaBroker.temporary());
         }
         Supplier<ManagedStore> store;
         if (storeEnv != null) {
@@ -215,7 +232,7 @@ public final class Infrastructure implements AutoCloseable {
         } else if (containers) {
             store = ContainerStore::new;
         } else {
-            store = () -> startEmbeddedStore(S3Server.temporary());
+            store = () -> started(S3Server.temporary());
         }
         Infrastructure infrastructure = startBoth(kafka, store);
         infrastructure.logChoice("tests", reason);
@@ -246,17 +263,8 @@ public final class Infrastructure implements AutoCloseable {
         }
     }
 
-    private static KafkaBroker startEmbeddedKafka(KafkaBroker broker) {
-        try {
-            broker.start();
-            return broker;
-        } catch (RuntimeException e) {
-            broker.close();
-            throw e;
-        }
-    }
-
-    private static S3Server startEmbeddedStore(S3Server server) {
+    /** {@code server}, started; closed when it does not start. */
+    private static <T extends EmbeddedServer> T started(T server) {
         try {
             server.start();
             return server;
@@ -278,29 +286,9 @@ public final class Infrastructure implements AutoCloseable {
     }
 
     private void logChoice(String purpose, String reason) {
-        String why = reason.isEmpty() ? "" : " (" + reason + ")";
-        switch (kafka.mode()) {
-            case EXTERNAL ->
-                LOG.infof(
-                        "Kafka for %s: external broker at %s (KAFKA_BOOTSTRAP_SERVERS)",
-                        purpose, kafka.bootstrapServers());
-            case CONTAINER ->
-                LOG.infof(
-                        "Kafka for %s: Testcontainers %s at %s%s",
-                        purpose, ContainerKafka.IMAGE, kafka.bootstrapServers(), why);
-            case EMBEDDED ->
-                LOG.infof(
-                        "Kafka for %s: embedded broker in its own JVM at %s%s", purpose, kafka.bootstrapServers(), why);
-        }
-        switch (store.mode()) {
-            case EXTERNAL ->
-                LOG.infof("S3 for %s: external store at %s (IMAGE_WORKER_STORAGE_ENDPOINT)", purpose, store.endpoint());
-            case CONTAINER ->
-                LOG.infof("S3 for %s: Testcontainers %s at %s%s", purpose, ContainerStore.IMAGE, store.endpoint(), why);
-            case EMBEDDED ->
-                LOG.infof(
-                        "S3 for %s: embedded S3Proxy in its own JVM at %s, objects under %s%s",
-                        purpose, store.endpoint(), store.localDataDir().orElseThrow(), why);
+        for (ManagedServer server : List.of(kafka, store)) {
+            String why = reason.isEmpty() || server.mode() == ServerMode.EXTERNAL ? "" : " (" + reason + ")";
+            LOG.infof("%s for %s: %s%s", server == kafka ? "Kafka" : "S3", purpose, server.description(), why);
         }
     }
 

@@ -54,29 +54,19 @@ final class KafkaAdmin {
         String first = bootstrapServers.split(",")[0].strip();
         String host = first.substring(0, first.lastIndexOf(':'));
         int port = Integer.parseInt(first.substring(first.lastIndexOf(':') + 1));
-        try {
-            // The port first: a plain connect is quiet, where an admin client logs every refused connection.
-            await("Kafka listening at " + first)
-                    .atMost(timeout)
-                    .pollDelay(Duration.ZERO)
-                    .pollInterval(Duration.ofMillis(100))
-                    .failFast("the Kafka process exited", () -> !alive.getAsBoolean())
-                    .until(() -> accepts(host, port));
-            try (Admin admin = admin(bootstrapServers)) {
-                await("Kafka at " + bootstrapServers + " describing its cluster")
-                        .atMost(timeout)
-                        .pollDelay(Duration.ZERO)
-                        .pollInterval(Duration.ofMillis(200))
-                        .ignoreExceptions()
-                        .failFast("the Kafka process exited", () -> !alive.getAsBoolean())
-                        .until(() -> !admin.describeCluster()
-                                .nodes()
-                                .get(5, TimeUnit.SECONDS)
-                                .isEmpty());
-            }
-        } catch (ConditionTimeoutException | TerminalFailureException e) {
-            throw new IllegalStateException(
-                    "Kafka at " + bootstrapServers + " did not become ready: " + e.getMessage() + diagnostics.get(), e);
+        String server = "Kafka at " + bootstrapServers;
+        // The port first: a plain connect is quiet, where an admin client logs every refused connection.
+        Readiness.await(
+                server, "listening", timeout, Duration.ofMillis(100), alive, diagnostics, () -> accepts(host, port));
+        try (Admin admin = admin(bootstrapServers)) {
+            Readiness.await(
+                    server,
+                    "describing its cluster",
+                    timeout,
+                    Duration.ofMillis(200),
+                    alive,
+                    diagnostics,
+                    () -> !admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty());
         }
     }
 

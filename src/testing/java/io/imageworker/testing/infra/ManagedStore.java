@@ -14,13 +14,10 @@ import software.amazon.awssdk.services.s3.model.BucketAlreadyExistsException;
 import software.amazon.awssdk.services.s3.model.BucketAlreadyOwnedByYouException;
 
 /**
- * An S3-compatible store for tests, whichever way it runs ({@link #mode()}). Clients reach it at
+ * An S3-compatible store for tests, whichever way it runs. Clients reach it at
  * {@link #endpoint()} with path-style addressing ({@code http://host:port/bucket/key}), as the worker does.
  */
-public interface ManagedStore {
-
-    /** How this store is provided. */
-    ServerMode mode();
+public interface ManagedStore extends ManagedServer {
 
     /** The endpoint override for S3 clients, e.g. {@code http://127.0.0.1:41234}. */
     URI endpoint();
@@ -74,30 +71,5 @@ public interface ManagedStore {
                 throw e;
             }
         }
-    }
-
-    /** Whether {@link #stop()}, {@link #start()} and {@link #restart()} work in this mode. */
-    default boolean supportsRestart() {
-        return true;
-    }
-
-    /**
-     * Stops the store and returns once it is down; stored objects stay.
-     *
-     * @throws UnsupportedOperationException when {@link #supportsRestart()} is false
-     */
-    void stop();
-
-    /**
-     * Starts the store again on the same endpoint and data, and returns once it answers. Does nothing when it runs.
-     *
-     * @throws UnsupportedOperationException when {@link #supportsRestart()} is false
-     */
-    void start();
-
-    /** {@link #stop()} then {@link #start()}. */
-    default void restart() {
-        stop();
-        start();
     }
 }

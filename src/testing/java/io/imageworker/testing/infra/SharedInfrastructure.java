@@ -1,10 +1,14 @@
 package io.imageworker.testing.infra;
 
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import javax.management.Attribute;
 import javax.management.AttributeList;
@@ -12,7 +16,6 @@ import javax.management.AttributeNotFoundException;
 import javax.management.DynamicMBean;
 import javax.management.InstanceAlreadyExistsException;
 import javax.management.JMException;
-import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanInfo;
 import javax.management.MBeanOperationInfo;
 import javax.management.MBeanParameterInfo;
@@ -26,7 +29,7 @@ import javax.management.RuntimeMBeanException;
  * {@code @QuarkusTest} class, and what it uses, in a class loader of its own (a new one per test profile), where
  * every static field starts afresh; plain JUnit tests use the application class loader. The first class loader to
  * start the servers publishes their control in the platform MBean server, which all class loaders share, with
- * JDK types only; the others attach to it.
+ * JDK types only; the others attach to it through proxies of {@link ManagedKafka} and {@link ManagedStore}.
  */
 final class SharedInfrastructure {
 
@@ -34,6 +37,13 @@ final class SharedInfrastructure {
     static final Object LOCK = "io.imageworker.testing.infra.Infrastructure";
 
     private static final ObjectName NAME = objectName();
+
+    /**
+     * The methods without parameters that an attached proxy runs itself, as the interface's defaults, because they
+     * only combine the others (and a client must be of this class loader); every other one is asked of the owner.
+     * Methods with parameters (topic and bucket creation) are defaults of that kind too.
+     */
+    private static final Set<String> LOCAL = Set.of("restart", "newAsyncClient");
 
     private SharedInfrastructure() {}
 
@@ -43,13 +53,15 @@ final class SharedInfrastructure {
         if (!server.isRegistered(NAME)) {
             return Optional.empty();
         }
-        return Optional.of(new Infrastructure(new SharedKafka(server), new SharedStore(server)));
+        return Optional.of(new Infrastructure(
+                remote(ManagedKafka.class, "kafka", server), remote(ManagedStore.class, "store", server)));
     }
 
     /** Lets the other class loaders of this JVM use {@code owner}'s servers. */
     static void publish(Infrastructure owner) {
         try {
-            ManagementFactory.getPlatformMBeanServer().registerMBean(new Control(owner), NAME);
+            ManagementFactory.getPlatformMBeanServer()
+                    .registerMBean(new Control(Map.of("kafka", owner.kafka(), "store", owner.s3())), NAME);
         } catch (InstanceAlreadyExistsException e) {
             throw new IllegalStateException("Test servers were already published in this JVM", e);
         } catch (JMException e) {
@@ -86,64 +98,111 @@ final class SharedInfrastructure {
         }
     }
 
-    /** The owner's side: attributes and operations over the real handles. */
-    private static final class Control implements DynamicMBean {
+    /** The owner's server {@code name} seen from this class loader: each call goes to the owner's object. */
+    private static <T extends ManagedServer> T remote(Class<T> type, String name, MBeanServer server) {
+        InvocationHandler handler = (proxy, method, args) -> {
+            switch (method.getName()) {
+                case "toString" -> {
+                    return "shared " + name + " server";
+                }
+                case "hashCode" -> {
+                    return System.identityHashCode(proxy);
+                }
+                case "equals" -> {
+                    return proxy == args[0];
+                }
+                default -> {
+                    if (args != null || LOCAL.contains(method.getName())) {
+                        return InvocationHandler.invokeDefault(proxy, method, args);
+                    }
+                    return fromJdkType(method.getReturnType(), call(server, name + "." + method.getName()));
+                }
+            }
+        };
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, handler));
+    }
 
-        private final Map<String, Supplier<Object>> attributes;
-        private final Map<String, Runnable> operations;
-
-        Control(Infrastructure owner) {
-            ManagedKafka kafka = owner.kafka();
-            ManagedStore store = owner.s3();
-            this.attributes = Map.ofEntries(
-                    attribute("KafkaMode", () -> kafka.mode().name()),
-                    attribute("KafkaBootstrapServers", kafka::bootstrapServers),
-                    attribute("KafkaPartitions", kafka::partitions),
-                    attribute("KafkaSupportsRestart", kafka::supportsRestart),
-                    attribute("StoreMode", () -> store.mode().name()),
-                    attribute("StoreEndpoint", () -> store.endpoint().toString()),
-                    attribute("StoreAccessKey", store::accessKey),
-                    attribute("StoreSecretKey", store::secretKey),
-                    attribute("StoreRegion", store::region),
-                    attribute(
-                            "StoreLocalDataDir",
-                            () -> store.localDataDir().map(Path::toString).orElse(null)),
-                    attribute("StoreSupportsRestart", store::supportsRestart));
-            this.operations = Map.of(
-                    "stopKafka", kafka::stop,
-                    "startKafka", kafka::start,
-                    "killKafka", kafka::kill,
-                    "stopStore", store::stop,
-                    "startStore", store::start);
+    /** Runs an operation of the published control, rethrowing what the owner's server threw. */
+    private static Object call(MBeanServer server, String operation) {
+        try {
+            return server.invoke(NAME, operation, new Object[0], new String[0]);
+        } catch (RuntimeMBeanException e) {
+            throw e.getTargetException();
+        } catch (JMException e) {
+            throw new IllegalStateException("Cannot " + operation + " on the shared test servers", e);
         }
+    }
 
-        private static Map.Entry<String, Supplier<Object>> attribute(String name, Supplier<Object> value) {
-            return Map.entry(name, value);
+    /** What crosses between class loaders: JDK types only (an enum by its name, a URI or a path as text). */
+    private static Object toJdkType(Object value) {
+        if (value instanceof Enum<?> constant) {
+            return constant.name();
+        }
+        if (value instanceof URI || value instanceof Path) {
+            return value.toString();
+        }
+        if (value instanceof Optional<?> optional) {
+            return optional.map(Object::toString).orElse(null);
+        }
+        return value;
+    }
+
+    private static Object fromJdkType(Class<?> type, Object value) {
+        if (type == ServerMode.class) {
+            return ServerMode.valueOf((String) value);
+        }
+        if (type == URI.class) {
+            return URI.create((String) value);
+        }
+        if (type == Optional.class) {
+            // The one optional of these interfaces: the store's local data directory.
+            return Optional.ofNullable((String) value).map(Path::of);
+        }
+        return value;
+    }
+
+    /** The owner's side: runs {@code <server>.<method>} on the real handles, in the owner's class loader. */
+    private record Control(Map<String, ManagedServer> servers) implements DynamicMBean {
+
+        @Override
+        public Object invoke(String operation, Object[] params, String[] signature) throws ReflectionException {
+            String[] target = operation.split("\\.", 2);
+            ManagedServer server = servers.get(target[0]);
+            if (server == null || target.length < 2) {
+                throw new ReflectionException(new NoSuchMethodException(operation), operation);
+            }
+            Class<?> type = server instanceof ManagedKafka ? ManagedKafka.class : ManagedStore.class;
+            try {
+                var method = type.getMethod(target[1]);
+                return inOwnClassLoader(() -> {
+                    try {
+                        return toJdkType(method.invoke(server));
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause() instanceof RuntimeException cause
+                                ? cause
+                                : new IllegalStateException(e.getCause());
+                    } catch (IllegalAccessException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+            } catch (NoSuchMethodException e) {
+                throw new ReflectionException(e, operation);
+            }
         }
 
         @Override
         public Object getAttribute(String name) throws AttributeNotFoundException {
-            Supplier<Object> attribute = attributes.get(name);
-            if (attribute == null) {
-                throw new AttributeNotFoundException(name);
-            }
-            return inOwnClassLoader(attribute);
+            throw new AttributeNotFoundException(name);
         }
 
         @Override
         public void setAttribute(Attribute attribute) throws AttributeNotFoundException {
-            throw new AttributeNotFoundException("Read-only: " + attribute.getName());
+            throw new AttributeNotFoundException(attribute.getName());
         }
 
         @Override
         public AttributeList getAttributes(String[] names) {
-            AttributeList list = new AttributeList();
-            for (String name : names) {
-                if (attributes.containsKey(name)) {
-                    list.add(new Attribute(name, inOwnClassLoader(attributes.get(name))));
-                }
-            }
-            return list;
+            return new AttributeList();
         }
 
         @Override
@@ -152,158 +211,17 @@ final class SharedInfrastructure {
         }
 
         @Override
-        public Object invoke(String name, Object[] params, String[] signature) throws ReflectionException {
-            Runnable operation = operations.get(name);
-            if (operation == null) {
-                throw new ReflectionException(new NoSuchMethodException(name), name);
-            }
-            return inOwnClassLoader(() -> {
-                operation.run();
-                return null;
-            });
-        }
-
-        @Override
         public MBeanInfo getMBeanInfo() {
-            MBeanAttributeInfo[] attributeInfos = attributes.keySet().stream()
-                    .sorted()
-                    .map(name -> new MBeanAttributeInfo(name, "java.lang.Object", name, true, false, false))
-                    .toArray(MBeanAttributeInfo[]::new);
-            MBeanOperationInfo[] operationInfos = operations.keySet().stream()
-                    .sorted()
-                    .map(name -> new MBeanOperationInfo(
-                            name, name, new MBeanParameterInfo[0], "void", MBeanOperationInfo.ACTION))
-                    .toArray(MBeanOperationInfo[]::new);
+            MBeanOperationInfo call = new MBeanOperationInfo(
+                    "<server>.<method>",
+                    "a method without parameters of the shared kafka or store",
+                    new MBeanParameterInfo[0],
+                    "java.lang.Object",
+                    MBeanOperationInfo.UNKNOWN);
             return new MBeanInfo(
-                    Control.class.getName(),
-                    "The servers of this JVM's tests",
-                    attributeInfos,
-                    null,
-                    operationInfos,
-                    null);
-        }
-    }
-
-    /** Reads an attribute or runs an operation of the published control, rethrowing what the operation threw. */
-    private record Remote(MBeanServer server) {
-
-        <T> T get(String attribute, Class<T> type) {
-            try {
-                return type.cast(server.getAttribute(NAME, attribute));
-            } catch (JMException e) {
-                throw new IllegalStateException("Cannot read " + attribute + " of the shared test servers", e);
-            }
-        }
-
-        void run(String operation) {
-            try {
-                server.invoke(NAME, operation, new Object[0], new String[0]);
-            } catch (RuntimeMBeanException e) {
-                throw e.getTargetException();
-            } catch (JMException e) {
-                throw new IllegalStateException("Cannot " + operation + " on the shared test servers", e);
-            }
-        }
-    }
-
-    /** Another class loader's Kafka, used through the platform MBean server. */
-    private static final class SharedKafka implements ManagedKafka {
-
-        private final Remote remote;
-
-        SharedKafka(MBeanServer server) {
-            this.remote = new Remote(server);
-        }
-
-        @Override
-        public ServerMode mode() {
-            return ServerMode.valueOf(remote.get("KafkaMode", String.class));
-        }
-
-        @Override
-        public String bootstrapServers() {
-            return remote.get("KafkaBootstrapServers", String.class);
-        }
-
-        @Override
-        public int partitions() {
-            return remote.get("KafkaPartitions", Integer.class);
-        }
-
-        @Override
-        public boolean supportsRestart() {
-            return remote.get("KafkaSupportsRestart", Boolean.class);
-        }
-
-        @Override
-        public void stop() {
-            remote.run("stopKafka");
-        }
-
-        @Override
-        public void start() {
-            remote.run("startKafka");
-        }
-
-        @Override
-        public void kill() {
-            remote.run("killKafka");
-        }
-    }
-
-    /** Another class loader's S3 store, used through the platform MBean server. */
-    private static final class SharedStore implements ManagedStore {
-
-        private final Remote remote;
-
-        SharedStore(MBeanServer server) {
-            this.remote = new Remote(server);
-        }
-
-        @Override
-        public ServerMode mode() {
-            return ServerMode.valueOf(remote.get("StoreMode", String.class));
-        }
-
-        @Override
-        public URI endpoint() {
-            return URI.create(remote.get("StoreEndpoint", String.class));
-        }
-
-        @Override
-        public String accessKey() {
-            return remote.get("StoreAccessKey", String.class);
-        }
-
-        @Override
-        public String secretKey() {
-            return remote.get("StoreSecretKey", String.class);
-        }
-
-        @Override
-        public String region() {
-            return remote.get("StoreRegion", String.class);
-        }
-
-        @Override
-        public Optional<Path> localDataDir() {
-            return Optional.ofNullable(remote.get("StoreLocalDataDir", String.class))
-                    .map(Path::of);
-        }
-
-        @Override
-        public boolean supportsRestart() {
-            return remote.get("StoreSupportsRestart", Boolean.class);
-        }
-
-        @Override
-        public void stop() {
-            remote.run("stopStore");
-        }
-
-        @Override
-        public void start() {
-            remote.run("startStore");
+                    Control.class.getName(), "The servers of this JVM's tests", null, null, new MBeanOperationInfo[] {
+                        call
+                    }, null);
         }
     }
 }

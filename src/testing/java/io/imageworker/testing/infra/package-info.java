@@ -24,6 +24,12 @@
  *       io.imageworker.testing.infra.ParentWatch}).
  * </ul>
  *
+ * <p>Each server is one class per mode over what it has in common with the other server in that mode: {@link
+ * io.imageworker.testing.infra.EmbeddedServer} (the child JVM's lifecycle, its data and configuration directories),
+ * {@link io.imageworker.testing.infra.ContainerServer} (Docker stop, start and kill of a Testcontainers container) and
+ * {@link io.imageworker.testing.infra.ExternalServer} (a server the tests may not stop); {@link
+ * io.imageworker.testing.infra.ManagedServer} is what every one offers.
+ *
  * <p>{@link io.imageworker.testing.infra.Infrastructure#startEmbedded(java.nio.file.Path)} starts both with their data
  * kept in a directory, for a local run of the worker.
  */

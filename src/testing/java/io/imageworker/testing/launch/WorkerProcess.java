@@ -25,6 +25,8 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import io.imageworker.testing.infra.BuildPaths;
+import io.imageworker.testing.infra.ChildProcess;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -56,7 +58,7 @@ import org.awaitility.core.TerminalFailureException;
  * <p>A shutdown hook ends a worker still running when this JVM exits normally or on Ctrl-C; a worker whose parent was
  * killed with SIGKILL is not ended (the worker has no way to notice): stop it by the pid in its log's header line.
  */
-public final class WorkerProcess implements AutoCloseable {
+public final class WorkerProcess extends ChildProcess implements AutoCloseable {
 
     /** Time allowed from the start of the process to a ready worker, unless the builder says otherwise. */
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(90);
@@ -64,7 +66,6 @@ public final class WorkerProcess implements AutoCloseable {
     /** Time a worker has to exit after SIGTERM before it is killed; above the shutdown grace the tests give it. */
     private static final Duration STOP_TIMEOUT = Duration.ofSeconds(75);
 
-    private static final String HOST = "127.0.0.1";
     private static final List<String> CLEARED_PREFIXES =
             List.of("IMAGE_WORKER_", "KAFKA_", "QUARKUS_", "MP_MESSAGING_", "AWS_");
 
@@ -72,28 +73,30 @@ public final class WorkerProcess implements AutoCloseable {
     private final Map<String, String> environment;
     private final List<String> jvmOptions;
     private final int port;
-    private final Path logFile;
     private final boolean echo;
     private final Duration startTimeout;
     private final List<String> command;
     private final boolean httpReadiness;
     private final HttpClient http;
-    private Process process;
     private Thread pump;
     private int starts;
     private boolean hookAdded;
     private volatile Exit lastExit;
 
-    private WorkerProcess(Builder builder) {
+    private WorkerProcess(Builder builder, int port) {
+        super(
+                builder.name,
+                builder.logFile != null
+                        ? builder.logFile
+                        : BuildPaths.directory("launch-logs").resolve(builder.name + "-" + port + ".log"),
+                STOP_TIMEOUT);
         this.name = builder.name;
-        this.port = builder.port != 0 ? builder.port : freePort();
+        this.port = port;
         Map<String, String> env = new LinkedHashMap<>(builder.environment);
         env.put("QUARKUS_HTTP_HOST", HOST);
         env.put("QUARKUS_HTTP_PORT", Integer.toString(port));
         this.environment = Map.copyOf(env);
         this.jvmOptions = List.copyOf(builder.jvmOptions);
-        this.logFile =
-                builder.logFile != null ? builder.logFile : BuildPaths.logDir().resolve(name + "-" + port + ".log");
         this.echo = builder.echo;
         this.startTimeout = builder.startTimeout;
         this.command = builder.command == null ? null : List.copyOf(builder.command);
@@ -103,8 +106,8 @@ public final class WorkerProcess implements AutoCloseable {
                 .version(HttpClient.Version.HTTP_1_1)
                 .build();
         try {
-            Files.createDirectories(logFile.getParent());
-            Files.deleteIfExists(logFile);
+            Files.createDirectories(logFile().getParent());
+            Files.deleteIfExists(logFile());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -132,7 +135,7 @@ public final class WorkerProcess implements AutoCloseable {
         try {
             awaitReady(startTimeout);
         } catch (IllegalStateException e) {
-            killProcess();
+            super.kill();
             throw e;
         }
         return this;
@@ -156,15 +159,11 @@ public final class WorkerProcess implements AutoCloseable {
         if (echo) {
             builder.redirectOutput(ProcessBuilder.Redirect.PIPE);
         } else {
-            builder.redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+            builder.redirectOutput(ProcessBuilder.Redirect.appendTo(logFile().toFile()));
         }
         starts++;
-        appendToLog("==== " + Instant.now() + " " + name + " start #" + starts + ": " + String.join(" ", command));
-        try {
-            process = builder.start();
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot start the worker: " + String.join(" ", command), e);
-        }
+        Process process = launch(builder, "start #" + starts + ": " + String.join(" ", command));
+        running(process);
         appendToLog("==== pid " + process.pid());
         if (echo) {
             pump = new Thread(() -> copyOutput(process), name + "-output");
@@ -183,7 +182,7 @@ public final class WorkerProcess implements AutoCloseable {
      * @throws IllegalStateException when the process exits or is not ready within {@code timeout}
      */
     public void awaitReady(Duration timeout) {
-        Process running = process;
+        Process running = process();
         if (running == null) {
             throw new IllegalStateException(name + " is not started");
         }
@@ -264,25 +263,11 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     /** Hard stop: SIGKILL, as if the machine lost power under the worker. Returns once the process is gone. */
+    @Override
     public synchronized void kill() {
-        if (process == null) {
-            return;
-        }
-        appendToLog("==== " + Instant.now() + " " + name + " killed (SIGKILL)");
-        killProcess();
-    }
-
-    private void killProcess() {
-        process.destroyForcibly();
-        waitForExit(STOP_TIMEOUT);
-        joinPump();
-        recordExit(true);
-        process = null;
-    }
-
-    private void recordExit(boolean killed) {
-        if (!process.isAlive()) {
-            lastExit = new Exit(process.exitValue(), Instant.now(), killed);
+        if (process() != null) {
+            appendToLog("==== " + Instant.now() + " " + name + " killed (SIGKILL)");
+            super.kill();
         }
     }
 
@@ -290,22 +275,22 @@ public final class WorkerProcess implements AutoCloseable {
      * Graceful stop: SIGTERM, then waits for the exit (the worker finishes requests in progress within its shutdown
      * grace); killed if it takes longer than 75 s. Does nothing when it does not run.
      */
+    @Override
     public synchronized void stop() {
-        if (process == null) {
-            return;
+        Process stopping = process();
+        if (stopping != null) {
+            super.stop();
+            String exit = stopping.isAlive() ? "still running" : "exit status " + stopping.exitValue();
+            appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), " + exit);
         }
-        process.destroy();
-        boolean exited = waitForExit(STOP_TIMEOUT);
-        if (!exited) {
-            appendToLog("==== " + Instant.now() + " no exit " + STOP_TIMEOUT.toSeconds() + " s after SIGTERM: killing");
-            process.destroyForcibly();
-            waitForExit(STOP_TIMEOUT);
-        }
+    }
+
+    @Override
+    protected void ended(Process ended, boolean killed) {
         joinPump();
-        recordExit(!exited);
-        String exit = process.isAlive() ? "still running" : "exit status " + process.exitValue();
-        appendToLog("==== " + Instant.now() + " " + name + " stopped (SIGTERM), " + exit);
-        process = null;
+        if (!ended.isAlive()) {
+            lastExit = new Exit(ended.exitValue(), Instant.now(), killed);
+        }
     }
 
     /** {@link #stop()} then {@link #start()}, on the same port. */
@@ -321,34 +306,21 @@ public final class WorkerProcess implements AutoCloseable {
     }
 
     private void stopAtExit() {
-        Process running;
-        synchronized (this) {
-            running = process;
-        }
+        Process running = process();
         if (running != null && running.isAlive()) {
             running.destroy();
-            try {
-                if (!running.waitFor(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-                    running.destroyForcibly();
-                }
-            } catch (InterruptedException e) {
+            if (!waitForExit(running, STOP_TIMEOUT)) {
                 running.destroyForcibly();
-                Thread.currentThread().interrupt();
             }
         }
     }
 
-    /** Whether the process runs. */
-    public synchronized boolean isAlive() {
-        return process != null && process.isAlive();
-    }
-
     /** The process id of the running worker. */
     public synchronized long pid() {
-        if (process == null) {
+        if (process() == null) {
             throw new IllegalStateException(name + " is not running");
         }
-        return process.pid();
+        return process().pid();
     }
 
     /** How the last process of this worker ended, if one did: by {@link #kill()}, {@link #stop()} or a failed start. */
@@ -376,35 +348,9 @@ public final class WorkerProcess implements AutoCloseable {
         return URI.create("http://" + HOST + ":" + port + "/q/metrics");
     }
 
-    /** The worker's log file: every start appends to it. */
-    public Path logFile() {
-        return logFile;
-    }
-
     /** The environment the worker gets on top of the cleared inherited one (including the HTTP port). */
     public Map<String, String> environment() {
         return environment;
-    }
-
-    /** A sentence pointing at the log and quoting its last lines, for failure messages. */
-    public String describeLog() {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(logFile, StandardCharsets.UTF_8);
-        } catch (IOException | UncheckedIOException e) {
-            return " (log " + logFile + " unreadable: " + e + ")";
-        }
-        List<String> tail = lines.subList(Math.max(0, lines.size() - 40), lines.size());
-        return "; see " + logFile + ", which ends with:\n" + String.join("\n", tail);
-    }
-
-    private boolean waitForExit(Duration timeout) {
-        try {
-            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 
     private void joinPump() {
@@ -423,7 +369,7 @@ public final class WorkerProcess implements AutoCloseable {
         try (BufferedReader in =
                         new BufferedReader(new InputStreamReader(source.getInputStream(), StandardCharsets.UTF_8));
                 Writer log = Files.newBufferedWriter(
-                        logFile, StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+                        logFile(), StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
             String line;
             while ((line = in.readLine()) != null) {
                 log.write(line);
@@ -436,32 +382,11 @@ public final class WorkerProcess implements AutoCloseable {
         }
     }
 
-    private synchronized void appendToLog(String line) {
-        try {
-            Files.writeString(
-                    logFile,
-                    line + System.lineSeparator(),
-                    StandardCharsets.UTF_8,
-                    StandardOpenOption.CREATE,
-                    StandardOpenOption.APPEND);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-    }
-
     /** The {@code java} launcher running this JVM, so that the worker runs on the same Java. */
     private static String javaCommand() {
         return ProcessHandle.current().info().command().orElseGet(() -> Path.of(
                         System.getProperty("java.home"), "bin", "java")
                 .toString());
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /**
@@ -533,6 +458,15 @@ public final class WorkerProcess implements AutoCloseable {
                     "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000"));
         }
 
+        /**
+         * The JVM of the launch and fault tests' workers: a small heap that ends the process when it runs out, and a
+         * {@link #shortConsumerSession()}.
+         */
+        public Builder smallJvm() {
+            return jvmOptions(List.of("-Xms128m", "-Xmx512m", "-XX:+ExitOnOutOfMemoryError"))
+                    .shortConsumerSession();
+        }
+
         /** JVM options before {@code -jar}, e.g. {@code -Xmx512m}. */
         public Builder jvmOptions(List<String> options) {
             jvmOptions.addAll(options);
@@ -565,7 +499,7 @@ public final class WorkerProcess implements AutoCloseable {
 
         /** The process description; nothing runs until {@link WorkerProcess#start()}. */
         public WorkerProcess build() {
-            return new WorkerProcess(this);
+            return new WorkerProcess(this, port != 0 ? port : ChildProcess.freePort());
         }
     }
 }

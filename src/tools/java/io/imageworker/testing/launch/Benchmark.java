@@ -6,6 +6,7 @@ import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -111,7 +112,7 @@ public final class Benchmark {
                 }
             }
         } finally {
-            deleteTree(dataDir);
+            BuildPaths.deleteTree(dataDir);
         }
         printTable(rows);
         List<String> problems = rows.stream()
@@ -356,23 +357,6 @@ public final class Benchmark {
     static void say(String format, Object... args) {
         System.out.println("[bench] " + String.format(Locale.ROOT, format, args));
         System.out.flush();
-    }
-
-    static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (var paths = Files.walk(dir)) {
-            paths.sorted(java.util.Comparator.reverseOrder()).forEach(path -> {
-                try {
-                    Files.deleteIfExists(path);
-                } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                }
-            });
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("could not delete " + dir + ": " + e);
-        }
     }
 
     /**

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.BuildPaths;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -62,7 +63,7 @@ final class PriorityBenchmark {
             rows.add(run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir));
             rows.add(run(infrastructure, settings, Mode.FLOOD_LANE, dataDir));
         } finally {
-            Benchmark.deleteTree(dataDir);
+            BuildPaths.deleteTree(dataDir);
         }
         System.out.println("=".repeat(100));
         System.out.println(
