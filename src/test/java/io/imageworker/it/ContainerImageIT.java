@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.infra.BuildPaths;
 import java.io.IOException;
 import java.io.InputStream;
@@ -56,7 +57,7 @@ class ContainerImageIT {
                     new GZIPInputStream(new java.io.ByteArrayInputStream(entries.get(layer.asText()))))) {
                 for (TarArchiveEntry entry; (entry = tar.getNextEntry()) != null; ) {
                     if (entry.isFile()) {
-                        files.put("/" + entry.getName(), sha256(tar));
+                        files.put("/" + entry.getName(), TestImages.sha256(tar));
                     }
                 }
             }
@@ -74,7 +75,7 @@ class ContainerImageIT {
                     .toList()) {
                 try (InputStream in = Files.newInputStream(file)) {
                     packaged.put(
-                            "/deployments/" + app.relativize(file).toString().replace('\\', '/'), sha256(in));
+                            "/deployments/" + app.relativize(file).toString().replace('\\', '/'), TestImages.sha256(in));
                 }
             }
         }
@@ -132,18 +133,5 @@ class ContainerImageIT {
                 .strip();
 
         assertThat(digest).matches("sha256:[0-9a-f]{64}");
-    }
-
-    private static String sha256(InputStream in) throws IOException {
-        try {
-            MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            byte[] buffer = new byte[64 * 1024];
-            for (int read; (read = in.read(buffer)) > 0; ) {
-                digest.update(buffer, 0, read);
-            }
-            return HexFormat.of().formatHex(digest.digest());
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.imageworker.image.ImageFormat;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -25,47 +26,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
-class HttpsReferenceFetcherTest {
+class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
     private static final String NAME = "references[2]";
     private static final long MB = 1024 * 1024;
-
-    /**
-     * The only loosening of the address rule in these tests, and only where a test says so: the loopback address
-     * the local servers listen on ({@code ::1} too, where {@code localhost} also resolves to it). Every other
-     * address, {@code 127.0.0.2} included, is judged by the production rule.
-     */
-    private static final AddressPolicy LOCAL_TEST_SERVER_ONLY =
-            address -> Set.of("127.0.0.1", "0:0:0:0:0:0:0:1").contains(address.getHostAddress())
-                    ? Optional.empty()
-                    : AddressPolicy.PUBLIC_ONLY.refusal(address);
-
-    private static Vertx vertx;
-    private static SelfSignedCertificate certificate;
-    private LocalServer server;
-
-    @BeforeAll
-    static void startVertx() {
-        vertx = Vertx.vertx();
-        certificate = SelfSignedCertificate.create("localhost");
-    }
-
-    @AfterAll
-    static void stopVertx() throws Exception {
-        certificate.delete();
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
-    @BeforeEach
-    void startServer() throws Exception {
-        server = LocalServer.start(vertx, "127.0.0.1", certificate);
-    }
-
-    @AfterEach
-    void stopServer() throws Exception {
-        server.close();
-    }
 
     // --- refusals by the URL rules -----------------------------------------------------------------------------
 
@@ -73,17 +40,14 @@ class HttpsReferenceFetcherTest {
     void refusesHostNotOnAllowList() {
         HttpsReferenceFetcher fetcher = trustingLocalServer("images.example.com", "5s");
 
-        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
-
-        assertThat(refusal)
+        assertThat(refusalBeforeConnecting(fetcher, server.url("localhost", "/a.png")))
                 .startsWith("references[2]: ")
                 .contains("host 'localhost' is not in IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
-        assertThat(server.connections).hasValue(0);
     }
 
     @Test
     void refusesEveryHostWhenAllowListIsEmpty() {
-        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(vertx, TestConfig.worker(null, "5s"));
+        HttpsReferenceFetcher fetcher = production(null, "5s");
 
         assertThat(refusal(fetcher, "https://images.example.com/a.png"))
                 .isEqualTo("references[2]: host 'images.example.com' is not in IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
@@ -133,10 +97,7 @@ class HttpsReferenceFetcherTest {
     void refusesLoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("127.0.0.1", "5s");
 
-        String refusal = refusal(fetcher, server.url("127.0.0.1", "/a.png"));
-
-        assertThat(refusal).startsWith("references[2]: ").contains("127.0.0.1, which is loopback");
-        assertThat(server.connections).hasValue(0);
+        assertThat(refusalBeforeConnecting(fetcher, server.url("127.0.0.1", "/a.png"))).startsWith("references[2]: ").contains("127.0.0.1, which is loopback");
     }
 
     @Test
@@ -164,10 +125,7 @@ class HttpsReferenceFetcherTest {
     void refusesIpv4MappedIpv6LoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("::ffff:127.0.0.1", "5s");
 
-        String refusal = refusal(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png");
-
-        assertThat(refusal).startsWith("references[2]: ").contains("which is loopback");
-        assertThat(server.connections).hasValue(0);
+        assertThat(refusalBeforeConnecting(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png")).startsWith("references[2]: ").contains("which is loopback");
     }
 
     @Test
@@ -175,12 +133,9 @@ class HttpsReferenceFetcherTest {
         assertThat(InetAddress.getAllByName("localhost")).allMatch(InetAddress::isLoopbackAddress);
         HttpsReferenceFetcher fetcher = production("localhost", "5s");
 
-        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
-
-        assertThat(refusal)
+        assertThat(refusalBeforeConnecting(fetcher, server.url("localhost", "/a.png")))
                 .startsWith("references[2]: host 'localhost' has address ")
                 .contains("which is loopback");
-        assertThat(server.connections).hasValue(0);
     }
 
     @Test
@@ -192,7 +147,7 @@ class HttpsReferenceFetcherTest {
         AddressPolicy changesItsMind = address ->
                 asked.incrementAndGet() <= resolved ? Optional.empty() : Optional.of("refused on the connection");
         HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
-                vertx, TestConfig.worker("localhost", "5s"), changesItsMind, certificate.trustOptions());
+                vertx, config("localhost", "5s"), changesItsMind, certificate.trustOptions());
 
         String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
 
@@ -260,35 +215,22 @@ class HttpsReferenceFetcherTest {
         }
     }
 
-    @Test
-    void followsRelativeRedirectToAllowedLocation() throws Exception {
+    /** From a path to a path, and from the bare origin (no path: "/") to a name relative to it. */
+    @ParameterizedTest(name = "from \"{0}\" to {2}")
+    @CsvSource({"/start, /start, /images/a.png", "'', /, a.png"})
+    void followsRelativeRedirectToAllowedLocation(String path, String requestedPath, String location) {
         byte[] png = png();
         server.answering(request -> {
-            if (request.path().equals("/start")) {
-                LocalServer.redirect(request, "/images/a.png");
+            if (request.path().equals(requestedPath)) {
+                LocalServer.redirect(request, location);
             } else {
                 request.response().end(Buffer.buffer(png));
             }
         });
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(fetch(fetcher, server.url("localhost", "/start"))).isEqualTo(png);
+        assertThat(fetch(fetcher, server.url("localhost", path))).isEqualTo(png);
         assertThat(server.requests).hasValue(2);
-    }
-
-    @Test
-    void followsRelativeRedirectFromUrlWithoutPath() throws Exception {
-        byte[] png = png();
-        server.answering(request -> {
-            if (request.path().equals("/")) {
-                LocalServer.redirect(request, "a.png");
-            } else {
-                request.response().end(Buffer.buffer(png));
-            }
-        });
-        HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
-
-        assertThat(fetch(fetcher, server.url("localhost", ""))).isEqualTo(png);
     }
 
     @Test
@@ -328,7 +270,7 @@ class HttpsReferenceFetcherTest {
             // Trusts both certificates: only host name verification can refuse this one.
             HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
                     vertx,
-                    TestConfig.worker("localhost", "5s"),
+                    config("localhost", "5s"),
                     LOCAL_TEST_SERVER_ONLY,
                     new PemTrustOptions()
                             .addCertPath(certificate.certificatePath())
@@ -367,9 +309,7 @@ class HttpsReferenceFetcherTest {
         assertThat(refusal)
                 .isEqualTo("references[2]: the body from host 'localhost' is over the 26214400 bytes limit; cut off"
                         + " while reading");
-        await().atMost(LocalServer.HOLD.dividedBy(2))
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
-        assertThat(server.finishedWriting).isFalse();
+        assertCutOffBeforeTheEnd();
         assertThat(server.bodyBytesWritten.get()).isLessThan(total);
     }
 
@@ -386,9 +326,7 @@ class HttpsReferenceFetcherTest {
         assertThat(refusal)
                 .isEqualTo("references[2]: host 'localhost' announced 27262976 bytes (Content-Length), over the"
                         + " 26214400 bytes limit; not downloaded");
-        await().atMost(LocalServer.HOLD.dividedBy(2))
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
-        assertThat(server.finishedWriting).isFalse();
+        assertCutOffBeforeTheEnd();
         assertThat(server.bodyBytesWritten.get()).isLessThanOrEqualTo(64 * 1024);
     }
 
@@ -430,23 +368,26 @@ class HttpsReferenceFetcherTest {
 
     // --- helpers ----------------------------------------------------------------------------------------------
 
-    /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
-    private static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
-        return new HttpsReferenceFetcher(vertx, TestConfig.worker(allowedHosts, timeout));
-    }
-
-    /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
-    private static HttpsReferenceFetcher trustingLocalServer(String allowedHosts, String timeout) {
-        return new HttpsReferenceFetcher(
-                vertx, TestConfig.worker(allowedHosts, timeout), LOCAL_TEST_SERVER_ONLY, certificate.trustOptions());
-    }
-
     private static byte[] fetch(HttpsReferenceFetcher fetcher, String url) {
         return fetcher.fetch(url, NAME)
                 .subscribe()
                 .withSubscriber(UniAssertSubscriber.create())
                 .awaitItem(LocalServer.patience())
                 .getItem();
+    }
+
+    /** The local server's connection was closed soon, before it had written the whole body. */
+    private void assertCutOffBeforeTheEnd() {
+        await().atMost(LocalServer.HOLD.dividedBy(2))
+                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        assertThat(server.finishedWriting).isFalse();
+    }
+
+    /** The refusal of {@code url}, which never reached the local server. */
+    private String refusalBeforeConnecting(HttpsReferenceFetcher fetcher, String url) {
+        String refusal = refusal(fetcher, url);
+        assertThat(server.connections).as("connections to the local server").hasValue(0);
+        return refusal;
     }
 
     private static String refusal(HttpsReferenceFetcher fetcher, String url) {
@@ -463,11 +404,7 @@ class HttpsReferenceFetcherTest {
         return failure.getMessage();
     }
 
-    static byte[] png() throws IOException {
-        BufferedImage image = new BufferedImage(64, 48, BufferedImage.TYPE_INT_RGB);
-        image.setRGB(3, 4, 0xff8800);
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        ImageIO.write(image, "png", out);
-        return out.toByteArray();
+    static byte[] png() {
+        return TestImages.png(64, 48);
     }
 }

@@ -29,35 +29,14 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** How {@link ReferenceLoader} hands {@code https://} references to {@link HttpsReferenceFetcher}. */
-class ReferenceLoaderTest {
+class ReferenceLoaderTest extends LocalServerTestSupport {
 
-    private static Vertx vertx;
-    private static SelfSignedCertificate certificate;
-    private LocalServer server;
     private byte[] png;
 
-    @BeforeAll
-    static void startVertx() {
-        vertx = Vertx.vertx();
-        certificate = SelfSignedCertificate.create("localhost");
-    }
-
-    @AfterAll
-    static void stopVertx() throws Exception {
-        certificate.delete();
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
     @BeforeEach
-    void startServer() throws Exception {
+    void answerWithAPng() {
         png = HttpsReferenceFetcherTest.png();
-        server = LocalServer.start(vertx, "127.0.0.1", certificate)
-                .answering(request -> request.response().end(Buffer.buffer(png)));
-    }
-
-    @AfterEach
-    void stopServer() throws Exception {
-        server.close();
+        server.answering(request -> request.response().end(Buffer.buffer(png)));
     }
 
     @Test
@@ -141,15 +120,8 @@ class ReferenceLoaderTest {
     }
 
     private ReferenceLoader loaderTrustingLocalServer() {
-        WorkerConfig config = TestConfig.worker("localhost", "5s");
-        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
-                vertx,
-                config,
-                address ->
-                        address.isLoopbackAddress() && address.getHostAddress().equals("127.0.0.1")
-                                ? Optional.empty()
-                                : AddressPolicy.PUBLIC_ONLY.refusal(address),
-                certificate.trustOptions());
+        WorkerConfig config = config("localhost", "5s");
+        HttpsReferenceFetcher fetcher = trustingLocalServer(config);
         // No s3:// reference in these tests: the store is never used.
         return new ReferenceLoader(
                 null,

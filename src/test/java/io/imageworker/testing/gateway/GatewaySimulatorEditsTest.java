@@ -1,5 +1,6 @@
 package io.imageworker.testing.gateway;
 
+import io.imageworker.testing.images.TestImages;
 import static io.imageworker.testing.gateway.SimulatorHttp.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -17,9 +18,9 @@ class GatewaySimulatorEditsTest {
     static GatewaySimulator gateway;
     static SimulatorHttp http;
 
-    static final byte[] BASE_PNG = ImageFixtures.png(1536, 1024);
-    static final byte[] REF_JPEG = ImageFixtures.jpeg(640, 480);
-    static final byte[] REF_WEBP = ImageFixtures.webp(800, 600);
+    static final byte[] BASE_PNG = TestImages.png(1536, 1024);
+    static final byte[] REF_JPEG = TestImages.jpeg(640, 480);
+    static final byte[] REF_WEBP = TestImages.webp(800, 600);
 
     @BeforeAll
     static void start() {
@@ -50,7 +51,7 @@ class GatewaySimulatorEditsTest {
                 .text("quality", "high"));
 
         assertThat(response.statusCode()).isEqualTo(200);
-        assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1024, 1536);
+        assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1024, 1536);
         RecordedCall call = gateway.imageCalls().get(0);
         assertThat(call.route()).isEqualTo("POST /v1/images/edits");
         assertThat(call.textFields())
@@ -82,7 +83,7 @@ class GatewaySimulatorEditsTest {
     void collapsesAnOmittedSizeTo1024SquareWhateverTheSourceSize() {
         HttpResponse<String> response = http.edit(form().file("image", "base.png", "image/png", BASE_PNG));
 
-        assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1024, 1024);
+        assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1024, 1024);
         assertThat(gateway.imageCalls().get(0).silentChanges()).containsExactly(SilentChange.SIZE_DEFAULTED);
     }
 
@@ -131,7 +132,7 @@ class GatewaySimulatorEditsTest {
 
     @Test
     void usesOnlyTheFirstMask() {
-        byte[] mask = ImageFixtures.png(1536, 1024);
+        byte[] mask = TestImages.png(1536, 1024);
         http.edit(form().file("image", "base.png", "image/png", BASE_PNG)
                 .file("mask", "mask1.png", "image/png", mask)
                 .file("mask", "mask2.png", "image/png", mask));
@@ -168,7 +169,7 @@ class GatewaySimulatorEditsTest {
     @Test
     void refusesAnUnsupportedRealType() {
         HttpResponse<String> response =
-                http.edit(form().file("image", "anim.gif", "image/gif", ImageFixtures.gif(64, 64)));
+                http.edit(form().file("image", "anim.gif", "image/gif", TestImages.gif(64, 64)));
 
         assertThat(response.statusCode()).isEqualTo(400);
         JsonNode error = json(response).path("error");
@@ -238,6 +239,6 @@ class GatewaySimulatorEditsTest {
     void answersTheOversizeRuleOnEditsToo() {
         HttpResponse<String> response =
                 http.edit(form().text("size", "16:9").file("image", "base.png", "image/png", BASE_PNG));
-        assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(2048, 2048);
+        assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(2048, 2048);
     }
 }

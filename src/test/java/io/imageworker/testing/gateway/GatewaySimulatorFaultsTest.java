@@ -1,5 +1,6 @@
 package io.imageworker.testing.gateway;
 
+import io.imageworker.testing.images.TestImages;
 import static io.imageworker.testing.gateway.SimulatorHttp.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -191,8 +192,8 @@ class GatewaySimulatorFaultsTest {
         HttpResponse<String> picked = http.generate(GENERATION);
         HttpResponse<String> given = http.generate(GENERATION);
 
-        assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(picked))).containsExactly(1024, 1536);
-        assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(given))).containsExactly(1024, 1024);
+        assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(picked))).containsExactly(1024, 1536);
+        assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(given))).containsExactly(1024, 1024);
         assertThat(gateway.imageCalls()).allSatisfy(c -> {
             assertThat(c.requestedSize()).isEqualTo("1536x1024");
             assertThat(c.silentChanges()).contains(SilentChange.OUTPUT_SIZE_WRONG);
@@ -208,8 +209,8 @@ class GatewaySimulatorFaultsTest {
                 .text("model", "gpt-image-2")
                 .text("prompt", "blend them")
                 .text("size", "1024x1024")
-                .file("image[]", "base.png", "image/png", ImageFixtures.png(1024, 1024))
-                .file("image[]", "ref.jpg", "image/jpeg", ImageFixtures.jpeg(320, 240)));
+                .file("image[]", "base.png", "image/png", TestImages.png(1024, 1024))
+                .file("image[]", "ref.jpg", "image/jpeg", TestImages.jpeg(320, 240)));
 
         assertThat(response.statusCode()).isEqualTo(200);
         RecordedCall call = onlyImageCall();

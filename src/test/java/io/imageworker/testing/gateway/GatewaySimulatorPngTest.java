@@ -1,5 +1,6 @@
 package io.imageworker.testing.gateway;
 
+import io.imageworker.testing.images.TestImages;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.drew.imaging.ImageMetadataReader;
@@ -20,7 +21,7 @@ class GatewaySimulatorPngTest {
     void encodesAPngThatImageIoAndMetadataExtractorReadAtItsSize(int width, int height) throws Exception {
         byte[] png = PngEncoder.cached(width, height);
 
-        assertThat(ImageFixtures.decodedSize(png)).containsExactly(width, height);
+        assertThat(TestImages.decodedSize(png)).containsExactly(width, height);
         Metadata metadata = ImageMetadataReader.readMetadata(new ByteArrayInputStream(png));
         PngDirectory header = metadata.getFirstDirectoryOfType(PngDirectory.class);
         assertThat(header.getInt(PngDirectory.TAG_IMAGE_WIDTH)).isEqualTo(width);
@@ -52,12 +53,12 @@ class GatewaySimulatorPngTest {
 
     @Test
     void sniffsTypeAndSizeOfEachUploadFormat() {
-        assertThat(ImageProbe.realType(ImageFixtures.jpeg(33, 17))).isEqualTo(ImageProbe.JPEG);
-        assertThat(ImageProbe.dimensions(ImageFixtures.jpeg(33, 17))).containsExactly(33, 17);
-        assertThat(ImageProbe.realType(ImageFixtures.webp(800, 600))).isEqualTo(ImageProbe.WEBP);
-        assertThat(ImageProbe.dimensions(ImageFixtures.webp(800, 600))).containsExactly(800, 600);
-        assertThat(ImageProbe.realType(ImageFixtures.gif(7, 9))).isEqualTo(ImageProbe.GIF);
-        assertThat(ImageProbe.dimensions(ImageFixtures.gif(7, 9))).containsExactly(7, 9);
+        assertThat(ImageProbe.realType(TestImages.jpeg(33, 17))).isEqualTo(ImageProbe.JPEG);
+        assertThat(ImageProbe.dimensions(TestImages.jpeg(33, 17))).containsExactly(33, 17);
+        assertThat(ImageProbe.realType(TestImages.webp(800, 600))).isEqualTo(ImageProbe.WEBP);
+        assertThat(ImageProbe.dimensions(TestImages.webp(800, 600))).containsExactly(800, 600);
+        assertThat(ImageProbe.realType(TestImages.gif(7, 9))).isEqualTo(ImageProbe.GIF);
+        assertThat(ImageProbe.dimensions(TestImages.gif(7, 9))).containsExactly(7, 9);
         assertThat(ImageProbe.realType("hello".getBytes())).isEqualTo(ImageProbe.UNKNOWN);
         assertThat(ImageProbe.dimensions(new byte[] {(byte) 0x89, 'P', 'N', 'G'}))
                 .isNull();

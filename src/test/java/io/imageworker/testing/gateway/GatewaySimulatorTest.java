@@ -1,5 +1,6 @@
 package io.imageworker.testing.gateway;
 
+import io.imageworker.testing.images.TestImages;
 import static io.imageworker.testing.gateway.SimulatorHttp.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -287,7 +288,7 @@ class GatewaySimulatorTest {
             assertThat(body.path("created").asLong())
                     .isCloseTo(Instant.now().getEpochSecond(), org.assertj.core.data.Offset.offset(5L));
             assertThat(body.path("data")).hasSize(1);
-            assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response)))
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
                     .containsExactly(1536, 864);
             assertThat(gateway.imageCalls()).singleElement().satisfies(c -> {
                 assertThat(c.status()).isEqualTo(200);
@@ -311,7 +312,7 @@ class GatewaySimulatorTest {
                     .isNotEqualTo(URI.create(gateway.baseUrl()).getPort());
             HttpResponse<byte[]> download = http.download(url);
             assertThat(download.statusCode()).isEqualTo(200);
-            assertThat(ImageFixtures.decodedSize(download.body())).containsExactly(1024, 1536);
+            assertThat(TestImages.decodedSize(download.body())).containsExactly(1024, 1536);
             assertThat(gateway.imageCalls().get(0).imageUrl()).isEqualTo(url);
             assertThat(gateway.downloads()).singleElement().satisfies(d -> assertThat(d.status())
                     .isEqualTo(200));
@@ -419,7 +420,7 @@ class GatewaySimulatorTest {
         void turnsARatioAliasInto2048Square() {
             HttpResponse<String> response = http.generate(generation(",\"size\":\"16:9\""));
             assertThat(response.statusCode()).isEqualTo(200);
-            assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response)))
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
                     .containsExactly(2048, 2048);
             assertThat(gateway.imageCalls().get(0).silentChanges()).containsExactly(SilentChange.RATIO_ALIAS_TO_2048);
             assertThat(gateway.imageCalls().get(0).billed()).isTrue();
@@ -428,7 +429,7 @@ class GatewaySimulatorTest {
         @Test
         void collapsesAnOmittedSizeTo1024Square() {
             HttpResponse<String> response = http.generate(generation(""));
-            assertThat(ImageFixtures.decodedSize(SimulatorHttp.b64Image(response)))
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
                     .containsExactly(1024, 1024);
             RecordedCall call = gateway.imageCalls().get(0);
             assertThat(call.requestedSize()).isNull();
@@ -491,7 +492,7 @@ class GatewaySimulatorTest {
             HttpResponse<String> response = http.generate(generation(",\"size\":\"4608x1536\""));
 
             assertThat(response.statusCode()).isEqualTo(200);
-            int[] size = ImageFixtures.decodedSize(SimulatorHttp.b64Image(response));
+            int[] size = TestImages.decodedSize(SimulatorHttp.b64Image(response));
             assertThat(size).isNotEqualTo(new int[] {4608, 1536});
             assertThat(SizeRules.valid(new SizeRules.Size(size[0], size[1]))).isTrue();
             RecordedCall call = gateway.imageCalls().get(0);

@@ -3,18 +3,24 @@ package io.imageworker.testing.images;
 import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import javax.imageio.ImageIO;
 
 /**
  * Real, small image files made in memory, for any test that needs image bytes: PNG, JPEG, GIF and BMP through the JDK's
  * {@link ImageIO} writers; WebP (which the JDK cannot write) and the EXIF orientation block built by hand from their
- * specifications, as documented on each method.
+ * specifications, as documented on each method. And what tests ask of image bytes: their size as ImageIO decodes
+ * them, and their SHA-256.
  */
 public final class TestImages {
 
@@ -102,6 +108,40 @@ public final class TestImages {
         tiff.putShort((short) orientation).putShort((short) 0); // value, left-justified in the 4-byte field
         tiff.putInt(0); // no next IFD
         return tiff.array();
+    }
+
+    /** {@code {width, height}} of an image as ImageIO decodes it. */
+    public static int[] decodedSize(byte[] image) {
+        try {
+            BufferedImage decoded = ImageIO.read(new ByteArrayInputStream(image));
+            if (decoded == null) {
+                throw new IllegalArgumentException("ImageIO cannot read these bytes");
+            }
+            return new int[] {decoded.getWidth(), decoded.getHeight()};
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The SHA-256 of {@code bytes} as 64 lower-case hex digits, computed here rather than by the worker's code. */
+    public static String sha256(byte[] bytes) {
+        return sha256(new ByteArrayInputStream(bytes));
+    }
+
+    /** The SHA-256 of what {@code in} holds, read to its end, as 64 lower-case hex digits. */
+    public static String sha256(InputStream in) {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            byte[] buffer = new byte[64 * 1024];
+            for (int read; (read = in.read(buffer)) > 0; ) {
+                digest.update(buffer, 0, read);
+            }
+            return HexFormat.of().formatHex(digest.digest());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private static BufferedImage picture(int width, int height, int type) {

@@ -1,0 +1,87 @@
+package io.imageworker.reference;
+
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.testing.TestConfig;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.SelfSignedCertificate;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * What the tests of {@code https://} references share: Vert.x, a self-signed certificate for {@code localhost}, a
+ * {@link LocalServer} on 127.0.0.1 for each test, and fetchers configured as the worker would be.
+ */
+abstract class LocalServerTestSupport {
+
+    /**
+     * The only loosening of the address rule in these tests, and only where a test says so: the loopback address
+     * the local servers listen on ({@code ::1} too, where {@code localhost} also resolves to it). Every other
+     * address, {@code 127.0.0.2} included, is judged by the production rule.
+     */
+    static final AddressPolicy LOCAL_TEST_SERVER_ONLY =
+            address -> Set.of("127.0.0.1", "0:0:0:0:0:0:0:1").contains(address.getHostAddress())
+                    ? Optional.empty()
+                    : AddressPolicy.PUBLIC_ONLY.refusal(address);
+
+    static Vertx vertx;
+    static SelfSignedCertificate certificate;
+    LocalServer server;
+
+    @BeforeAll
+    static void startVertx() {
+        vertx = Vertx.vertx();
+        certificate = SelfSignedCertificate.create("localhost");
+    }
+
+    @AfterAll
+    static void stopVertx() throws Exception {
+        certificate.delete();
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+    }
+
+    @BeforeEach
+    void startServer() throws Exception {
+        server = LocalServer.start(vertx, "127.0.0.1", certificate);
+    }
+
+    @AfterEach
+    void stopServer() throws Exception {
+        server.close();
+    }
+
+    /**
+     * The worker's configuration with these two settings.
+     *
+     * @param allowedHosts {@code image-worker.reference.allowed-hosts}, or null to leave it unset
+     * @param downloadTimeout {@code image-worker.download.timeout}, such as {@code 2s}
+     */
+    static WorkerConfig config(String allowedHosts, String downloadTimeout) {
+        Map<String, String> settings = new HashMap<>(Map.of("image-worker.download.timeout", downloadTimeout));
+        if (allowedHosts != null) {
+            settings.put("image-worker.reference.allowed-hosts", allowedHosts);
+        }
+        return TestConfig.worker(settings);
+    }
+
+    /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
+    static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
+        return new HttpsReferenceFetcher(vertx, config(allowedHosts, timeout));
+    }
+
+    /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
+    static HttpsReferenceFetcher trustingLocalServer(WorkerConfig config) {
+        return new HttpsReferenceFetcher(vertx, config, LOCAL_TEST_SERVER_ONLY, certificate.trustOptions());
+    }
+
+    /** {@link #trustingLocalServer(WorkerConfig)} with these two settings (see {@link #config}). */
+    static HttpsReferenceFetcher trustingLocalServer(String allowedHosts, String timeout) {
+        return trustingLocalServer(config(allowedHosts, timeout));
+    }
+}
