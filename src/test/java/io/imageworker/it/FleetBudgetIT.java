@@ -1,6 +1,5 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.faults.FaultRun;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.testing.gateway.Latency;
@@ -36,9 +35,7 @@ class FleetBudgetIT {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void threeWorkersSharingOneBudgetMakeNoMoreCallsThanItAllowsAndARestartKeepsTheCount() throws Exception {
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(Duration.ofMillis(500)))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(500)));
                 PipelineClient client = PipelineClient.on(stack)) {
             Map<String, String> budget = Map.of(
                     "IMAGE_WORKER_BUDGET_MAX_CALLS", Integer.toString(CAP),
@@ -97,11 +94,9 @@ class FleetBudgetIT {
     }
 
     private static WorkerProcess worker(LaunchStack stack, String name, Map<String, String> budget) {
-        return WorkerProcess.builder()
-                .name(name)
-                .env(stack.workerEnvironment(CONCURRENCY))
+        return stack.worker(name, CONCURRENCY)
                 .env(budget)
-                .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
+                .smallJvm()
                 .build();
     }
 
@@ -117,7 +112,7 @@ class FleetBudgetIT {
             String id = prefix + "-" + run + "-" + n;
             int partition = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
             if (partition == ids.size() % partitions) {
-                client.send(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a paper boat " + id + "\"}");
+                client.send(id, PipelineClient.request(id, "a paper boat"));
                 ids.add(id);
             }
         }

@@ -1,7 +1,5 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.faults.FaultReport;
-import io.imageworker.testing.faults.FaultRun;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -63,23 +61,18 @@ class GracefulShutdownIT {
         Duration grace = gatewayTimeout.plus(patience);
         Duration oldGrace = gatewayTimeout.dividedBy(3);
         Duration callTime = Duration.ofSeconds(5);
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(callTime))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
-                WorkerProcess worker = WorkerProcess.builder()
-                        .name("graceful-worker")
-                        .env(stack.workerEnvironment(CONCURRENCY))
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(callTime));
+                WorkerProcess worker = stack.worker("graceful-worker", CONCURRENCY)
                         // No IMAGE_WORKER_SHUTDOWN_GRACE: the default, derived from these two, is under test.
                         .env("IMAGE_WORKER_GATEWAY_TIMEOUT", gatewayTimeout.toMillis() + "ms")
                         .env("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", patience.toMillis() + "ms")
-                        .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
+                        .smallJvm()
                         .build();
-                PipelineClient client = PipelineClient.on(stack);
-                Admin admin = FaultRun.admin(stack.infrastructure().kafkaBootstrapServers())) {
+                PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
             // 3 x the limit: the limit's worth in flight, as many waiting for a permit (the merge takes twice the
             // limit), and the rest not taken from the consumer yet.
-            Map<String, RecordMetadata> records = publish(client, "graceful", 3 * CONCURRENCY);
+            Map<String, RecordMetadata> records = client.publish("graceful", 3 * CONCURRENCY, GracefulShutdownIT::request);
             List<String> ids = List.copyOf(records.keySet());
             await("calls in flight up to the limit, and as many requests waiting for a call slot")
                     .atMost(WITHIN)
@@ -116,10 +109,7 @@ class GracefulShutdownIT {
             int callsBeforeRestart = stack.gateway().imageCalls().size();
             assertThat(callsBeforeRestart).isEqualTo(publishedBeforeExit.size());
             // And it committed what it finished before it exited.
-            Map<TopicPartition, OffsetAndMetadata> committed = admin.listConsumerGroupOffsets(
-                            stack.topics().consumerGroup())
-                    .partitionsToOffsetAndMetadata()
-                    .get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = stack.committed();
             assertThat(publishedBeforeExit.keySet()).allSatisfy(id -> {
                 RecordMetadata record = records.get(id);
                 OffsetAndMetadata offset = committed.get(new TopicPartition(record.topic(), record.partition()));
@@ -135,10 +125,10 @@ class GracefulShutdownIT {
             await("every request record committed")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(200))
-                    .until(() -> FaultRun.allCommitted(admin, stack.topics()));
+                    .until(stack::allCommitted);
 
-            Map<String, List<PipelineClient.Result>> events = events(client, ids);
-            Map<String, List<RecordedCall>> calls = calls(stack, ids);
+            Map<String, List<PipelineClient.Result>> events = client.eventsByRequest(ids);
+            Map<String, List<RecordedCall>> calls = stack.callsByRequest(ids);
             // Nothing lost, nothing failed.
             assertThat(events.keySet()).containsExactlyInAnyOrderElementsOf(ids);
             assertThat(client.results()).allSatisfy(event -> assertThat(event.completed())
@@ -154,9 +144,8 @@ class GracefulShutdownIT {
                             assertThat(list).as("terminal events of %s", id).hasSize(1));
             // The second worker did only what the first had not.
             List<RecordedCall> all = stack.gateway().imageCalls();
-            assertThat(all.subList(callsBeforeRestart, all.size()).stream()
-                            .map(call -> FaultReport.requestOf(call, Set.copyOf(ids)))
-                            .collect(Collectors.toSet()))
+            assertThat(PipelineClient.byRequest(all.subList(callsBeforeRestart, all.size()), ids)
+                            .keySet())
                     .doesNotContainAnyElementsOf(publishedBeforeExit.keySet());
         }
     }
@@ -165,14 +154,12 @@ class GracefulShutdownIT {
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void requestsUnfinishedWhenTheGraceEndsAreRedeliveredAndNeverFailed() throws Exception {
         Duration grace = Duration.ofSeconds(2);
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(Duration.ofSeconds(8)))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofSeconds(8)));
                 WorkerProcess worker = worker(stack, "short-grace-worker", grace);
                 PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
-            List<String> ids =
-                    List.copyOf(publish(client, "short-grace", CONCURRENCY).keySet());
+            List<String> ids = List.copyOf(client.publish("short-grace", CONCURRENCY, GracefulShutdownIT::request)
+                    .keySet());
             await("calls in flight up to the limit")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(20))
@@ -189,14 +176,9 @@ class GracefulShutdownIT {
             // The unfinished requests were neither completed nor failed by the worker that gave up on them: no event,
             // and no result document that the next worker would replay as their outcome.
             assertThat(client.results()).isEmpty();
-            try (S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
-                assertThat(ids).allSatisfy(id -> assertThat(s3.headObject(
-                                        head -> head.bucket(LaunchStack.BUCKET).key("results/" + id + ".json"))
-                                .handle((found, error) -> error == null)
-                                .get(30, TimeUnit.SECONDS))
-                        .as("a result document for %s", id)
-                        .isFalse());
-            }
+            assertThat(ids).allSatisfy(id -> assertThat(stack.hasObject("results/" + id + ".json"))
+                    .as("a result document for %s", id)
+                    .isFalse());
 
             worker.start();
             await("a terminal event for each request")
@@ -204,13 +186,13 @@ class GracefulShutdownIT {
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> client.firstEvents(ids).size() == ids.size());
 
-            Map<String, List<PipelineClient.Result>> events = events(client, ids);
+            Map<String, List<PipelineClient.Result>> events = client.eventsByRequest(ids);
             assertThat(events).allSatisfy((id, list) -> assertThat(list)
                     .as("terminal events of %s", id)
                     .singleElement()
                     .satisfies(event -> assertThat(event.completed()).isTrue()));
             // Redelivered and called again: the first call was cut off at the end of the grace.
-            assertThat(calls(stack, ids)).allSatisfy((id, list) -> assertThat(list)
+            assertThat(stack.callsByRequest(ids)).allSatisfy((id, list) -> assertThat(list)
                     .as("gateway calls for %s", id)
                     .hasSize(2)
                     .first()
@@ -219,60 +201,22 @@ class GracefulShutdownIT {
     }
 
     private static WorkerProcess worker(LaunchStack stack, String name, Duration grace) {
-        return WorkerProcess.builder()
-                .name(name)
-                .env(stack.workerEnvironment(CONCURRENCY))
+        return stack.worker(name, CONCURRENCY)
                 .env("IMAGE_WORKER_SHUTDOWN_GRACE", grace.toMillis() + "ms")
-                .jvmOptions(FaultRun.WORKER_JVM_OPTIONS)
+                .smallJvm()
                 .build();
     }
 
-    /**
-     * Publishes {@code count} generate requests, keyed by their ids, and waits for the broker's acknowledgements.
-     * Returns where each went, in publishing order.
-     */
-    private static Map<String, RecordMetadata> publish(PipelineClient client, String prefix, int count)
-            throws Exception {
-        String run = UUID.randomUUID().toString().substring(0, 8);
-        Map<String, CompletableFuture<RecordMetadata>> acks = new LinkedHashMap<>();
-        for (int i = 1; i <= count; i++) {
-            String id = prefix + "-" + run + "-" + i;
-            acks.put(
-                    id,
-                    client.sendAsync(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a quiet harbour " + id + "\"}"));
-        }
-        client.flush();
-        Map<String, RecordMetadata> records = new LinkedHashMap<>();
-        for (Map.Entry<String, CompletableFuture<RecordMetadata>> ack : acks.entrySet()) {
-            records.put(ack.getKey(), ack.getValue().get(30, TimeUnit.SECONDS));
-        }
-        return records;
+    private static String request(String id) {
+        return PipelineClient.request(id, "a quiet harbour");
     }
 
     /** The requests whose gateway call is in flight now. */
     private static Set<String> inFlight(LaunchStack stack, List<String> ids) {
         return stack.gateway().imageCalls().stream()
                 .filter(call -> call.finishedAt() == null)
-                .map(call -> FaultReport.requestOf(call, Set.copyOf(ids)))
+                .map(call -> PipelineClient.requestOf(call, Set.copyOf(ids)))
                 .filter(id -> id != null)
                 .collect(Collectors.toCollection(TreeSet::new));
-    }
-
-    private static Map<String, List<PipelineClient.Result>> events(PipelineClient client, List<String> ids) {
-        return client.results().stream()
-                .filter(result -> ids.contains(result.requestId()))
-                .collect(Collectors.groupingBy(PipelineClient.Result::requestId));
-    }
-
-    private static Map<String, List<RecordedCall>> calls(LaunchStack stack, List<String> ids) {
-        Set<String> known = new LinkedHashSet<>(ids);
-        Map<String, List<RecordedCall>> calls = new HashMap<>();
-        for (RecordedCall call : stack.gateway().imageCalls()) {
-            String id = FaultReport.requestOf(call, known);
-            if (id != null) {
-                calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
-            }
-        }
-        return calls;
     }
 }

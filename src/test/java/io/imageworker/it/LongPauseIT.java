@@ -1,6 +1,5 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.faults.FaultRun;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -42,9 +41,7 @@ class LongPauseIT {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aDeadTokenForFiveTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(Duration.ofMillis(300)))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
                 WorkerProcess worker = worker(stack, "long-pause-worker", Map.of());
                 PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
@@ -70,9 +67,7 @@ class LongPauseIT {
     void aSpendGuardHoldingRequestsForFiveTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
         // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE.
         Duration window = Duration.ofSeconds(30);
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(Duration.ofMillis(300)))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
                 WorkerProcess worker = worker(
                         stack,
                         "budget-pause-worker",
@@ -139,13 +134,7 @@ class LongPauseIT {
     }
 
     static WorkerProcess worker(LaunchStack stack, String name, Map<String, String> env) {
-        List<String> jvm = new ArrayList<>(FaultRun.WORKER_JVM_OPTIONS);
-        jvm.add("-Dmp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms=" + MAX_AGE.toMillis());
-        // SmallRye checks the ages when it commits: every half second instead of every 5 s.
-        jvm.add("-Dmp.messaging.incoming.requests.auto.commit.interval.ms=500");
-        return WorkerProcess.builder()
-                .name(name)
-                .env(stack.workerEnvironment(CONCURRENCY))
+        return stack.worker(name, CONCURRENCY)
                 .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", "500ms")
                 .env("IMAGE_WORKER_RETRY_INITIAL_BACKOFF", "100ms")
                 .env("IMAGE_WORKER_RETRY_MAX_BACKOFF", "500ms")
@@ -153,20 +142,18 @@ class LongPauseIT {
                 .env("IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "2s")
                 .env("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", "1s")
                 .env(env)
-                .jvmOptions(jvm)
+                .smallJvm()
+                .jvmOptions(List.of(
+                        "-Dmp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms=" + MAX_AGE.toMillis(),
+                        // SmallRye checks the ages when it commits: every half second instead of every 5 s.
+                        "-Dmp.messaging.incoming.requests.auto.commit.interval.ms=500"))
                 .build();
     }
 
     /** Publishes the requests, keyed by their ids, and waits for the broker's acknowledgements. */
     static List<String> publish(PipelineClient client, String prefix) {
-        String run = UUID.randomUUID().toString().substring(0, 8);
-        List<String> ids = new ArrayList<>();
-        for (int i = 1; i <= REQUESTS; i++) {
-            String id = prefix + "-" + run + "-" + i;
-            client.send(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a lighthouse at dusk " + id + "\"}");
-            ids.add(id);
-        }
-        return ids;
+        return List.copyOf(client.publish(prefix, REQUESTS, id -> PipelineClient.request(id, "a lighthouse at dusk"))
+                .keySet());
     }
 
     static String log(WorkerProcess worker) throws Exception {

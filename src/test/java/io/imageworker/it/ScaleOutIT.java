@@ -1,6 +1,5 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.launch.KafkaOffsets;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -66,7 +65,6 @@ class ScaleOutIT {
     private static final Pattern ASSIGNED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) assigned");
     private static final Pattern RELEASED =
             Pattern.compile("Rebalance: released .*; (\\d+) request\\(s\\) finished during the wait, (\\d+) given up");
-    private static final Pattern IN_PROGRESS = Pattern.compile("^image_worker_requests_in_progress\\S* (\\S+)$");
 
     private final Map<String, GatewaySimulator> gateways = new LinkedHashMap<>();
     private final Map<String, WorkerProcess> replicas = new LinkedHashMap<>();
@@ -78,51 +76,33 @@ class ScaleOutIT {
                 .withLatency(Latency.uniform(MIN_LATENCY, MAX_LATENCY))
                 .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
         try (LaunchStack stack = LaunchStack.onSharedServers(settings, PARTITIONS);
-                PipelineClient client = new PipelineClient(
-                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
-                Admin admin = Admin.create(Map.of(
-                        AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                        stack.infrastructure().kafkaBootstrapServers(),
-                        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                        5_000,
-                        AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                        10_000))) {
+                PipelineClient client = PipelineClient.on(stack)) {
             for (String name : List.of("scale-a", "scale-b", "scale-c", "scale-d")) {
                 replica(stack, settings, name);
             }
-            String group = stack.topics().consumerGroup();
             startTogether("scale-a", "scale-b", "scale-c");
-            awaitAssignment(admin, group, Set.of("scale-a", "scale-b", "scale-c"));
+            awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c"));
 
             // The backlog, all at once, keyed by requestId.
-            String run = UUID.randomUUID().toString().substring(0, 8);
-            Map<String, CompletableFuture<RecordMetadata>> sending = new LinkedHashMap<>();
-            for (int i = 1; i <= REQUESTS; i++) {
-                String id = "scale-" + run + "-" + i;
-                sending.put(
-                        id, client.sendAsync(id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a kite, " + id + "\"}"));
-            }
-            client.flush();
-            for (CompletableFuture<RecordMetadata> sent : sending.values()) {
-                sent.get(30, TimeUnit.SECONDS);
-            }
+            Map<String, RecordMetadata> sent =
+                    client.publish("scale", REQUESTS, id -> PipelineClient.request(id, "a kite,"));
             Instant start = Instant.now();
             Map<String, Instant> alive = new HashMap<>(Map.of("scale-a", start, "scale-b", start, "scale-c", start));
             Map<String, Instant> gone = new HashMap<>();
 
             // A replica joins while every replica is busy.
-            awaitEvents(client, sending.keySet(), REQUESTS / 8);
+            awaitEvents(client, sent.keySet(), REQUESTS / 8);
             Map<String, Integer> logMark = logMarks();
             replicas.get("scale-d").start();
             alive.put("scale-d", Instant.now());
-            awaitAssignment(admin, group, Set.of("scale-a", "scale-b", "scale-c", "scale-d"));
+            awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c", "scale-d"));
             Rebalance join = rebalanceSince(logMark, Set.of("scale-a", "scale-b", "scale-c"), "scale-d");
 
             // A replica leaves gracefully.
             logMark = logMarks();
             replicas.get("scale-b").stop();
             gone.put("scale-b", Instant.now());
-            awaitAssignment(admin, group, Set.of("scale-a", "scale-c", "scale-d"));
+            awaitAssignment(stack, Set.of("scale-a", "scale-c", "scale-d"));
             Rebalance leave = rebalanceSince(logMark, Set.of("scale-a", "scale-c", "scale-d"), null);
 
             // A replica is killed with calls in flight.
@@ -131,14 +111,16 @@ class ScaleOutIT {
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(20))
                     .until(() -> killedGateway.imageCallsInFlight() >= CONCURRENCY / 2);
-            Set<TopicPartition> killedPartitions = assignment(admin, group).get("scale-c");
-            int inProgressAtKill = inProgress(replicas.get("scale-c"));
+            Set<TopicPartition> killedPartitions = assignment(stack).get("scale-c");
+            int inProgressAtKill = (int) replicas.get("scale-c")
+                    .metric("image_worker_requests_in_progress")
+                    .orElseThrow();
             logMark = logMarks();
             Instant killedAt = Instant.now();
             replicas.get("scale-c").kill();
             gone.put("scale-c", killedAt);
             // Its last commit: nobody commits its partitions until its session expires.
-            Map<TopicPartition, OffsetAndMetadata> committedAtKill = KafkaOffsets.committed(admin, group);
+            Map<TopicPartition, OffsetAndMetadata> committedAtKill = stack.committed();
             await("the killed replica's calls seen to end")
                     .atMost(WITHIN)
                     .until(() -> killedGateway.imageCallsInFlight() == 0);
@@ -146,34 +128,26 @@ class ScaleOutIT {
                     .filter(call ->
                             call.finishedAt() == null || !call.finishedAt().isBefore(killedAt))
                     .count();
-            awaitAssignment(admin, group, Set.of("scale-a", "scale-d"));
+            awaitAssignment(stack, Set.of("scale-a", "scale-d"));
             Rebalance kill = rebalanceSince(logMark, Set.of("scale-a", "scale-d"), null);
 
             // Everything answered and committed.
             await("a terminal event for every request")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(100))
-                    .until(() -> client.firstEvents(sending.keySet()).size() == REQUESTS);
-            Instant end = client.firstEvents(sending.keySet()).values().stream()
+                    .until(() -> client.firstEvents(sent.keySet()).size() == REQUESTS);
+            Instant end = client.firstEvents(sent.keySet()).values().stream()
                     .map(PipelineClient.Result::createdAt)
                     .max(Instant::compareTo)
                     .orElseThrow();
-            Map<TopicPartition, Long> ends =
-                    KafkaOffsets.endOffsets(admin, stack.topics().request());
-            await("every request committed")
-                    .atMost(WITHIN)
-                    .until(() -> KafkaOffsets.covers(KafkaOffsets.committed(admin, group), ends));
-            long published = published(admin, stack.topics());
+            await("every request committed").atMost(WITHIN).until(stack::allCommitted);
+            long published = stack.published();
             await("every event read")
                     .atMost(WITHIN)
                     .until(() -> client.results().size() >= published);
 
             // The killed replica's events published after its last commit: delivered again, answered again.
-            Map<String, RecordMetadata> sent = new HashMap<>();
-            for (Map.Entry<String, CompletableFuture<RecordMetadata>> entry : sending.entrySet()) {
-                sent.put(entry.getKey(), entry.getValue().get());
-            }
-            Map<String, PipelineClient.Result> firsts = client.firstEvents(sending.keySet());
+            Map<String, PipelineClient.Result> firsts = client.firstEvents(sent.keySet());
             // The records the killed replica held uncommitted: the only ones the kill may make anyone do again.
             Set<String> uncommittedAtKill = sent.entrySet().stream()
                     .filter(entry -> {
@@ -192,12 +166,12 @@ class ScaleOutIT {
             // was not recorded yet. The new owner calls again for each.
             long calledUnfinishedAtKill = killedGateway.imageCalls().stream()
                     .filter(call -> call.arrivedAt().isBefore(killedAt))
-                    .map(call -> PipelineClient.requestOf(call, sending.keySet()))
+                    .map(call -> PipelineClient.requestOf(call, sent.keySet()))
                     .filter(id -> id != null && !firsts.get(id).createdAt().isBefore(killedAt))
                     .distinct()
                     .count();
-            Map<String, Integer> events = eventsPerRequest(client, sending.keySet());
-            Map<String, Integer> calls = callsPerRequest(sending.keySet());
+            Map<String, Integer> events = perRequest(client.eventsByRequest(sent.keySet()));
+            Map<String, Integer> calls = perRequest(PipelineClient.byRequest(allCalls(), sent.keySet()));
             int repeats = beyondOne(events, id -> true);
             int extraCalls = beyondOne(calls, id -> true);
             // What the join and the graceful leave cost: whatever is repeated outside the killed replica's records.
@@ -274,9 +248,7 @@ class ScaleOutIT {
         gateways.put(name, gateway);
         replicas.put(
                 name,
-                WorkerProcess.builder()
-                        .name(name)
-                        .env(stack.workerEnvironment(CONCURRENCY))
+                stack.worker(name, CONCURRENCY)
                         .env("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl())
                         .env("IMAGE_WORKER_GATEWAY_API_KEY", gateway.validApiKey())
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "30s")
@@ -301,24 +273,20 @@ class ScaleOutIT {
     }
 
     /** Waits until exactly these replicas are in the group and hold every partition between them. */
-    private static void awaitAssignment(Admin admin, String group, Set<String> members) {
+    private static void awaitAssignment(LaunchStack stack, Set<String> members) {
         await("the group to settle on " + members)
                 .atMost(WITHIN)
                 .pollInterval(Duration.ofMillis(200))
                 .until(() -> {
-                    Map<String, Set<TopicPartition>> assignment = assignment(admin, group);
+                    Map<String, Set<TopicPartition>> assignment = assignment(stack);
                     return assignment.keySet().equals(members)
                             && assignment.values().stream().mapToInt(Set::size).sum() == PARTITIONS
                             && assignment.values().stream().noneMatch(Set::isEmpty);
                 });
     }
 
-    private static Map<String, Set<TopicPartition>> assignment(Admin admin, String group) throws Exception {
-        ConsumerGroupDescription description = admin.describeConsumerGroups(List.of(group))
-                .all()
-                .get(10, TimeUnit.SECONDS)
-                .get(group);
-        return description.members().stream()
+    private static Map<String, Set<TopicPartition>> assignment(LaunchStack stack) {
+        return stack.kafka().consumerGroups().describe(stack.topics().consumerGroup()).members().stream()
                 .collect(Collectors.toMap(
                         MemberDescription::clientId,
                         member -> member.assignment().topicPartitions(),
@@ -332,25 +300,17 @@ class ScaleOutIT {
                 .until(() -> client.firstEvents(ids).size() >= count);
     }
 
-    private static Map<String, Integer> eventsPerRequest(PipelineClient client, Set<String> ids) {
-        Map<String, Integer> events = new HashMap<>();
-        client.results().stream()
-                .filter(result -> ids.contains(result.requestId()))
-                .forEach(result -> events.merge(result.requestId(), 1, Integer::sum));
-        return events;
+    /** How many of each request's items (events, calls) there are. */
+    private static Map<String, Integer> perRequest(Map<String, ? extends List<?>> byRequest) {
+        Map<String, Integer> counts = new HashMap<>();
+        byRequest.forEach((id, items) -> counts.put(id, items.size()));
+        return counts;
     }
 
-    /** Image calls per request, over every replica's gateway (the prompt ends with the request's id). */
-    private Map<String, Integer> callsPerRequest(Set<String> ids) {
-        Map<String, Integer> calls = new HashMap<>();
-        for (GatewaySimulator gateway : gateways.values()) {
-            for (RecordedCall call : gateway.imageCalls()) {
-                String id = PipelineClient.requestOf(call, ids);
-                if (id != null) {
-                    calls.merge(id, 1, Integer::sum);
-                }
-            }
-        }
+    /** The image calls of every replica's gateway. */
+    private List<RecordedCall> allCalls() {
+        List<RecordedCall> calls = new ArrayList<>();
+        gateways.values().forEach(gateway -> calls.addAll(gateway.imageCalls()));
         return calls;
     }
 
@@ -360,23 +320,6 @@ class ScaleOutIT {
                 .filter(entry -> counted.test(entry.getKey()))
                 .mapToInt(entry -> entry.getValue() - 1)
                 .sum();
-    }
-
-    /** The gauge {@code image_worker_requests_in_progress} of a running replica. */
-    private static int inProgress(WorkerProcess replica) throws IOException, InterruptedException {
-        HttpResponse<String> metrics = HttpClient.newHttpClient()
-                .send(
-                        HttpRequest.newBuilder(replica.metricsUrl())
-                                .timeout(Duration.ofSeconds(5))
-                                .build(),
-                        HttpResponse.BodyHandlers.ofString());
-        for (String line : metrics.body().split("\n")) {
-            Matcher matcher = IN_PROGRESS.matcher(line);
-            if (matcher.matches()) {
-                return (int) Double.parseDouble(matcher.group(1));
-            }
-        }
-        throw new IllegalStateException("no image_worker_requests_in_progress in " + replica.metricsUrl());
     }
 
     private Map<String, Integer> logMarks() throws IOException {
@@ -426,20 +369,9 @@ class ScaleOutIT {
         return new Rebalance(revoked, assigned, finished, givenUp);
     }
 
-    private static long published(Admin admin, LaunchStack.Topics topics) throws Exception {
-        long total = 0;
-        for (String topic : List.of(topics.completed(), topics.failed())) {
-            total += KafkaOffsets.endOffsets(admin, topic).values().stream()
-                    .mapToLong(Long::longValue)
-                    .sum();
-        }
-        return total;
-    }
-
     /** Wall time, mean call latency, and what Little's law allows: throughput = calls in flight / latency. */
     private Figures figures(Instant start, Instant end, Map<String, Instant> alive, Map<String, Instant> gone) {
-        List<RecordedCall> calls = new ArrayList<>();
-        gateways.values().forEach(gateway -> calls.addAll(gateway.imageCalls()));
+        List<RecordedCall> calls = allCalls();
         double callSeconds = calls.stream()
                 .filter(call -> call.finishedAt() != null)
                 .mapToDouble(call ->

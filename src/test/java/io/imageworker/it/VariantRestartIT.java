@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.images.TestImages;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.security.MessageDigest;
@@ -47,30 +48,19 @@ class VariantRestartIT {
     @Test
     @Timeout(value = 4, unit = TimeUnit.MINUTES)
     void aRestartedWorkerCallsOnlyForTheVariantsWithoutARecord() throws Exception {
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        // Variants of one request end at different times: some are recorded while others are called.
-                        .withLatency(Latency.uniform(Duration.ofMillis(400), Duration.ofMillis(2500)))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
-                WorkerProcess worker = WorkerProcess.builder()
-                        .name("variant-restart-worker")
-                        .env(stack.workerEnvironment(CONCURRENCY))
+        // Variants of one request end at different times: some are recorded while others are called.
+        try (LaunchStack stack =
+                        LaunchStack.onSharedServers(Latency.uniform(Duration.ofMillis(400), Duration.ofMillis(2500)));
+                WorkerProcess worker = stack.worker("variant-restart-worker", CONCURRENCY)
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
                         .shortConsumerSession()
                         .build();
-                PipelineClient client = new PipelineClient(
-                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
+                PipelineClient client = PipelineClient.on(stack);
                 S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
             worker.start();
-            String run = UUID.randomUUID().toString().substring(0, 8);
-            List<String> ids = new ArrayList<>();
-            for (int i = 1; i <= REQUESTS; i++) {
-                String id = "variants-" + run + "-" + i;
-                ids.add(id);
-                client.send(
-                        id,
-                        "{\"requestId\":\"" + id + "\",\"count\":" + COUNT + ",\"prompt\":\"a lighthouse, " + id
-                                + "\"}");
-            }
+            List<String> ids = List.copyOf(client.publish(
+                            "variants", REQUESTS, id -> PipelineClient.request(id, "a lighthouse,", "\"count\":" + COUNT))
+                    .keySet());
 
             // Kill once a request has some variants recorded and others not, while calls are in flight.
             await("a request half done")
@@ -97,14 +87,10 @@ class VariantRestartIT {
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> client.firstEvents(ids).size() == REQUESTS);
-            Map<String, Integer> callsAfterRestart = new TreeMap<>();
             List<RecordedCall> calls = stack.gateway().imageCalls();
-            for (RecordedCall call : calls.subList(callsBeforeRestart, calls.size())) {
-                String id = PipelineClient.requestOf(call, new java.util.HashSet<>(ids));
-                if (id != null) {
-                    callsAfterRestart.merge(id, 1, Integer::sum);
-                }
-            }
+            Map<String, Integer> callsAfterRestart = new TreeMap<>();
+            PipelineClient.byRequest(calls.subList(callsBeforeRestart, calls.size()), ids)
+                    .forEach((id, own) -> callsAfterRestart.put(id, own.size()));
 
             System.out.printf(
                     "VariantRestartIT: %d requests of count %d; at the kill, variants recorded %s, requests ended %s;"
@@ -142,11 +128,7 @@ class VariantRestartIT {
                                 .as("%s variant %d, recorded before the kill, is reused", id, variant)
                                 .isEqualTo(recorded.get(variant));
                     }
-                    byte[] stored = s3.getObject(
-                                    get -> get.bucket(LaunchStack.BUCKET).key(key), AsyncResponseTransformer.toBytes())
-                            .get(30, TimeUnit.SECONDS)
-                            .asByteArray();
-                    assertThat(sha256(stored))
+                    assertThat(TestImages.sha256(stack.readObject(key)))
                             .as(key)
                             .isEqualTo(image.path("sha256").asText());
                 }
@@ -196,9 +178,5 @@ class VariantRestartIT {
             }
             throw e;
         }
-    }
-
-    private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
     }
 }

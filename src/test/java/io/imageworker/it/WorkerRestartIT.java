@@ -1,6 +1,6 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.launch.KafkaOffsets;
+import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -58,38 +58,17 @@ class WorkerRestartIT {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void everyRequestEndsWhenTheWorkerIsKilledMidCallAndStartedAgain() throws Exception {
-        try (LaunchStack stack = LaunchStack.onSharedServers(SimulatorSettings.defaults()
-                        .withLatency(Latency.fixed(LATENCY))
-                        .withQuota(SimulatorSettings.UNLIMITED_QUOTA));
-                WorkerProcess worker = WorkerProcess.builder()
-                        .name("restart-worker")
-                        .env(stack.workerEnvironment(CONCURRENCY))
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(LATENCY));
+                WorkerProcess worker = stack.worker("restart-worker", CONCURRENCY)
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
-                        // The killed worker's consumer holds its partitions until its session expires: 6 s (the
-                        // broker's minimum) instead of 45 s, so the new worker gets them quickly.
-                        .jvmOptions(List.of(
-                                "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
-                                "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000"))
+                        // So that the new worker gets the killed one's partitions quickly.
+                        .shortConsumerSession()
                         .build();
-                PipelineClient client = new PipelineClient(
-                        stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, result -> {});
-                Admin admin = admin(stack.infrastructure().kafkaBootstrapServers())) {
+                PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
 
-            String run = UUID.randomUUID().toString().substring(0, 8);
-            Map<String, CompletableFuture<RecordMetadata>> sending = new LinkedHashMap<>();
-            for (int i = 1; i <= REQUESTS; i++) {
-                String id = "restart-" + run + "-" + i;
-                sending.put(
-                        id,
-                        client.sendAsync(
-                                id, "{\"requestId\":\"" + id + "\",\"prompt\":\"a red bicycle, " + id + "\"}"));
-            }
-            client.flush();
-            Map<String, RecordMetadata> sent = new LinkedHashMap<>();
-            for (Map.Entry<String, CompletableFuture<RecordMetadata>> entry : sending.entrySet()) {
-                sent.put(entry.getKey(), entry.getValue().get(30, TimeUnit.SECONDS));
-            }
+            Map<String, RecordMetadata> sent =
+                    client.publish("restart", REQUESTS, id -> PipelineClient.request(id, "a red bicycle,"));
 
             // Kill once a first wave has ended (so that some results are recorded but perhaps not committed) and the
             // next calls are in flight.
@@ -107,7 +86,7 @@ class WorkerRestartIT {
                     .until(() -> stack.gateway().imageCallsInFlight() == 0);
             // Every call the first worker made, and its last commit: it is dead, neither changes any more.
             List<RecordedCall> firstWorkerCalls = stack.gateway().imageCalls();
-            Map<TopicPartition, OffsetAndMetadata> committedAtKill = committed(admin, stack.topics());
+            Map<TopicPartition, OffsetAndMetadata> committedAtKill = stack.committed();
 
             worker.start();
             await("a terminal event for each request")
@@ -115,18 +94,11 @@ class WorkerRestartIT {
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> client.firstEvents(sent.keySet()).size() == REQUESTS);
             // Every record committed means every result published, replays included; then read them all.
-            Map<TopicPartition, Long> requestEnds =
-                    endOffsets(admin, stack.topics().request());
             await("every request record committed")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(200))
-                    .until(() -> allCommitted(admin, stack.topics(), requestEnds));
-            long published = endOffsets(admin, stack.topics().completed()).values().stream()
-                            .mapToLong(Long::longValue)
-                            .sum()
-                    + endOffsets(admin, stack.topics().failed()).values().stream()
-                            .mapToLong(Long::longValue)
-                            .sum();
+                    .until(stack::allCommitted);
+            long published = stack.published();
             await("every published event read")
                     .atMost(WITHIN)
                     .until(() -> client.results().size() >= published);
@@ -134,9 +106,8 @@ class WorkerRestartIT {
             List<PipelineClient.Result> events = client.results().stream()
                     .filter(result -> sent.containsKey(result.requestId()))
                     .toList();
-            Map<String, List<PipelineClient.Result>> byRequest =
-                    events.stream().collect(Collectors.groupingBy(PipelineClient.Result::requestId));
-            Map<String, List<RecordedCall>> callsByRequest = callsByRequest(stack, sent.keySet());
+            Map<String, List<PipelineClient.Result>> byRequest = client.eventsByRequest(sent.keySet());
+            Map<String, List<RecordedCall>> callsByRequest = stack.callsByRequest(sent.keySet());
 
             // No request lost; each ended with its image (the simulator injects no fault).
             assertThat(byRequest.keySet()).containsExactlyInAnyOrderElementsOf(sent.keySet());
@@ -145,19 +116,13 @@ class WorkerRestartIT {
                     .isTrue());
 
             // Each completed event's object is in the store, byte for byte what the event says.
-            try (S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
-                for (PipelineClient.Result event : events) {
-                    byte[] stored = s3.getObject(
-                                    get -> get.bucket(event.text("image", "bucket"))
-                                            .key(event.imageKey()),
-                                    AsyncResponseTransformer.toBytes())
-                            .get(30, TimeUnit.SECONDS)
-                            .asByteArray();
-                    assertThat(sha256(stored))
-                            .as("sha256 of %s", event.imageKey())
-                            .isEqualTo(event.sha256());
-                    assertThat((long) stored.length).isEqualTo(Long.parseLong(event.text("image", "bytes")));
-                }
+            for (PipelineClient.Result event : events) {
+                assertThat(event.text("image", "bucket")).isEqualTo(LaunchStack.BUCKET);
+                byte[] stored = stack.readObject(event.imageKey());
+                assertThat(TestImages.sha256(stored))
+                        .as("sha256 of %s", event.imageKey())
+                        .isEqualTo(event.sha256());
+                assertThat((long) stored.length).isEqualTo(Long.parseLong(event.text("image", "bytes")));
             }
 
             // What the kill interrupted.
@@ -234,48 +199,5 @@ class WorkerRestartIT {
                     .as("image calls for %s", id)
                     .isBetween(1, inProgressAtKill.contains(id) ? 2 : 1));
         }
-    }
-
-    /** The simulator's image calls per request (the prompt carries the request id). */
-    private static Map<String, List<RecordedCall>> callsByRequest(LaunchStack stack, Set<String> ids) {
-        Map<String, List<RecordedCall>> calls = new HashMap<>();
-        for (RecordedCall call : stack.gateway().imageCalls()) {
-            String id = PipelineClient.requestOf(call, ids);
-            if (id != null) {
-                calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
-            }
-        }
-        return calls;
-    }
-
-    private static Admin admin(String bootstrapServers) {
-        return Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrapServers,
-                AdminClientConfig.CLIENT_ID_CONFIG,
-                "worker-restart-it",
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                5_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                10_000));
-    }
-
-    private static Map<TopicPartition, OffsetAndMetadata> committed(Admin admin, LaunchStack.Topics topics)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        return KafkaOffsets.committed(admin, topics.consumerGroup());
-    }
-
-    private static boolean allCommitted(Admin admin, LaunchStack.Topics topics, Map<TopicPartition, Long> ends)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        return KafkaOffsets.covers(committed(admin, topics), ends);
-    }
-
-    private static Map<TopicPartition, Long> endOffsets(Admin admin, String topic)
-            throws ExecutionException, InterruptedException, TimeoutException {
-        return KafkaOffsets.endOffsets(admin, topic);
-    }
-
-    private static String sha256(byte[] bytes) throws NoSuchAlgorithmException {
-        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
     }
 }

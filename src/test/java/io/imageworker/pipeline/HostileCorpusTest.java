@@ -7,7 +7,7 @@ import io.imageworker.ErrorCode;
 import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.StoreProxy;
 import io.imageworker.testing.infra.Infrastructure;
-import io.imageworker.testing.launch.KafkaOffsets;
+import io.imageworker.testing.KafkaOffsets;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.nio.charset.StandardCharsets;
@@ -82,16 +82,13 @@ class HostileCorpusTest extends PipelineTestSupport {
                         .as("records not answered")
                         .isEmpty());
         Duration answered = Duration.between(start, Instant.now());
-        try (Admin admin = Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, Infrastructure.get().kafkaBootstrapServers()))) {
-            Map<TopicPartition, Long> ends = KafkaOffsets.endOffsets(admin, HostileCorpusResource.TOPIC);
-            await("every partition committed to its end")
-                    .atMost(COMMITTED_WITHIN)
-                    .pollInterval(Duration.ofMillis(250))
-                    .until(() -> KafkaOffsets.covers(KafkaOffsets.committed(admin, HostileCorpusResource.GROUP), ends));
-            assertThat(ends).hasSize(HostileCorpusResource.PARTITIONS);
-            assertThat(ends.values()).allMatch(end -> end > 0);
-        }
+        Map<TopicPartition, Long> ends = KafkaOffsets.endOffsets(kafka.kafka(), HostileCorpusResource.TOPIC);
+        await("every partition committed to its end")
+                .atMost(COMMITTED_WITHIN)
+                .pollInterval(Duration.ofMillis(250))
+                .until(() -> KafkaOffsets.committedUpTo(kafka.kafka(), HostileCorpusResource.GROUP, ends));
+        assertThat(ends).hasSize(HostileCorpusResource.PARTITIONS);
+        assertThat(ends.values()).allMatch(end -> end > 0);
         System.out.printf(
                 "HostileCorpusTest: %d records (%d events, %d DLQ copies) answered in %d ms, every partition committed"
                         + " to its end in %d ms%n",

@@ -45,21 +45,15 @@ class OptionalTopicsOffTest extends PipelineTestSupport {
         assertThat(body(result(id)).path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
         await("no image.started").during(Duration.ofSeconds(1)).atMost(WITHIN).until(() -> kafka.statusEvents(id)
                 .isEmpty());
-        try (Admin admin = Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, Infrastructure.get().kafkaBootstrapServers()))) {
-            // A member of an earlier test's worker may linger until its session ends; this worker's stays alone.
-            await("only the request topic consumed")
-                    .atMost(Duration.ofSeconds(45))
-                    .pollInterval(Duration.ofMillis(500))
-                    .until(() -> consumedTopics(admin).equals(Set.of(WorkerTestResource.REQUESTS)));
-        }
+        // A member of an earlier test's worker may linger until its session ends; this worker's stays alone.
+        await("only the request topic consumed")
+                .atMost(Duration.ofSeconds(45))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> consumedTopics().equals(Set.of(WorkerTestResource.REQUESTS)));
     }
 
-    private static Set<String> consumedTopics(Admin admin) throws Exception {
-        ConsumerGroupDescription group = admin.describeConsumerGroups(Set.of("image-worker"))
-                .describedGroups()
-                .get("image-worker")
-                .get(30, TimeUnit.SECONDS);
+    private static Set<String> consumedTopics() {
+        ConsumerGroupDescription group = kafka.kafka().consumerGroups().describe("image-worker");
         Set<String> topics = group.members().stream()
                 .flatMap(member -> member.assignment().topicPartitions().stream())
                 .map(TopicPartition::topic)

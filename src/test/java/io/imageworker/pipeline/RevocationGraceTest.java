@@ -5,7 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.imageworker.messaging.PartitionWork;
 import io.imageworker.testing.infra.Infrastructure;
-import io.imageworker.testing.launch.KafkaOffsets;
+import io.smallrye.reactive.messaging.kafka.companion.ConsumerTask;
+import java.util.HashMap;
+import io.imageworker.testing.KafkaOffsets;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -57,24 +59,27 @@ class RevocationGraceTest extends PipelineTestSupport {
         List<String> ids = send(IN_PROGRESS, "grace");
         await("every request in progress").atMost(WITHIN).until(() -> work.running() == IN_PROGRESS);
 
-        List<ConsumerRecord<byte[], byte[]>> taken = new CopyOnWriteArrayList<>();
         Set<TopicPartition> assigned = ConcurrentHashMap.newKeySet();
-        try (NewOwner owner = new NewOwner(taken, assigned)) {
+        // A consumer joining the worker's group as another replica would.
+        try (ConsumerTask<byte[], byte[]> owner = kafka.kafka()
+                .consumeWithDeserializers(new ByteArrayDeserializer(), new ByteArrayDeserializer())
+                .withGroupId(HostileCorpusResource.GROUP)
+                .withClientId("new-owner")
+                .withProp(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName())
+                .withOnPartitionsAssigned(assigned::addAll)
+                .withOnPartitionsRevoked(assigned::removeAll)
+                .fromTopics(HostileCorpusResource.TOPIC)) {
             await("the new owner assigned partitions")
                     .atMost(Duration.ofSeconds(60))
                     .until(() -> !assigned.isEmpty());
 
             // Before it got them, the worker finished and committed what it had started on them.
-            try (Admin admin = Admin.create(Map.of(
-                    AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                    Infrastructure.get().kafkaBootstrapServers()))) {
-                Map<TopicPartition, Long> ends = KafkaOffsets.endOffsets(admin, HostileCorpusResource.TOPIC);
-                Map<TopicPartition, Long> movedEnds = new java.util.HashMap<>(ends);
-                movedEnds.keySet().retainAll(assigned);
-                assertThat(KafkaOffsets.covers(KafkaOffsets.committed(admin, HostileCorpusResource.GROUP), movedEnds))
-                        .as("partitions %s committed to their ends %s", assigned, movedEnds)
-                        .isTrue();
-            }
+            Map<TopicPartition, Long> movedEnds =
+                    new HashMap<>(KafkaOffsets.endOffsets(kafka.kafka(), HostileCorpusResource.TOPIC));
+            movedEnds.keySet().retainAll(assigned);
+            assertThat(KafkaOffsets.committedUpTo(kafka.kafka(), HostileCorpusResource.GROUP, movedEnds))
+                    .as("partitions %s committed to their ends %s", assigned, movedEnds)
+                    .isTrue();
             for (String id : ids) {
                 assertThat(kafka.results(id)).as("events of %s", id).hasSize(1);
                 assertThat(callsFor(id)).as("calls of %s", id).hasSize(1);
@@ -83,7 +88,7 @@ class RevocationGraceTest extends PipelineTestSupport {
             await("the new owner to poll")
                     .during(Duration.ofSeconds(2))
                     .atMost(Duration.ofSeconds(5))
-                    .until(() -> taken.stream()
+                    .until(() -> owner.getRecords().stream()
                             .noneMatch(record -> ids.contains(new String(record.key(), StandardCharsets.UTF_8))));
         }
         assertThat(kafka.results(ids.get(0)).get(0).topic()).isEqualTo("image-completed");
@@ -106,59 +111,5 @@ class RevocationGraceTest extends PipelineTestSupport {
                     request(id, "").getBytes(StandardCharsets.UTF_8)));
         }
         return ids;
-    }
-
-    /** A consumer joining the worker's group as another replica would, polling on a thread of its own. */
-    private static final class NewOwner implements AutoCloseable {
-        private final KafkaConsumer<byte[], byte[]> consumer;
-        private final Thread poller;
-
-        NewOwner(List<ConsumerRecord<byte[], byte[]>> taken, Set<TopicPartition> assigned) {
-            consumer = new KafkaConsumer<>(
-                    Map.of(
-                            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                            Infrastructure.get().kafkaBootstrapServers(),
-                            ConsumerConfig.GROUP_ID_CONFIG,
-                            HostileCorpusResource.GROUP,
-                            ConsumerConfig.CLIENT_ID_CONFIG,
-                            "new-owner",
-                            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
-                            false,
-                            ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-                            CooperativeStickyAssignor.class.getName()),
-                    new ByteArrayDeserializer(),
-                    new ByteArrayDeserializer());
-            consumer.subscribe(List.of(HostileCorpusResource.TOPIC), new ConsumerRebalanceListener() {
-                @Override
-                public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
-                    assigned.removeAll(partitions);
-                }
-
-                @Override
-                public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
-                    assigned.addAll(partitions);
-                }
-            });
-            poller = new Thread(
-                    () -> {
-                        try {
-                            while (true) {
-                                consumer.poll(Duration.ofMillis(100)).forEach(taken::add);
-                            }
-                        } catch (WakeupException e) {
-                            // Closing.
-                        }
-                    },
-                    "new-owner");
-            poller.setDaemon(true);
-            poller.start();
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            consumer.wakeup();
-            poller.join(10_000);
-            consumer.close(Duration.ofSeconds(10));
-        }
     }
 }

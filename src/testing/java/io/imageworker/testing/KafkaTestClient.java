@@ -3,18 +3,17 @@ package io.imageworker.testing;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.testing.infra.Infrastructure;
+import io.smallrye.reactive.messaging.kafka.companion.ConsumerTask;
+import io.smallrye.reactive.messaging.kafka.companion.KafkaCompanion;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
-import java.util.UUID;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -25,8 +24,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * A producer of requests and a background consumer of every result topic, with the plain Kafka client against the
- * real broker: what a producer and a consumer of image-worker would see. Every record it reads is checked against the
+ * A producer of requests and a background consumer of every result topic against the real broker: what a producer
+ * and a consumer of image-worker would see. The consumer is the Kafka companion's (Quarkus's Kafka test client,
+ * {@link #kafka()} also answers for topics, offsets and groups); the producer is the plain Kafka client's, one for the
+ * client's life (a companion producer task closes its producer when it ends). Every record it reads is checked against the
  * event contract ({@link EventContract}: the AsyncAPI document and its JSON Schemas); a record that breaks it fails
  * whichever test next asks this client for records, and the class at its close.
  */
@@ -34,28 +35,21 @@ public final class KafkaTestClient implements AutoCloseable {
 
     private static final String STARTED = "image.started";
 
+    private final KafkaCompanion kafka;
     private final KafkaProducer<byte[], byte[]> producer;
-    private final KafkaConsumer<byte[], byte[]> consumer;
-    private final List<ConsumerRecord<byte[], byte[]>> received = new CopyOnWriteArrayList<>();
+    private final ConsumerTask<byte[], byte[]> received;
     private final List<String> contractViolations = new CopyOnWriteArrayList<>();
-    private final Thread poller;
-    private volatile boolean running = true;
 
     /** Connects to the test run's broker and starts reading the result topics from their beginning. */
     public KafkaTestClient(String bootstrapServers, List<String> resultTopics) {
-        Properties producerProps = new Properties();
-        producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-        producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
-        Properties consumerProps = new Properties();
-        consumerProps.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-        consumerProps.put(ConsumerConfig.GROUP_ID_CONFIG, "test-" + UUID.randomUUID());
-        consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        consumer = new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        consumer.subscribe(resultTopics);
-        poller = new Thread(this::poll, "test-result-consumer");
-        poller.setDaemon(true);
-        poller.start();
+        kafka = new KafkaCompanion(bootstrapServers);
+        producer = new KafkaProducer<>(
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers, ProducerConfig.ACKS_CONFIG, "all"),
+                new ByteArraySerializer(),
+                new ByteArraySerializer());
+        // A group of its own, from the earliest offset: every record the topics hold.
+        received = kafka.consumeWithDeserializers(new ByteArrayDeserializer(), new ByteArrayDeserializer())
+                .fromTopics(Set.copyOf(resultTopics), records -> records.invoke(this::checkContract));
     }
 
     /** A client of the shared infrastructure reading the default result topics and {@code image-status}. */
@@ -65,24 +59,16 @@ public final class KafkaTestClient implements AutoCloseable {
                 List.of("image-completed", "image-failed", "image-request-dlq", WorkerTestResource.STATUS));
     }
 
-    private void poll() {
-        while (running) {
-            try {
-                consumer.poll(Duration.ofMillis(100)).forEach(this::receive);
-            } catch (org.apache.kafka.common.errors.WakeupException e) {
-                return;
-            } catch (RuntimeException e) {
-                // The broker may be restarting in a fault test; keep polling.
-            }
-        }
+    /** The broker through the Kafka companion: topics, offsets, consumer groups. */
+    public KafkaCompanion kafka() {
+        return kafka;
     }
 
-    private void receive(ConsumerRecord<byte[], byte[]> record) {
+    private void checkContract(ConsumerRecord<byte[], byte[]> record) {
         List<String> problems = EventContract.problems(record);
         if (!problems.isEmpty()) {
             contractViolations.add(record.topic() + " record of " + header(record, "ce_subject") + ": " + problems);
         }
-        received.add(record);
     }
 
     /** Fails when any record read so far breaks the event contract. */
@@ -126,7 +112,7 @@ public final class KafkaTestClient implements AutoCloseable {
     /** Every terminal event received so far whose {@code ce_subject} is {@code requestId}. */
     public List<ConsumerRecord<byte[], byte[]>> results(String requestId) {
         assertContractKept();
-        return received.stream()
+        return received.getRecords().stream()
                 .filter(r -> !r.topic().endsWith("dlq"))
                 .filter(r -> !STARTED.equals(header(r, "ce_type")))
                 .filter(r -> requestId.equals(header(r, "ce_subject")))
@@ -136,7 +122,7 @@ public final class KafkaTestClient implements AutoCloseable {
     /** Every {@code image.started} event received so far whose {@code ce_subject} is {@code requestId}. */
     public List<ConsumerRecord<byte[], byte[]>> statusEvents(String requestId) {
         assertContractKept();
-        return received.stream()
+        return received.getRecords().stream()
                 .filter(r -> STARTED.equals(header(r, "ce_type")))
                 .filter(r -> requestId.equals(header(r, "ce_subject")))
                 .toList();
@@ -152,13 +138,15 @@ public final class KafkaTestClient implements AutoCloseable {
     /** Every record received on the DLQ topic so far. */
     public List<ConsumerRecord<byte[], byte[]>> deadLetters() {
         assertContractKept();
-        return received.stream().filter(r -> r.topic().endsWith("dlq")).toList();
+        return received.getRecords().stream()
+                .filter(r -> r.topic().endsWith("dlq"))
+                .toList();
     }
 
     /** Every record received so far. */
     public List<ConsumerRecord<byte[], byte[]>> received() {
         assertContractKept();
-        return List.copyOf(received);
+        return List.copyOf(received.getRecords());
     }
 
     /** A header's value as UTF-8, or null. */
@@ -169,14 +157,8 @@ public final class KafkaTestClient implements AutoCloseable {
 
     @Override
     public void close() {
-        running = false;
-        consumer.wakeup();
-        try {
-            poller.join(5_000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        consumer.close();
+        received.stop();
+        kafka.close();
         producer.close();
         assertContractKept();
     }

@@ -50,19 +50,10 @@ public class WorkerTestResource implements QuarkusTestResourceLifecycleManager {
         infra.kafka()
                 .createTopics(
                         REQUESTS, PRIORITY_REQUESTS, "image-completed", "image-failed", "image-request-dlq", STATUS);
-        Map<String, String> config = new HashMap<>();
-        config.put("kafka.bootstrap.servers", infra.kafkaBootstrapServers());
-        config.put("image-worker.storage.endpoint", infra.s3Endpoint().toString());
-        config.put("image-worker.storage.access-key-id", infra.s3AccessKey());
-        config.put("image-worker.storage.secret-access-key", infra.s3SecretKey());
-        config.put("image-worker.storage.region", infra.s3Region());
-        config.put("image-worker.storage.bucket", BUCKET);
-        config.put("image-worker.storage.create-bucket", "true");
+        Map<String, String> config = new HashMap<>(infra.workerSettings(BUCKET));
+        config.putAll(gateway.workerSettings(MODEL));
         config.put("image-worker.topic.request-priority", PRIORITY_REQUESTS);
         config.put("image-worker.topic.status", STATUS);
-        config.put("image-worker.gateway.base-url", gateway.baseUrl());
-        config.put("image-worker.gateway.api-key", gateway.validApiKey());
-        config.put("image-worker.gateway.model", MODEL);
         config.put("image-worker.gateway.timeout", "4s");
         config.put("image-worker.gateway.probe-interval", "300ms");
         config.put("image-worker.download.timeout", "2s");

@@ -9,6 +9,7 @@ import io.vertx.core.http.HttpServerOptions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -97,6 +98,14 @@ public final class GatewaySimulator implements AutoCloseable {
     /** The valid {@code sk-} token (it has quota unless told otherwise). */
     public String validApiKey() {
         return state.settings().apiKey();
+    }
+
+    /** The settings that point a worker at this simulator with its valid key, for {@code model}. */
+    public Map<String, String> workerSettings(String model) {
+        return Map.of(
+                "image-worker.gateway.base-url", baseUrl(),
+                "image-worker.gateway.api-key", validApiKey(),
+                "image-worker.gateway.model", model);
     }
 
     /** Run-time controls: latency, cap, form, token, quota, faults. */

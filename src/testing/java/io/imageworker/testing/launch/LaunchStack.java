@@ -1,13 +1,27 @@
 package io.imageworker.testing.launch;
 
+import io.imageworker.testing.KafkaOffsets;
 import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.Infrastructure;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.smallrye.config.common.utils.StringUtil;
+import io.smallrye.reactive.messaging.kafka.companion.KafkaCompanion;
 import java.nio.file.Path;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import software.amazon.awssdk.core.async.AsyncResponseTransformer;
+import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /**
  * What a packaged worker needs around it: a Kafka broker and an S3-compatible store ({@link Infrastructure}), the
@@ -23,6 +37,7 @@ public final class LaunchStack implements AutoCloseable {
     private final GatewaySimulator gateway;
     private final String model;
     private final Topics topics;
+    private final KafkaCompanion kafka;
 
     private LaunchStack(
             Infrastructure infrastructure, boolean owns, GatewaySimulator gateway, String model, Topics topics) {
@@ -31,6 +46,7 @@ public final class LaunchStack implements AutoCloseable {
         this.gateway = gateway;
         this.model = model;
         this.topics = topics;
+        this.kafka = new KafkaCompanion(infrastructure.kafkaBootstrapServers());
     }
 
     /**
@@ -56,6 +72,12 @@ public final class LaunchStack implements AutoCloseable {
      */
     public static LaunchStack on(Infrastructure infrastructure, SimulatorSettings simulator) {
         return complete(infrastructure, false, simulator, Topics.unique());
+    }
+
+    /** {@link #onSharedServers(SimulatorSettings)}, with a simulator that answers after {@code latency}, no quota. */
+    public static LaunchStack onSharedServers(Latency latency) {
+        return onSharedServers(
+                SimulatorSettings.defaults().withLatency(latency).withQuota(SimulatorSettings.UNLIMITED_QUOTA));
     }
 
     /** {@link #onSharedServers(SimulatorSettings)}, with a request topic of {@code requestPartitions} partitions. */
@@ -97,6 +119,49 @@ public final class LaunchStack implements AutoCloseable {
         return topics;
     }
 
+    /** The broker as a client sees it, through the Kafka companion: topics, offsets, consumer groups. */
+    public KafkaCompanion kafka() {
+        return kafka;
+    }
+
+    /** The worker group's committed offsets, partitions without a commit left out. */
+    public Map<TopicPartition, OffsetAndMetadata> committed() {
+        return KafkaOffsets.committed(kafka, topics.consumerGroup());
+    }
+
+    /** Whether the worker group has committed every record of the request topic. */
+    public boolean allCommitted() {
+        return KafkaOffsets.committedToEnd(kafka, topics.consumerGroup(), topics.request());
+    }
+
+    /** How many events the result topics ({@code completed}, {@code failed}) hold. */
+    public long published() {
+        return KafkaOffsets.records(kafka, topics.completed(), topics.failed());
+    }
+
+    /** The simulator's image calls of each of these requests (the launch tests end each prompt with its id). */
+    public Map<String, List<RecordedCall>> callsByRequest(Collection<String> ids) {
+        return PipelineClient.byRequest(gateway.imageCalls(), ids);
+    }
+
+    /** An object of the bucket, read back whole. */
+    public byte[] readObject(String key) {
+        try (S3AsyncClient s3 = infrastructure.s3().newAsyncClient()) {
+            return s3.getObject(get -> get.bucket(BUCKET).key(key), AsyncResponseTransformer.toBytes())
+                    .join()
+                    .asByteArray();
+        }
+    }
+
+    /** Whether the bucket holds an object {@code key}. */
+    public boolean hasObject(String key) {
+        try (S3AsyncClient s3 = infrastructure.s3().newAsyncClient()) {
+            return s3.headObject(head -> head.bucket(BUCKET).key(key))
+                    .handle((found, error) -> error == null)
+                    .join();
+        }
+    }
+
     /** Where the store keeps the objects on this machine ({@code <dir>/<bucket>/<key>}), when it is embedded. */
     public Optional<Path> objectPath(String bucket, String key) {
         return infrastructure.s3().localDataDir().map(dir -> dir.resolve(bucket).resolve(key));
@@ -107,30 +172,35 @@ public final class LaunchStack implements AutoCloseable {
      * guard's too), group, store, gateway, and {@code IMAGE_WORKER_CONCURRENCY}.
      */
     public Map<String, String> workerEnvironment(int concurrency) {
+        Map<String, String> settings = new TreeMap<>(infrastructure.workerSettings(BUCKET));
+        settings.putAll(gateway.workerSettings(model));
+        settings.putAll(Map.of(
+                "image-worker.topic.request", topics.request(),
+                "image-worker.topic.completed", topics.completed(),
+                "image-worker.topic.failed", topics.failed(),
+                "image-worker.topic.dlq", topics.dlq(),
+                "image-worker.topic.budget", topics.budget(),
+                "image-worker.consumer-group", topics.consumerGroup(),
+                "image-worker.concurrency", Integer.toString(concurrency)));
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("KAFKA_BOOTSTRAP_SERVERS", infrastructure.kafkaBootstrapServers());
-        env.put("IMAGE_WORKER_TOPIC_REQUEST", topics.request());
-        env.put("IMAGE_WORKER_TOPIC_COMPLETED", topics.completed());
-        env.put("IMAGE_WORKER_TOPIC_FAILED", topics.failed());
-        env.put("IMAGE_WORKER_TOPIC_DLQ", topics.dlq());
-        env.put("IMAGE_WORKER_TOPIC_BUDGET", topics.budget());
-        env.put("IMAGE_WORKER_CONSUMER_GROUP", topics.consumerGroup());
-        env.put("IMAGE_WORKER_STORAGE_ENDPOINT", infrastructure.s3Endpoint().toString());
-        env.put("IMAGE_WORKER_STORAGE_ACCESS_KEY_ID", infrastructure.s3AccessKey());
-        env.put("IMAGE_WORKER_STORAGE_SECRET_ACCESS_KEY", infrastructure.s3SecretKey());
-        env.put("IMAGE_WORKER_STORAGE_REGION", infrastructure.s3Region());
-        env.put("IMAGE_WORKER_STORAGE_BUCKET", BUCKET);
-        env.put("IMAGE_WORKER_STORAGE_CREATE_BUCKET", "true");
-        env.put("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl());
-        env.put("IMAGE_WORKER_GATEWAY_API_KEY", gateway.validApiKey());
-        env.put("IMAGE_WORKER_GATEWAY_MODEL", model);
-        env.put("IMAGE_WORKER_CONCURRENCY", Integer.toString(concurrency));
+        // The environment variable of each, as SmallRye Config maps it: IMAGE_WORKER_STORAGE_ACCESS_KEY_ID.
+        settings.forEach((name, value) ->
+                env.put(StringUtil.replaceNonAlphanumericByUnderscores(name).toUpperCase(Locale.ROOT), value));
         return env;
+    }
+
+    /**
+     * A packaged worker on this stack, {@code name} in its log, with the environment of
+     * {@link #workerEnvironment(int)}; the caller adds its own settings and builds it.
+     */
+    public WorkerProcess.Builder worker(String name, int concurrency) {
+        return WorkerProcess.builder().name(name).env(workerEnvironment(concurrency));
     }
 
     /** Ends the simulator, and the servers when this stack started them (their data stays in the data directory). */
     @Override
     public void close() {
+        kafka.close();
         gateway.close();
         if (ownsInfrastructure) {
             infrastructure.close();

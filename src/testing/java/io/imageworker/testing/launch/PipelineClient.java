@@ -4,6 +4,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.gateway.RecordedCall;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -12,15 +13,18 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -170,6 +174,36 @@ public final class PipelineClient implements AutoCloseable {
         return acknowledged;
     }
 
+    /**
+     * Publishes {@code count} requests with the ids {@code <prefix>-<run>-<n>} (a run of its own each time), each
+     * keyed by its id, with the body {@code json} makes of the id; waits for the broker's acknowledgements and returns
+     * where each went, in publishing order.
+     */
+    public Map<String, RecordMetadata> publish(String prefix, int count, Function<String, String> json) {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        Map<String, CompletableFuture<RecordMetadata>> acks = new LinkedHashMap<>();
+        for (int i = 1; i <= count; i++) {
+            String id = prefix + "-" + run + "-" + i;
+            acks.put(id, sendAsync(id, json.apply(id)));
+        }
+        flush();
+        Map<String, RecordMetadata> records = new LinkedHashMap<>();
+        acks.forEach((id, ack) -> records.put(id, ack.orTimeout(30, TimeUnit.SECONDS).join()));
+        return records;
+    }
+
+    /**
+     * A generate request whose prompt ends with its id, as the launch tests write them (see {@link #requestOf}):
+     * {@code {"requestId":"<id>","prompt":"<prompt> <id>"}}, with {@code extraFields} (such as {@code "count":4}).
+     */
+    public static String request(String id, String prompt, String... extraFields) {
+        StringBuilder json = new StringBuilder("{\"requestId\":\"" + id + "\"");
+        for (String field : extraFields) {
+            json.append(',').append(field);
+        }
+        return json.append(",\"prompt\":\"").append(prompt).append(' ').append(id).append("\"}").toString();
+    }
+
     /** Sends what the producer still buffers. */
     public void flush() {
         producer.flush();
@@ -191,6 +225,26 @@ public final class PipelineClient implements AutoCloseable {
         }
         String id = prompt.substring(prompt.lastIndexOf(' ') + 1);
         return ids.contains(id) ? id : null;
+    }
+
+    /** The calls of each of these requests, in the calls' order (see {@link #requestOf}). */
+    public static Map<String, List<RecordedCall>> byRequest(List<RecordedCall> calls, Collection<String> ids) {
+        Set<String> known = Set.copyOf(ids);
+        Map<String, List<RecordedCall>> byRequest = new HashMap<>();
+        for (RecordedCall call : calls) {
+            String id = requestOf(call, known);
+            if (id != null) {
+                byRequest.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
+            }
+        }
+        return byRequest;
+    }
+
+    /** Every terminal event of each of these requests received so far, in arrival order. */
+    public Map<String, List<Result>> eventsByRequest(Collection<String> ids) {
+        return results.stream()
+                .filter(result -> ids.contains(result.requestId()))
+                .collect(Collectors.groupingBy(Result::requestId));
     }
 
     /** The first terminal event of each of these requests received so far. */
@@ -235,14 +289,14 @@ public final class PipelineClient implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 body = null;
             }
-            String subject = header(record, "ce_subject");
+            String subject = KafkaTestClient.header(record, "ce_subject");
             if (subject == null && body != null && body.hasNonNull("requestId")) {
                 subject = body.get("requestId").asText();
             }
             return new Result(
                     record.topic(),
                     subject,
-                    "image.completed".equals(header(record, "ce_type")),
+                    "image.completed".equals(KafkaTestClient.header(record, "ce_type")),
                     receivedNanos,
                     Instant.ofEpochMilli(record.timestamp()),
                     body);
@@ -269,11 +323,6 @@ public final class PipelineClient implements AutoCloseable {
                 return null;
             }
             return body.path(object).get(field).asText();
-        }
-
-        private static String header(ConsumerRecord<byte[], byte[]> record, String name) {
-            Header header = record.headers().lastHeader(name);
-            return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
         }
     }
 }

@@ -1,6 +1,7 @@
 package io.imageworker.testing.faults;
 
 import io.imageworker.testing.gateway.Fault;
+import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorControl;
 import java.util.List;
 import java.util.Random;
@@ -34,15 +35,12 @@ final class FaultMix {
     private int holds;
     private int callsAtLastFault;
 
-    /**
-     * @param calls the image calls the gateway has seen so far
-     * @param everyCalls one fault per this many calls
-     */
-    FaultMix(SimulatorControl control, IntSupplier calls, int everyCalls, long seed) {
-        this.control = control;
-        this.calls = calls;
-        this.everyCalls = everyCalls;
-        this.random = new Random(seed);
+    /** The mix of {@code scenario} ({@link FaultScenario#faultEveryCalls()}, its seed) for the calls {@code gateway} sees. */
+    FaultMix(GatewaySimulator gateway, FaultScenario scenario) {
+        this.control = gateway.control();
+        this.calls = () -> gateway.imageCalls().size();
+        this.everyCalls = scenario.faultEveryCalls();
+        this.random = new Random(scenario.seed());
     }
 
     /** Queues one fault when {@code everyCalls} calls went by since the last and none waits; called often. */

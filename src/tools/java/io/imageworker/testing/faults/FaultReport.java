@@ -47,6 +47,7 @@ public final class FaultReport {
     private final List<Row> rows = new ArrayList<>();
     private final List<String> violations = new ArrayList<>();
     private final Map<String, Long> figures = new LinkedHashMap<>();
+    private final Map<String, Long> mustBeZero = new LinkedHashMap<>();
 
     private FaultReport(Outcome outcome) {
         this.outcome = outcome;
@@ -64,6 +65,11 @@ public final class FaultReport {
         return List.copyOf(violations);
     }
 
+    /** The figures marked "must be 0", by key, whatever their value. */
+    public Map<String, Long> mustBeZero() {
+        return Map.copyOf(mustBeZero);
+    }
+
     /** A figure by its key (see {@link #print}); 0 when absent. */
     public long figure(String key) {
         return figures.getOrDefault(key, 0L);
@@ -79,16 +85,9 @@ public final class FaultReport {
         Map<String, List<Result>> events = outcome.events().stream()
                 .sorted(Comparator.comparing(Result::createdAt).thenComparingLong(Result::receivedNanos))
                 .collect(Collectors.groupingBy(Result::requestId, LinkedHashMap::new, Collectors.toList()));
-        Map<String, List<RecordedCall>> calls = new HashMap<>();
-        int unattributed = 0;
-        for (RecordedCall call : outcome.calls()) {
-            String id = requestOf(call, published);
-            if (id == null) {
-                unattributed++;
-            } else {
-                calls.computeIfAbsent(id, key -> new ArrayList<>()).add(call);
-            }
-        }
+        Map<String, List<RecordedCall>> calls = PipelineClient.byRequest(outcome.calls(), published);
+        int unattributed = outcome.calls().size()
+                - calls.values().stream().mapToInt(List::size).sum();
         calls.values().forEach(list -> list.sort(Comparator.comparing(RecordedCall::arrivedAt)));
 
         // Requests and their terminal events.
@@ -444,11 +443,6 @@ public final class FaultReport {
         };
     }
 
-    /** The request whose id ends the call's prompt, if it is one of {@code ids}. */
-    public static String requestOf(RecordedCall call, Set<String> ids) {
-        return PipelineClient.requestOf(call, ids);
-    }
-
     private List<Happened> happened(Class<? extends Incident> kind) {
         return outcome.happened().stream()
                 .filter(happened -> kind.isInstance(happened.incident()))
@@ -472,6 +466,7 @@ public final class FaultReport {
 
     private void mustBeZero(String key, String label, long value, String note) {
         put(key, label, value, true, note);
+        mustBeZero.put(key, value);
         if (value != 0) {
             violations.add(label.strip() + ": " + value + (note.isEmpty() ? "" : " (" + note + ")"));
         }

@@ -9,7 +9,8 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.ResponseForm;
 import io.imageworker.testing.gateway.SimulatorControl;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.launch.KafkaOffsets;
+import io.imageworker.testing.images.TestImages;
+import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -68,16 +69,6 @@ import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
  */
 public final class FaultRun {
 
-    /** The worker's JVM: a small heap, and a short consumer session so that a killed worker's partitions move soon. */
-    public static final List<String> WORKER_JVM_OPTIONS = List.of(
-            "-Xms128m",
-            "-Xmx512m",
-            "-XX:+ExitOnOutOfMemoryError",
-            // The killed worker's consumer holds its partitions until its session expires: 6 s (the broker's
-            // minimum) instead of 45 s.
-            "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
-            "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000");
-
     private static final Duration LIVENESS_PERIOD = Duration.ofSeconds(5);
     private static final int LIVENESS_FAILURES = 3;
     private static final Duration COMMIT_WAIT = Duration.ofSeconds(90);
@@ -105,29 +96,20 @@ public final class FaultRun {
     }
 
     private Outcome run() {
-        Path dataDir;
-        try {
-            dataDir = Files.createTempDirectory("image-worker-faults");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        Path dataDir = BuildPaths.temporaryDirectory("image-worker-faults");
         long wallStart = System.nanoTime();
         try (LaunchStack stack = LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())) {
-            WorkerProcess worker = WorkerProcess.builder()
-                    .name("fault-worker-" + scenario.name())
-                    .env(stack.workerEnvironment(scenario.concurrency()))
+            WorkerProcess worker = stack.worker("fault-worker-" + scenario.name(), scenario.concurrency())
                     .env("IMAGE_WORKER_GATEWAY_TIMEOUT", millis(scenario.gatewayTimeout()))
                     .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", millis(scenario.probeInterval()))
                     .env("IMAGE_WORKER_SHUTDOWN_GRACE", "10s")
-                    .jvmOptions(WORKER_JVM_OPTIONS)
+                    .smallJvm()
                     .build();
             try {
                 say("starting the worker (log " + worker.logFile() + ")");
                 worker.start();
-                try (PipelineClient client = new PipelineClient(
-                                stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
-                        Admin admin = admin(stack.infrastructure().kafkaBootstrapServers())) {
-                    Outcome outcome = drive(stack, worker, client, admin, wallStart);
+                try (PipelineClient client = PipelineClient.on(stack)) {
+                    Outcome outcome = drive(stack, worker, client, wallStart);
                     worker.stop();
                     return outcome;
                 }
@@ -135,14 +117,13 @@ public final class FaultRun {
                 worker.stop();
             }
         } finally {
-            deleteTree(dataDir);
+            BuildPaths.deleteTree(dataDir);
         }
     }
 
-    private Outcome drive(LaunchStack stack, WorkerProcess worker, PipelineClient client, Admin admin, long wallStart) {
+    private Outcome drive(LaunchStack stack, WorkerProcess worker, PipelineClient client, long wallStart) {
         GatewaySimulator gateway = stack.gateway();
-        FaultMix mix = new FaultMix(
-                gateway.control(), () -> gateway.imageCalls().size(), scenario.faultEveryCalls(), scenario.seed());
+        FaultMix mix = new FaultMix(gateway, scenario);
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, CompletableFuture<RecordMetadata>> sent = new ConcurrentHashMap<>();
         List<String> ids = new ArrayList<>();
@@ -207,10 +188,8 @@ public final class FaultRun {
                     .map(PipelineClient.Result::requestId)
                     .collect(Collectors.toSet())
                     .containsAll(published.keySet()));
-            boolean committed = awaitQuietly(
-                    "every request record committed", COMMIT_WAIT, () -> allCommitted(admin, stack.topics()));
-            long events = endOffsetSum(admin, stack.topics().completed())
-                    + endOffsetSum(admin, stack.topics().failed());
+            boolean committed = awaitQuietly("every request record committed", COMMIT_WAIT, stack::allCommitted);
+            long events = published(stack);
             awaitQuietly(
                     "every published event read",
                     Duration.ofSeconds(30),
@@ -259,9 +238,8 @@ public final class FaultRun {
     }
 
     private CompletableFuture<RecordMetadata> publish(PipelineClient client, String id) {
-        String json = "{\"requestId\":\"" + id + "\",\"prompt\":\"a lighthouse at dusk, fault suite " + id
-                + "\",\"size\":\"1024x1024\"}";
-        return client.sendAsync(id, json);
+        return client.sendAsync(
+                id, PipelineClient.request(id, "a lighthouse at dusk, fault suite", "\"size\":\"1024x1024\""));
     }
 
     /**
@@ -471,7 +449,7 @@ public final class FaultRun {
             byte[] bytes = s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toBytes())
                     .get(30, TimeUnit.SECONDS)
                     .asByteArray();
-            return new StoredObject(bucket, key, true, sha256(bytes), bytes.length);
+            return new StoredObject(bucket, key, true, TestImages.sha256(bytes), bytes.length);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof NoSuchKeyException) {
                 return new StoredObject(bucket, key, false, null, 0);
@@ -514,42 +492,13 @@ public final class FaultRun {
         return String.format("%.1f s", Duration.between(origin, Instant.now()).toMillis() / 1e3);
     }
 
-    /** An admin client for offsets and topics, with short timeouts. */
-    public static Admin admin(String bootstrapServers) {
-        return Admin.create(Map.of(
-                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
-                bootstrapServers,
-                AdminClientConfig.CLIENT_ID_CONFIG,
-                "fault-suite-admin",
-                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
-                5_000,
-                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                10_000));
-    }
-
-    /** Whether the worker's group has committed every record of the request topic. */
-    public static boolean allCommitted(Admin admin, LaunchStack.Topics topics) throws Exception {
-        return KafkaOffsets.covers(
-                KafkaOffsets.committed(admin, topics.consumerGroup()),
-                KafkaOffsets.endOffsets(admin, topics.request()));
-    }
-
-    private long endOffsetSum(Admin admin, String topic) {
+    /** How many events the result topics hold; more than any count when the broker does not say. */
+    private long published(LaunchStack stack) {
         try {
-            return KafkaOffsets.endOffsets(admin, topic).values().stream()
-                    .mapToLong(Long::longValue)
-                    .sum();
-        } catch (Exception e) {
-            say("cannot read the end offsets of " + topic + ": " + e);
+            return stack.published();
+        } catch (RuntimeException e) {
+            say("cannot read the end offsets of the result topics: " + e);
             return Long.MAX_VALUE;
-        }
-    }
-
-    static String sha256(byte[] bytes) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 
@@ -559,15 +508,6 @@ public final class FaultRun {
 
     private static Duration max(Duration a, Duration b) {
         return a.compareTo(b) >= 0 ? a : b;
-    }
-
-    private static void deleteTree(Path dir) {
-        try (var paths = Files.walk(dir)) {
-            paths.sorted(Comparator.reverseOrder())
-                    .forEach(path -> path.toFile().delete());
-        } catch (IOException | UncheckedIOException e) {
-            System.err.println("could not delete " + dir + ": " + e);
-        }
     }
 
     /** An incident as it happened, for {@link Happened}. */

@@ -1,7 +1,6 @@
 package io.imageworker.testing.faults;
 
-import java.util.logging.Level;
-import java.util.logging.Logger;
+import io.imageworker.testing.launch.LaunchLogging;
 
 /**
  * The fault suite, {@code ./mvnw -Pfaults}: a few hundred requests through the packaged worker while faults are
@@ -17,17 +16,10 @@ import java.util.logging.Logger;
  */
 public final class FaultSuite {
 
-    /** Held, so that the levels set here are not lost when java.util.logging lets go of an unreferenced logger. */
-    private static final Logger[] QUIETED = {
-        Logger.getLogger("org.apache.kafka"), Logger.getLogger("io.netty"), Logger.getLogger("io.vertx")
-    };
-
     private FaultSuite() {}
 
     public static void main(String[] args) {
-        for (Logger logger : QUIETED) {
-            logger.setLevel(Level.WARNING);
-        }
+        LaunchLogging.quiet();
         FaultScenario scenario = "ci".equals(System.getProperty("faults.scenario"))
                 ? FaultScenario.ci()
                 : FaultScenario.fromSystemProperties();

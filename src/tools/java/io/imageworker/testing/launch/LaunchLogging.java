@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
-/** Logging of the launcher JVMs (local run, benchmark): their own lines, not the Kafka clients' configuration dumps. */
-final class LaunchLogging {
+/** Logging of the tools' JVMs (local run, benchmark, fault suite): their own lines, not the Kafka clients' configuration dumps. */
+public final class LaunchLogging {
 
     /** Held, so that the levels set here are not lost when java.util.logging lets go of an unreferenced logger. */
     private static final List<Logger> QUIETED =
@@ -14,7 +14,7 @@ final class LaunchLogging {
     private LaunchLogging() {}
 
     /** Warnings and errors only from the Kafka clients, Netty and Vert.x. */
-    static void quiet() {
+    public static void quiet() {
         QUIETED.forEach(logger -> logger.setLevel(Level.WARNING));
     }
 }
