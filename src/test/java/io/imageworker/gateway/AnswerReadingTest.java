@@ -9,6 +9,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** A success's image is read from the answer's bytes: every shape of {@code b64_json} a gateway may send. */
 class AnswerReadingTest {
@@ -30,6 +32,14 @@ class AnswerReadingTest {
     private static GatewayFailure failure(GatewayAnswer answer) {
         assertThat(answer).isInstanceOf(GatewayAnswer.Failure.class);
         return ((GatewayAnswer.Failure) answer).failure();
+    }
+
+    /** The message of the failure a 200 answer with this body is: {@code INVALID_OUTPUT}, checked here. */
+    private String invalidOutput(String json) {
+        GatewayFailure failure =
+                failure(classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1));
+        assertThat(failure.kind()).isEqualTo(FailureKind.INVALID_OUTPUT);
+        return failure.message();
     }
 
     @Test
@@ -87,23 +97,9 @@ class AnswerReadingTest {
         String json = "{\"created\":1,\"data\":[{\"b64_json\":\""
                 + Base64.getEncoder().encodeToString(IMAGE);
 
-        GatewayFailure failure =
-                failure(classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1));
-
-        assertThat(failure.kind()).isEqualTo(FailureKind.INVALID_OUTPUT);
-        assertThat(failure.message()).contains("not JSON");
+        assertThat(invalidOutput(json)).contains("not JSON");
     }
 
-    @Test
-    void anAnswerWithoutImageAndWithTrailingGarbageIsNotJson() {
-        String json = "{\"data\":[{\"revised_prompt\":\"x\"}]} trailing";
-
-        GatewayFailure failure =
-                failure(classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1));
-
-        assertThat(failure.kind()).isEqualTo(FailureKind.INVALID_OUTPUT);
-        assertThat(failure.message()).contains("not JSON");
-    }
 
     @Test
     void theImageIsTakenWithoutReadingWhatFollowsIt() {
@@ -115,15 +111,16 @@ class AnswerReadingTest {
                 .isEqualTo("ABC".getBytes(StandardCharsets.US_ASCII));
     }
 
-    @Test
-    void takesTheFirstElementOfDataOnly() {
-        String json = "{\"data\":[{\"revised_prompt\":\"x\"},{\"b64_json\":\"QUJD\"}]}";
-
-        GatewayFailure failure =
-                failure(classifier.classify(200, "application/json", null, json.getBytes(StandardCharsets.UTF_8), 1));
-
-        assertThat(failure.kind()).isEqualTo(FailureKind.INVALID_OUTPUT);
-        assertThat(failure.message()).contains("no image");
+    /** Without an image and with trailing garbage: not JSON; with the image in the second element only: none. */
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "{\"data\":[{\"revised_prompt\":\"x\"}]} trailing | not JSON",
+                "{\"data\":[{\"revised_prompt\":\"x\"},{\"b64_json\":\"QUJD\"}]} | no image"
+            })
+    void takesTheImageOfTheFirstElementOfDataOnly(String json, String problem) {
+        assertThat(invalidOutput(json)).contains(problem);
     }
 
     @Test

@@ -25,6 +25,11 @@ class RetryPolicyTest {
         return GatewayFailure.noAnswer(kind, kind.name());
     }
 
+    /** The next backoff after a failure of {@code kind}, with the attempts so far and no time spent. */
+    private Optional<Duration> next(FailureKind kind, int rateLimitedAttempts, int unknownOutcomes) {
+        return policy.next(failure(kind), rateLimitedAttempts, unknownOutcomes, Duration.ZERO);
+    }
+
     @Test
     void retriesAfterRetryAfterSeconds() {
         GatewayFailure limited =
@@ -35,20 +40,15 @@ class RetryPolicyTest {
 
     @Test
     void retriesRateLimitedAndUnsentCallsUpToTheConfiguredAttempts() {
-        assertThat(policy.next(failure(FailureKind.RATE_LIMITED), 3, 0, Duration.ZERO))
-                .isPresent();
-        assertThat(policy.next(failure(FailureKind.NOT_SENT), 3, 0, Duration.ZERO))
-                .isPresent();
-        assertThat(policy.next(failure(FailureKind.RATE_LIMITED), 4, 0, Duration.ZERO))
-                .isEmpty();
+        assertThat(next(FailureKind.RATE_LIMITED, 3, 0)).isPresent();
+        assertThat(next(FailureKind.NOT_SENT, 3, 0)).isPresent();
+        assertThat(next(FailureKind.RATE_LIMITED, 4, 0)).isEmpty();
     }
 
     @Test
     void retriesAnUnknownOutcomeOnlyOnceByDefault() {
-        assertThat(policy.next(failure(FailureKind.TIMED_OUT), 0, 1, Duration.ZERO))
-                .isPresent();
-        assertThat(policy.next(failure(FailureKind.UPSTREAM), 0, 2, Duration.ZERO))
-                .isEmpty();
+        assertThat(next(FailureKind.TIMED_OUT, 0, 1)).isPresent();
+        assertThat(next(FailureKind.UPSTREAM, 0, 2)).isEmpty();
     }
 
     @ParameterizedTest
@@ -56,7 +56,7 @@ class RetryPolicyTest {
             value = FailureKind.class,
             names = {"REJECTED", "INVALID_OUTPUT", "REFUSED", "UNAUTHORIZED", "MISCONFIGURED"})
     void neverRetriesABilledRefusalOrAFaultThatRepeats(FailureKind kind) {
-        assertThat(policy.next(failure(kind), 0, 0, Duration.ZERO)).isEmpty();
+        assertThat(next(kind, 0, 0)).isEmpty();
     }
 
     @Test

@@ -21,8 +21,7 @@ class GatewayErrorsTest extends PipelineTestSupport {
 
     private JsonNode failedWith(String expectedCode) {
         String id = newId(expectedCode.toLowerCase());
-        send(request(id, ""));
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
         assertThat(event.path("error").path("code").asText()).isEqualTo(expectedCode);
         return event;
     }
@@ -78,9 +77,7 @@ class GatewayErrorsTest extends PipelineTestSupport {
     void retriesAfterRetryAfterAndSucceeds() {
         gateway.control().injectFault(Fault.rateLimited(1));
         String id = newId("retryafter");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":1,\"unknown\":0}");
         var calls = callsFor(id);
@@ -104,9 +101,7 @@ class GatewayErrorsTest extends PipelineTestSupport {
     void aServerErrorOnceIsRetriedAndCompletes() {
         gateway.control().injectFault(Fault.serverError(502));
         String id = newId("once");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":2,\"billed\":1,\"unknown\":1}");
         assertThat(event.path("attempts").asInt()).isEqualTo(2);

@@ -20,9 +20,7 @@ class GatewayFaultFailFastTest extends PipelineTestSupport {
     void aRevokedTokenFailsTheRequestAsUnauthorized() {
         gateway.control().revokeToken();
         String id = newId("401");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("UNAUTHORIZED");
         assertThat(event.path("error").path("gatewayStatus").asInt()).isEqualTo(401);
@@ -35,9 +33,7 @@ class GatewayFaultFailFastTest extends PipelineTestSupport {
     void anHtmlConsolePageFailsTheRequestAsMisconfigured() {
         gateway.control().injectFault(Fault.htmlConsolePage());
         String id = newId("html");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("GATEWAY_MISCONFIGURED");
         assertThat(event.path("billing").path("billed").asInt()).isZero();

@@ -46,11 +46,11 @@ class GeneratePipelineTest extends PipelineTestSupport {
     void storesTheImageAndPublishesACompletedCloudEvent() {
         String id = newId("gen");
         String traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
-        kafka.send(
-                WorkerTestResource.REQUESTS,
+        sendInTrace(
                 "key-" + id,
                 request(id, "\"size\":\"16:9\",\"quality\":\"high\",\"metadata\":{\"sku\":\"A-17\"}"),
-                Map.of("traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
+                traceId,
+                "00f067aa0ba902b7");
 
         ConsumerRecord<byte[], byte[]> record = result(id);
         JsonNode event = body(record);
@@ -100,12 +100,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
                 .containsEntry("sha256", event.path("image").path("sha256").asText());
 
         RecordedCall call = callsFor(id).get(0);
-        assertThat(call.textFields())
-                .containsEntry("model", WorkerTestResource.MODEL)
-                .containsEntry("size", "1536x864")
-                .containsEntry("quality", "high")
-                .doesNotContainKeys("n", "moderation");
-        assertThat(call.forbiddenFields()).isEmpty();
+        assertSentFields(call, "1536x864", "high");
     }
 
     @Test
@@ -120,9 +115,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     void downloadsAnImageReturnedAsUrlAndNeverPassesTheUrlOn() {
         gateway.control().setResponseForm(ResponseForm.URL);
         String id = newId("url");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
         assertThat(event.toString()).doesNotContain(gateway.filesBaseUrl());
@@ -133,9 +126,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     void failsWithInvalidOutputWhenTheReturnedUrlHasExpired() {
         gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.expiredUrl());
         String id = newId("expired");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_OUTPUT");
         assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
@@ -146,9 +137,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     void failsWithTimeoutWhenTheReturnedUrlHangs() {
         gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.hangingUrl());
         String id = newId("hangurl");
-        send(request(id, ""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("TIMEOUT");
         assertThat(callsFor(id)).hasSize(1);
@@ -166,9 +155,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     })
     void alwaysSendsAnExplicitValidPixelSize(String requested, String sent) {
         String id = newId("size");
-        send(request(id, requested.isEmpty() ? "" : "\"size\":\"" + requested + "\""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, requested.isEmpty() ? "" : "\"size\":\"" + requested + "\"");
 
         assertThat(event.path("size").path("sent").asText()).isEqualTo(sent);
         assertThat(callsFor(id)).singleElement().satisfies(call -> assertThat(call.textFields())
@@ -179,9 +166,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     @ValueSource(strings = {"big", "0x0", "-5x10", "16:0"})
     void refusesAnUnusableSizeWithoutAGatewayCall(String size) {
         String id = newId("badsize");
-        send(request(id, "\"size\":\"" + size + "\""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"size\":\"" + size + "\"");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
         assertThat(event.path("error").path("message").asText()).contains("size");
@@ -297,9 +282,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     void storesAnImageOfAnotherSizeAndSaysItDidNotMatch() {
         gateway.control().injectFault(Fault.wrongOutputSize(1024, 1024));
         String id = newId("mismatch");
-        send(request(id, "\"size\":\"1536x1024\""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"size\":\"1536x1024\"");
 
         assertThat(event.path("size").path("sent").asText()).isEqualTo("1536x1024");
         assertThat(event.path("size").path("actual").asText()).isEqualTo("1024x1024");
@@ -314,8 +297,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
                         software.amazon.awssdk.core.async.AsyncRequestBody.fromString("{not json"))
                 .join();
 
-        send(request(id, ""));
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "");
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("STORAGE_ERROR");
         assertThat(event.path("error").path("message").asText()).contains("new requestId");

@@ -34,7 +34,7 @@ class KeepAliveTest extends PipelineTestSupport {
 
     @Test
     void aCallOnAConnectionTheGatewayClosedAsIdleIsSentAgainAtNoCostAndCompletes() {
-        gateway.control().setStaleAfter(SERVER_IDLE_TIMEOUT);
+        gateway.control().update(s -> s.withStaleAfter(SERVER_IDLE_TIMEOUT));
         String first = newId("keepalive-first");
         send(request(first, ""));
         assertThat(body(result(first)).has("image")).isTrue();

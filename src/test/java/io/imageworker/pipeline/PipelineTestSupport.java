@@ -1,5 +1,7 @@
 package io.imageworker.pipeline;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.KafkaTestClient;
@@ -10,6 +12,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterAll;
@@ -54,6 +57,34 @@ abstract class PipelineTestSupport {
 
     void send(String json) {
         kafka.send(WorkerTestResource.REQUESTS, json);
+    }
+
+    /** Sends a generate request with {@code extraFields} and returns the body of its first terminal event. */
+    JsonNode ended(String requestId, String extraFields) {
+        send(request(requestId, extraFields));
+        return body(result(requestId));
+    }
+
+    /**
+     * Sends {@code json} keyed by {@code key}, in the trace {@code traceId}: its {@code traceparent} names the
+     * producer's span {@code parentSpan}.
+     */
+    static void sendInTrace(String key, String json, String traceId, String parentSpan) {
+        kafka.send(
+                WorkerTestResource.REQUESTS,
+                key,
+                json,
+                Map.of("traceparent", "00-" + traceId + "-" + parentSpan + "-01"));
+    }
+
+    /** Checks that the call sent the contract's fields with these values, and none it forbids. */
+    static void assertSentFields(RecordedCall call, String size, String quality) {
+        assertThat(call.textFields())
+                .containsEntry("model", WorkerTestResource.MODEL)
+                .containsEntry("size", size)
+                .containsEntry("quality", quality)
+                .doesNotContainKeys("n", "moderation");
+        assertThat(call.forbiddenFields()).isEmpty();
     }
 
     /** The first terminal event of a request, waiting for it. */

@@ -33,11 +33,7 @@ class ProgressEventsTest extends PipelineTestSupport {
     void publishesImageStartedWithTheRequestsKeyAndTraceWhenTheFirstCallLeaves() {
         String id = newId("started");
         String traceId = "0af7651916cd43dd8448eb211c80319c";
-        kafka.send(
-                WorkerTestResource.REQUESTS,
-                "key-" + id,
-                request(id, "\"metadata\":{\"page\":\"p-7\"}"),
-                Map.of("traceparent", "00-" + traceId + "-b7ad6b7169203331-01"));
+        sendInTrace("key-" + id, request(id, "\"metadata\":{\"page\":\"p-7\"}"), traceId, "b7ad6b7169203331");
 
         JsonNode completed = body(result(id));
         ConsumerRecord<byte[], byte[]> record = started(id, 1).get(0);

@@ -48,11 +48,7 @@ class TracingTest extends PipelineTestSupport {
         byte[] trace = new byte[16];
         ThreadLocalRandom.current().nextBytes(trace);
         String traceId = HexFormat.of().formatHex(trace);
-        kafka.send(
-                WorkerTestResource.REQUESTS,
-                id,
-                json,
-                Map.of("traceparent", "00-" + traceId + "-" + PRODUCER_SPAN + "-01"));
+        sendInTrace(id, json, traceId, PRODUCER_SPAN);
         return traceId;
     }
 

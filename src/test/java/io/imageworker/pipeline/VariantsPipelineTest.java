@@ -45,9 +45,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
     @Test
     void makesOneCallPerVariantAndPublishesOneEventWithEveryImageInCallOrder() {
         String id = newId("variants");
-        send(request(id, "\"count\":3,\"size\":\"16:9\""));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"count\":3,\"size\":\"16:9\"");
 
         assertThat(kafka.results(id)).hasSize(1);
         assertThat(callsFor(id)).hasSize(3).allSatisfy(call -> assertThat(call.textFields())
@@ -76,9 +74,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
     void aVariantTheGatewayRefusesLeavesACompletionOfTheOthers() {
         gateway.control().injectFault(Fault.moderationRefusal());
         String id = newId("partial");
-        send(request(id, "\"count\":3"));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"count\":3");
 
         assertThat(event.path("images")).hasSize(2);
         assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":3,\"delivered\":2,\"failed\":1}");
@@ -110,9 +106,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
     @ValueSource(strings = {"0", "9", "2.5", "\"2\""})
     void refusesACountOutsideOneToEightWithoutACall(String count) {
         String id = newId("badcount");
-        send(request(id, "\"count\":" + count));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"count\":" + count);
 
         assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
         assertThat(event.path("error").path("message").asText()).startsWith("count");
@@ -126,9 +120,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
         // As a worker that died in the middle of the request would have left it: variants 1 and 3 ended.
         VariantOutcome first = recorded(id, 1);
         VariantOutcome third = recorded(id, 3);
-        send(request(id, "\"count\":4"));
-
-        JsonNode event = body(result(id));
+        JsonNode event = ended(id, "\"count\":4");
 
         assertThat(callsFor(id)).hasSize(2);
         assertThat(event.path("images")).hasSize(4);

@@ -2,8 +2,7 @@ package io.imageworker.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.testing.WorkerTestResource;
@@ -11,8 +10,11 @@ import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -22,9 +24,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A consumer of contract v1 sees, for a request without {@code count} or with {@code count: 1}, byte for byte what it
- * saw before contract v1.1: the same key, the same headers, and a payload that is exactly what the v1 event records
- * (frozen below, as they were) write for its values: no field more, none moved, none formatted otherwise.
+ * A consumer of contract v1 sees, for a request without {@code count} or with {@code count: 1}, what it saw before
+ * contract v1.1: the same key, the same headers, and a payload of the shape of v1's events, frozen as a v1 worker wrote
+ * them, every optional field present, in {@code src/test/resources/contract-v1/}: no field more, none moved, none of
+ * another JSON type. A result a v1 worker recorded is replayed byte for byte.
  */
 @QuarkusTest
 @WithTestResource(WorkerTestResource.class)
@@ -58,7 +61,7 @@ class VersionOneConsumerTest extends PipelineTestSupport {
         assertThat(record.topic()).isEqualTo("image-completed");
         assertThat(new String(record.key(), StandardCharsets.UTF_8)).isEqualTo("key-" + id);
         assertThat(headerNames(record)).isEqualTo(V1_HEADERS);
-        assertThat(asVersionOne(record.value(), V1.Completed.class)).isEqualTo(record.value());
+        assertShapedLike(versionOne("completed.json", id), body(record), "");
         assertThat(body(record).path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
         // The result document is the same bytes, and no variant was recorded apart from it.
         assertThat(store.findResult(id).await().atMost(WITHIN)).hasValue(record.value());
@@ -76,37 +79,14 @@ class VersionOneConsumerTest extends PipelineTestSupport {
 
         assertThat(record.topic()).isEqualTo("image-failed");
         assertThat(headerNames(record)).isEqualTo(V1_HEADERS);
-        assertThat(asVersionOne(record.value(), V1.Failed.class)).isEqualTo(record.value());
+        assertShapedLike(versionOne("failed.json", id), body(record), "");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"", "\"count\":1"})
     void aResultRecordedByAVersionOneWorkerIsReplayedByteForByte(String count) throws Exception {
         String id = newId("v1replay");
-        String key = "images/" + id + ".png";
-        byte[] recorded = mapper.writeValueAsBytes(new V1.Completed(
-                id,
-                "generate",
-                new V1.StoredImage(
-                        WorkerTestResource.BUCKET,
-                        key,
-                        "s3://" + WorkerTestResource.BUCKET + "/" + key,
-                        null,
-                        "image/png",
-                        1024,
-                        1024,
-                        2048,
-                        "ab".repeat(32)),
-                new V1.SizeReport(null, "1024x1024", "1024x1024", true),
-                1,
-                new V1.Billing(1, 1, 0),
-                new V1.Timings(
-                        Instant.parse("2026-01-05T10:15:20.511Z"),
-                        Instant.parse("2026-01-05T10:15:20.530Z"),
-                        Instant.parse("2026-01-05T10:15:42.118Z"),
-                        21345L,
-                        83L),
-                Map.of("sku", "A-17")));
+        byte[] recorded = mapper.writeValueAsBytes(versionOne("completed.json", id));
         store.putResult(id, recorded).await().atMost(WITHIN);
         send(request(id, count));
 
@@ -114,9 +94,38 @@ class VersionOneConsumerTest extends PipelineTestSupport {
         assertThat(callsFor(id)).isEmpty();
     }
 
-    private byte[] asVersionOne(byte[] payload, Class<?> type) throws Exception {
-        ObjectMapper strict = mapper.copy().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
-        return strict.writeValueAsBytes(strict.readValue(payload, type));
+    /** An event of contract v1 as a v1 worker wrote it, for the request {@code requestId}. */
+    private static JsonNode versionOne(String file, String requestId) throws IOException {
+        try (InputStream in = VersionOneConsumerTest.class.getResourceAsStream("/contract-v1/" + file)) {
+            return JSON.readTree(new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("REQUEST_ID", requestId));
+        }
+    }
+
+    /**
+     * Checks that {@code actual} has the shape of {@code sample}: each object only fields the sample has, in the
+     * sample's order (a field left out as null is allowed), each value of the sample's JSON type. The metadata is the
+     * request's own map of strings.
+     */
+    private static void assertShapedLike(JsonNode sample, JsonNode actual, String path) {
+        assertThat(actual.getNodeType()).as("type of %s", path).isEqualTo(sample.getNodeType());
+        assertThat(actual.isIntegralNumber()).as("integral %s", path).isEqualTo(sample.isIntegralNumber());
+        if (path.equals(".metadata")) {
+            assertThat(actual).as(path).allMatch(JsonNode::isTextual);
+        } else if (actual.isObject()) {
+            List<String> fields = fieldNames(actual);
+            List<String> sampleFields = fieldNames(sample);
+            assertThat(fields).as("fields of %s", path).isSubsetOf(sampleFields);
+            assertThat(fields)
+                    .as("order of the fields of %s", path)
+                    .isEqualTo(sampleFields.stream().filter(fields::contains).toList());
+            fields.forEach(field -> assertShapedLike(sample.get(field), actual.get(field), path + "." + field));
+        }
+    }
+
+    private static List<String> fieldNames(JsonNode object) {
+        List<String> names = new ArrayList<>();
+        object.fieldNames().forEachRemaining(names::add);
+        return names;
     }
 
     private static Set<String> headerNames(ConsumerRecord<byte[], byte[]> record) {
@@ -127,53 +136,5 @@ class VersionOneConsumerTest extends PipelineTestSupport {
             }
         }
         return names;
-    }
-
-    /** The event records of contract v1, as they were before v1.1, field for field and in the same order. */
-    interface V1 {
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record Completed(
-                String requestId,
-                String operation,
-                StoredImage image,
-                SizeReport size,
-                int attempts,
-                Billing billing,
-                Timings timings,
-                Map<String, String> metadata) {}
-
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record Failed(
-                String requestId,
-                String operation,
-                Error error,
-                SizeReport size,
-                int attempts,
-                Billing billing,
-                Timings timings,
-                Map<String, String> metadata) {}
-
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record Error(String code, String message, boolean retryable, Integer gatewayStatus, String gatewayBody) {}
-
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record StoredImage(
-                String bucket,
-                String key,
-                String uri,
-                String url,
-                String contentType,
-                int width,
-                int height,
-                long bytes,
-                String sha256) {}
-
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record SizeReport(String requested, String sent, String actual, Boolean matched) {}
-
-        @JsonInclude(JsonInclude.Include.NON_NULL)
-        record Timings(Instant receivedAt, Instant startedAt, Instant completedAt, Long gatewayMs, Long storeMs) {}
-
-        record Billing(int calls, int billed, int unknown) {}
     }
 }

@@ -62,10 +62,7 @@ class PatienceTest {
             throw s3Error(status);
         });
 
-        Throwable failure = new Patience(Duration.ofMinutes(2), Duration.ofMillis(200), Duration.ofSeconds(10))
-                .retry(operation)
-                .subscribe()
-                .withSubscriber(UniAssertSubscriber.create())
+        Throwable failure = withPatience(Duration.ofMinutes(2), operation)
                 .awaitFailure(Duration.ofSeconds(2))
                 .getFailure();
 
@@ -84,10 +81,7 @@ class PatienceTest {
             return "stored";
         });
 
-        String result = new Patience(Duration.ofSeconds(30), Duration.ofMillis(200), Duration.ofSeconds(10))
-                .retry(operation)
-                .subscribe()
-                .withSubscriber(UniAssertSubscriber.create())
+        String result = withPatience(Duration.ofSeconds(30), operation)
                 .awaitItem(Duration.ofSeconds(10))
                 .getItem();
 
@@ -97,10 +91,7 @@ class PatienceTest {
 
     @Test
     void givesTheLastTransientFailureWhenPatienceEnds() {
-        Throwable failure = new Patience(Duration.ofMillis(700), Duration.ofMillis(200), Duration.ofSeconds(10))
-                .retry(Uni.createFrom().<String>failure(() -> s3Error(503)))
-                .subscribe()
-                .withSubscriber(UniAssertSubscriber.create())
+        Throwable failure = withPatience(Duration.ofMillis(700), Uni.createFrom().<String>failure(() -> s3Error(503)))
                 .awaitFailure(Duration.ofSeconds(10))
                 .getFailure();
 
@@ -113,5 +104,13 @@ class PatienceTest {
                 .statusCode(status)
                 .message("status " + status)
                 .build();
+    }
+
+    /** {@code operation} retried with {@code patience} (backoffs from 200 ms to 10 s), subscribed to. */
+    private static <T> UniAssertSubscriber<T> withPatience(Duration patience, Uni<T> operation) {
+        return new Patience(patience, Duration.ofMillis(200), Duration.ofSeconds(10))
+                .retry(operation)
+                .subscribe()
+                .withSubscriber(UniAssertSubscriber.create());
     }
 }

@@ -13,30 +13,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** {@code POST /v1/images/edits}: multipart parsing, image choice, type checks, sizes, records. */
-class GatewaySimulatorEditsTest {
-
-    static GatewaySimulator gateway;
-    static SimulatorHttp http;
+class GatewaySimulatorEditsTest extends SimulatorTestSupport {
 
     static final byte[] BASE_PNG = TestImages.png(1536, 1024);
     static final byte[] REF_JPEG = TestImages.jpeg(640, 480);
     static final byte[] REF_WEBP = TestImages.webp(800, 600);
-
-    @BeforeAll
-    static void start() {
-        gateway = GatewaySimulator.start(SimulatorSettings.defaults());
-        http = new SimulatorHttp(gateway);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
-
-    @BeforeEach
-    void reset() {
-        gateway.reset();
-    }
 
     static Multipart form() {
         return new Multipart().text("model", "gpt-image-2").text("prompt", "make the sky stormy");
@@ -60,22 +41,13 @@ class GatewaySimulatorEditsTest {
                 .containsEntry("size", "1024x1536")
                 .containsEntry("quality", "high");
         assertThat(call.fileParts())
-                .extracting(
-                        RecordedCall.FilePart::fieldName,
-                        RecordedCall.FilePart::filename,
-                        RecordedCall.FilePart::declaredContentType,
-                        RecordedCall.FilePart::realType,
-                        RecordedCall.FilePart::width,
-                        RecordedCall.FilePart::height,
-                        RecordedCall.FilePart::usedPosition)
+                .extracting(RecordedCall.FilePart::placement)
                 .containsExactly(
                         tuple("image[]", "base.png", "image/png", "image/png", 1536, 1024, 1),
                         tuple("image[]", "ref.jpg", "image/jpeg", "image/jpeg", 640, 480, 2),
                         tuple("image[]", "ref.webp", "image/webp", "image/webp", 800, 600, 3));
         assertThat(call.fileParts().get(1).byteLength()).isEqualTo(REF_JPEG.length);
-        assertThat(call.usedImages())
-                .extracting(RecordedCall.FilePart::filename)
-                .containsExactly("base.png", "ref.jpg", "ref.webp");
+        assertThat(call.usedImages()).containsExactly("base.png", "ref.jpg", "ref.webp");
         assertThat(call.billed()).isTrue();
     }
 
@@ -93,9 +65,7 @@ class GatewaySimulatorEditsTest {
                 .file("image[]", "base.png", "image/png", BASE_PNG));
 
         RecordedCall call = gateway.imageCalls().get(0);
-        assertThat(call.usedImages())
-                .extracting(RecordedCall.FilePart::filename)
-                .containsExactly("ref.jpg", "base.png");
+        assertThat(call.usedImages()).containsExactly("ref.jpg", "base.png");
         assertThat(call.status()).isEqualTo(200);
         assertThat(call.silentChanges()).containsExactly(SilentChange.SIZE_DEFAULTED);
     }
@@ -111,9 +81,7 @@ class GatewaySimulatorEditsTest {
         assertThat(call.fileParts())
                 .extracting(RecordedCall.FilePart::fieldName, RecordedCall.FilePart::used)
                 .containsExactly(tuple("image[]", false), tuple("image", true), tuple("image[]", false));
-        assertThat(call.usedImages())
-                .extracting(RecordedCall.FilePart::filename)
-                .containsExactly("base.png");
+        assertThat(call.usedImages()).containsExactly("base.png");
         assertThat(call.silentChanges()).contains(SilentChange.IMAGE_ARRAY_DROPPED);
     }
 
@@ -124,9 +92,7 @@ class GatewaySimulatorEditsTest {
 
         RecordedCall call = gateway.imageCalls().get(0);
         assertThat(call.status()).isEqualTo(200);
-        assertThat(call.usedImages())
-                .extracting(RecordedCall.FilePart::filename)
-                .containsExactly("ref.jpg", "base.png");
+        assertThat(call.usedImages()).containsExactly("ref.jpg", "base.png");
         assertThat(call.silentChanges()).contains(SilentChange.REFERENCE_ORDER_SHUFFLED);
     }
 
@@ -150,7 +116,7 @@ class GatewaySimulatorEditsTest {
                 .file("image[]", "photo.png", "image/png", REF_JPEG));
 
         assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(json(response).path("error").path("message").asText())
+        assertThat(SimulatorHttp.errorMessage(response))
                 .isEqualTo("Invalid image file or mode for image 2, please check your image file.");
         RecordedCall call = gateway.imageCalls().get(0);
         assertThat(call.fileParts().get(1).realType()).isEqualTo("image/jpeg");
@@ -162,7 +128,7 @@ class GatewaySimulatorEditsTest {
     void refusesAFileWithoutExtensionBecauseTheGatewayCallsItPng() {
         HttpResponse<String> response = http.edit(form().file("image", "blob", "image/jpeg", REF_JPEG));
         assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(json(response).path("error").path("message").asText())
+        assertThat(SimulatorHttp.errorMessage(response))
                 .isEqualTo("Invalid image file or mode for image 1, please check your image file.");
     }
 
@@ -197,7 +163,7 @@ class GatewaySimulatorEditsTest {
         HttpResponse<String> response = http.edit(form);
 
         assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(json(response).path("error").path("message").asText())
+        assertThat(SimulatorHttp.errorMessage(response))
                 .startsWith("Model name not specified, model name cannot be empty (request id: ");
         assertThat(gateway.imageCalls().get(0).textFields()).isEmpty();
     }

@@ -17,27 +17,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The OPEN_SOURCE flavour: the open-source gateway, where it differs from the specification (docs/gateway-contract.md). */
-class GatewaySimulatorOpenSourceFlavourTest {
+class GatewaySimulatorOpenSourceFlavourTest extends SimulatorTestSupport {
 
     static final String GENERATION = "{\"model\":\"gpt-image-2\",\"prompt\":\"a red bicycle\",\"size\":\"1024x1024\"}";
 
-    static GatewaySimulator gateway;
-    static SimulatorHttp http;
-
-    @BeforeAll
-    static void start() {
-        gateway = GatewaySimulator.start(SimulatorSettings.defaults().withFlavour(Flavour.OPEN_SOURCE));
-        http = new SimulatorHttp(gateway);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
-
     @BeforeEach
-    void reset() {
-        gateway.reset();
+    void openSourceFlavour() {
+        gateway.control().update(s -> s.withFlavour(Flavour.OPEN_SOURCE));
     }
 
     @Test
@@ -57,7 +43,7 @@ class GatewaySimulatorOpenSourceFlavourTest {
     void answersJsonInvalidUrlUnderTheApiPrefixes(String path) {
         HttpResponse<String> response = http.postJson(path, "{}");
         assertThat(response.statusCode()).isEqualTo(404);
-        assertThat(json(response).path("error").path("message").asText()).isEqualTo("Invalid URL (POST " + path + ")");
+        assertThat(SimulatorHttp.errorMessage(response)).isEqualTo("Invalid URL (POST " + path + ")");
     }
 
     @Test
@@ -85,7 +71,7 @@ class GatewaySimulatorOpenSourceFlavourTest {
     void looksForDallEWhenGenerationsHaveNoModel() {
         HttpResponse<String> response = http.generate("{\"prompt\":\"a red bicycle\"}");
         assertThat(response.statusCode()).isEqualTo(503);
-        assertThat(json(response).path("error").path("message").asText()).contains("model dall-e under group");
+        assertThat(SimulatorHttp.errorMessage(response)).contains("model dall-e under group");
     }
 
     @ParameterizedTest

@@ -31,27 +31,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** The SPEC flavour against the specified gateway (docs/gateway-contract.md): addressing, token, generations, silent failures, billing. */
-class GatewaySimulatorTest {
+class GatewaySimulatorTest extends SimulatorTestSupport {
 
     static final String PRICE_KEY = "pricePerCall";
-    static GatewaySimulator gateway;
-    static SimulatorHttp http;
-
-    @BeforeAll
-    static void start() {
-        gateway = GatewaySimulator.start(SimulatorSettings.defaults());
-        http = new SimulatorHttp(gateway);
-    }
-
-    @AfterAll
-    static void stop() {
-        gateway.close();
-    }
-
-    @BeforeEach
-    void reset() {
-        gateway.reset();
-    }
 
     static String generation(String size) {
         return "{\"model\":\"gpt-image-2\",\"prompt\":\"a lighthouse at dawn, oil painting\"" + size + "}";
@@ -228,7 +210,7 @@ class GatewaySimulatorTest {
 
             for (HttpResponse<String> response : List.of(emptyObject, emptyBody)) {
                 assertThat(response.statusCode()).isEqualTo(400);
-                assertThat(json(response).path("error").path("message").asText())
+                assertThat(SimulatorHttp.errorMessage(response))
                         .startsWith("Model name not specified, model name cannot be empty (request id: ");
             }
             assertThat(gateway.calls())
@@ -327,7 +309,7 @@ class GatewaySimulatorTest {
 
         @Test
         void expiresReturnedUrlsAfterTheirLifetime() {
-            gateway.control().setResponseForm(ResponseForm.URL).setUrlLifetime(Duration.ofMillis(300));
+            gateway.control().update(s -> s.withResponseForm(ResponseForm.URL).withUrlLifetime(Duration.ofMillis(300)));
             String url = json(http.generate(generation("")))
                     .path("data")
                     .path(0)
@@ -342,7 +324,7 @@ class GatewaySimulatorTest {
 
         @Test
         void mixesUrlAndBase64AnswersAtTheConfiguredRatio() {
-            gateway.control().setResponseForm(ResponseForm.MIXED, 0.25);
+            gateway.control().update(s -> s.withResponseForm(ResponseForm.MIXED, 0.25));
             List<ResponseForm> forms = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 JsonNode item = json(http.generate(generation(""))).path("data").path(0);
@@ -381,7 +363,7 @@ class GatewaySimulatorTest {
         void refusesBodiesThatAreNotJson() {
             HttpResponse<String> response = http.generate("{\"model\":");
             assertThat(response.statusCode()).isEqualTo(400);
-            assertThat(json(response).path("error").path("message").asText())
+            assertThat(SimulatorHttp.errorMessage(response))
                     .startsWith("Invalid request: Invalid request: invalid JSON request body");
         }
 
@@ -488,7 +470,7 @@ class GatewaySimulatorTest {
 
         @Test
         void silentlyChangesASizeBreakingAHardLimitWhenSoConfigured() {
-            gateway.control().setOversizeMode(OversizeMode.SILENTLY_CHANGE);
+            gateway.control().update(s -> s.withOversizeMode(OversizeMode.SILENTLY_CHANGE));
             HttpResponse<String> response = http.generate(generation(",\"size\":\"4608x1536\""));
 
             assertThat(response.statusCode()).isEqualTo(200);
@@ -584,7 +566,7 @@ class GatewaySimulatorTest {
 
         @Test
         void neverRunsOutWithUnlimitedQuota() {
-            gateway.control().setUnlimitedQuota().setPricePerCall(10_000_000);
+            gateway.control().setUnlimitedQuota().update(s -> s.withPricePerCall(10_000_000));
             assertThat(http.generate(generation("")).statusCode()).isEqualTo(200);
             assertThat(http.generate(generation("")).statusCode()).isEqualTo(200);
             assertThat(gateway.control().billedUnits()).isEqualTo(20_000_000);

@@ -10,12 +10,7 @@ import java.util.Map;
 /** The growing record of one call; written from an event loop, read as a {@link RecordedCall} from any thread. */
 final class CallEntry {
 
-    private final long sequence;
-    private final String requestId;
-    private final String method;
-    private final String path;
-    private final int concurrencyAtArrival;
-    private final Instant arrivedAt;
+    private final Arrival arrival;
 
     private int status;
     private final Map<String, String> textFields = new LinkedHashMap<>();
@@ -33,17 +28,25 @@ final class CallEntry {
     private Fault fault;
     private String errorMessage;
 
-    CallEntry(long sequence, String requestId, String method, String path, int concurrencyAtArrival) {
-        this.sequence = sequence;
-        this.requestId = requestId;
-        this.method = method;
-        this.path = path;
-        this.concurrencyAtArrival = concurrencyAtArrival;
-        this.arrivedAt = Instant.now();
+    /**
+     * What is known of a call when it arrives.
+     *
+     * @param sequence its number, from 1 since the last reset
+     * @param concurrencyAtArrival image calls in flight with it, itself included (0 for other routes)
+     */
+    record Arrival(
+            long sequence, String requestId, String method, String path, int concurrencyAtArrival, Instant at) {}
+
+    CallEntry(Arrival arrival) {
+        this.arrival = arrival;
     }
 
     String requestId() {
-        return requestId;
+        return arrival.requestId();
+    }
+
+    int concurrencyAtArrival() {
+        return arrival.concurrencyAtArrival();
     }
 
     synchronized void textField(String name, String value) {
@@ -94,10 +97,10 @@ final class CallEntry {
 
     synchronized RecordedCall snapshot() {
         return new RecordedCall(
-                sequence,
-                requestId,
-                method,
-                path,
+                arrival.sequence(),
+                arrival.requestId(),
+                arrival.method(),
+                arrival.path(),
                 status,
                 Collections.unmodifiableMap(new LinkedHashMap<>(textFields)),
                 List.copyOf(forbiddenFields),
@@ -110,8 +113,8 @@ final class CallEntry {
                 n,
                 billed,
                 billedUnits,
-                concurrencyAtArrival,
-                arrivedAt,
+                arrival.concurrencyAtArrival(),
+                arrival.at(),
                 finishedAt,
                 fault,
                 errorMessage);

@@ -79,7 +79,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         int concurrency = imageRoute ? state.enterImageCall() : 0;
         String requestId = state.newRequestId();
         CallEntry entry = state.record(requestId, method, path, concurrency);
-        Exchange x = new Exchange(req, entry, settings, imageRoute, concurrency);
+        Exchange x = new Exchange(req, entry, settings, imageRoute);
         HttpServerResponse response = req.response();
         response.putHeader("X-Oneapi-Request-Id", requestId);
         if (settings.flavour() == Flavour.OPEN_SOURCE) {
@@ -173,7 +173,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
 
     private boolean underCap(Exchange x) {
         int cap = x.settings.concurrencyCap();
-        if (cap <= 0 || x.concurrencyAtArrival <= cap) {
+        if (cap <= 0 || x.entry.concurrencyAtArrival() <= cap) {
             return true;
         }
         if (x.settings.retryAfterSeconds() > 0) {
@@ -752,22 +752,15 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         final HttpServerRequest req;
         final CallEntry entry;
         final SimulatorSettings settings;
-        final int concurrencyAtArrival;
         private final boolean imageRoute;
         private final long epoch;
         private final AtomicBoolean done = new AtomicBoolean();
 
-        Exchange(
-                HttpServerRequest req,
-                CallEntry entry,
-                SimulatorSettings settings,
-                boolean imageRoute,
-                int concurrencyAtArrival) {
+        Exchange(HttpServerRequest req, CallEntry entry, SimulatorSettings settings, boolean imageRoute) {
             this.req = req;
             this.entry = entry;
             this.settings = settings;
             this.imageRoute = imageRoute;
-            this.concurrencyAtArrival = concurrencyAtArrival;
             this.epoch = state.epoch();
         }
 
@@ -798,21 +791,11 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         }
 
         void json(int status, String body, String message) {
-            if (finish(status, message)) {
-                req.response()
-                        .setStatusCode(status)
-                        .putHeader("Content-Type", JSON_TYPE)
-                        .end(body);
-            }
+            json(status, Buffer.buffer(body), message);
         }
 
         void json(int status, Buffer body, String message) {
-            if (finish(status, message)) {
-                req.response()
-                        .setStatusCode(status)
-                        .putHeader("Content-Type", JSON_TYPE)
-                        .end(body);
-            }
+            answer(status, JSON_TYPE, body, message);
         }
 
         void gatewayAbort(int status, String message, String code) {
@@ -824,12 +807,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         }
 
         void html(int status, String body, String message) {
-            if (finish(status, message)) {
-                req.response()
-                        .setStatusCode(status)
-                        .putHeader("Content-Type", HTML_TYPE)
-                        .end(body);
-            }
+            answer(status, HTML_TYPE, Buffer.buffer(body), message);
         }
 
         void stream(String events) {
@@ -839,6 +817,16 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
                         .putHeader("Content-Type", "text/event-stream")
                         .putHeader("Cache-Control", "no-cache")
                         .end(events);
+            }
+        }
+
+        /** Answers {@code status} with {@code body} of {@code contentType}, unless the call is already answered. */
+        private void answer(int status, String contentType, Buffer body, String message) {
+            if (finish(status, message)) {
+                req.response()
+                        .setStatusCode(status)
+                        .putHeader("Content-Type", contentType)
+                        .end(body);
             }
         }
 

@@ -1,6 +1,9 @@
 package io.imageworker.testing.gateway;
 
+import static org.assertj.core.api.Assertions.tuple;
+
 import java.time.Instant;
+import org.assertj.core.groups.Tuple;
 import java.util.List;
 import java.util.Map;
 
@@ -63,12 +66,13 @@ public record RecordedCall(
         return "POST".equals(method) && (GatewayRoutes.GENERATIONS.equals(path) || GatewayRoutes.EDITS.equals(path));
     }
 
-    /** The image file parts that reached the simulated upstream, in the order it used them. */
-    public List<FilePart> usedImages() {
+    /** The file names of the image parts that reached the simulated upstream, in the order it used them. */
+    public List<String> usedImages() {
         return fileParts.stream()
                 .filter(FilePart::used)
                 .filter(p -> !p.fieldName().equals("mask"))
                 .sorted((a, b) -> Integer.compare(a.usedPosition(), b.usedPosition()))
+                .map(FilePart::filename)
                 .toList();
     }
 
@@ -97,5 +101,16 @@ public record RecordedCall(
             Integer width,
             Integer height,
             boolean used,
-            int usedPosition) {}
+            int usedPosition) {
+
+        /** As uploaded: the field, the file name, the declared type, the type of its bytes, whether it was used. */
+        public Tuple upload() {
+            return tuple(fieldName, filename, declaredContentType, realType, used);
+        }
+
+        /** Where it went: the field, the file name, both types, its size and its position among the images used. */
+        public Tuple placement() {
+            return tuple(fieldName, filename, declaredContentType, realType, width, height, usedPosition);
+        }
+    }
 }

@@ -22,7 +22,10 @@ public final class SimulatorControl {
         return state.settings();
     }
 
-    /** Changes any setting; ports cannot change while running and are kept. */
+    /**
+     * Changes any setting, such as {@code update(s -> s.withFlavour(Flavour.OPEN_SOURCE))}; ports cannot change while
+     * running and are kept. The settings tests change most often have a shortcut below.
+     */
     public SimulatorControl update(UnaryOperator<SimulatorSettings> change) {
         synchronized (state) {
             SimulatorSettings current = state.settings();
@@ -49,39 +52,6 @@ public final class SimulatorControl {
 
     public SimulatorControl setResponseForm(ResponseForm form) {
         return update(s -> s.withResponseForm(form));
-    }
-
-    /** The form of successes; with {@link ResponseForm#MIXED}, {@code urlRatio} of them carry a {@code url}. */
-    public SimulatorControl setResponseForm(ResponseForm form, double urlRatio) {
-        return update(s -> s.withResponseForm(form, urlRatio));
-    }
-
-    /** How long returned URLs stay downloadable; applies to URLs returned from now on. */
-    public SimulatorControl setUrlLifetime(Duration lifetime) {
-        return update(s -> s.withUrlLifetime(lifetime));
-    }
-
-    /** Connections idle longer than {@code idle} are stale from now on (zero: never); see {@link SimulatorSettings}. */
-    public SimulatorControl setStaleAfter(Duration idle) {
-        return update(s -> s.withStaleAfter(idle));
-    }
-
-    public SimulatorControl setOversizeMode(OversizeMode mode) {
-        return update(s -> s.withOversizeMode(mode));
-    }
-
-    public SimulatorControl setFlavour(Flavour flavour) {
-        return update(s -> s.withFlavour(flavour));
-    }
-
-    /** The one image model the gateway accepts. */
-    public SimulatorControl setModel(String model) {
-        return update(s -> s.withModel(model));
-    }
-
-    /** Quota units billed per image call (times {@code n}). */
-    public SimulatorControl setPricePerCall(long units) {
-        return update(s -> s.withPricePerCall(units));
     }
 
     /** The token answers 401 {@code Invalid token} on every route until {@link #restoreToken()}. */

@@ -119,6 +119,11 @@ final class SimulatorHttp {
         }
     }
 
+    /** {@code error.message} of an error answer. */
+    static String errorMessage(HttpResponse<String> response) {
+        return json(response).path("error").path("message").asText();
+    }
+
     /** The image bytes of a {@code b64_json} success. */
     static byte[] b64Image(HttpResponse<String> response) {
         return java.util.Base64.getDecoder()

@@ -84,7 +84,8 @@ final class SimulatorState {
 
     CallEntry record(String requestId, String method, String path, int concurrency) {
         synchronized (calls) {
-            CallEntry entry = new CallEntry(sequence.incrementAndGet(), requestId, method, path, concurrency);
+            CallEntry entry = new CallEntry(new CallEntry.Arrival(
+                    sequence.incrementAndGet(), requestId, method, path, concurrency, Instant.now()));
             calls.add(entry);
             return entry;
         }

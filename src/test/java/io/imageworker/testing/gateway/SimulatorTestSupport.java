@@ -1,0 +1,31 @@
+package io.imageworker.testing.gateway;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+
+/**
+ * What the simulator's own tests share: one simulator with the default settings for the class, an HTTP client of it,
+ * and a reset before each test (settings, token, quota, faults and records back to their start).
+ */
+abstract class SimulatorTestSupport {
+
+    static GatewaySimulator gateway;
+    static SimulatorHttp http;
+
+    @BeforeAll
+    static void startSimulator() {
+        gateway = GatewaySimulator.start(SimulatorSettings.defaults());
+        http = new SimulatorHttp(gateway);
+    }
+
+    @AfterAll
+    static void stopSimulator() {
+        gateway.close();
+    }
+
+    @BeforeEach
+    void resetSimulator() {
+        gateway.reset();
+    }
+}
