@@ -59,7 +59,6 @@ public final class AnswerClassifier {
                             + " address points at a web page, not the API",
                     status,
                     text,
-                    null,
                     latencyMs);
         }
         if (status >= 300 && status < 400) {
@@ -68,7 +67,6 @@ public final class AnswerClassifier {
                     "the gateway redirected the call (" + status + "): the base" + " address has a wrong path",
                     status,
                     text,
-                    null,
                     latencyMs);
         }
         return switch (status) {
@@ -79,7 +77,6 @@ public final class AnswerClassifier {
                                 + " out of quota, or the header is malformed",
                         status,
                         text,
-                        null,
                         latencyMs);
             case 404 ->
                 failure(
@@ -87,7 +84,6 @@ public final class AnswerClassifier {
                         "the gateway answered 404 Invalid URL: the base address is" + " wrong",
                         status,
                         text,
-                        null,
                         latencyMs);
             case 429 ->
                 failure(
@@ -104,7 +100,6 @@ public final class AnswerClassifier {
                                 + "); the call may still be billed",
                         status,
                         text,
-                        null,
                         latencyMs);
             default -> classifyOther(status, html, text, latencyMs);
         };
@@ -120,7 +115,6 @@ public final class AnswerClassifier {
                                 + " the call may still be billed",
                         status,
                         text,
-                        null,
                         latencyMs);
             }
             if ("model_not_found".equals(code)) {
@@ -130,7 +124,6 @@ public final class AnswerClassifier {
                                 + " IMAGE_WORKER_GATEWAY_MODEL (full name, date suffix included)",
                         status,
                         text,
-                        null,
                         latencyMs);
             }
             if ("sensitive_words_detected".equals(code)) {
@@ -139,10 +132,9 @@ public final class AnswerClassifier {
                         "the gateway refused the prompt (sensitive words)",
                         status,
                         text,
-                        null,
                         latencyMs);
             }
-            return failure(FailureKind.UPSTREAM, "the gateway failed (" + status + ")", status, text, null, latencyMs);
+            return failure(FailureKind.UPSTREAM, "the gateway failed (" + status + ")", status, text, latencyMs);
         }
         if (html) {
             return failure(
@@ -151,7 +143,6 @@ public final class AnswerClassifier {
                             + " JSON: the base address points at a web page",
                     status,
                     text,
-                    null,
                     latencyMs);
         }
         if (status == 403 || status == 413) {
@@ -160,13 +151,12 @@ public final class AnswerClassifier {
                     "the gateway refused the call before any work (" + status + ")",
                     status,
                     text,
-                    null,
                     latencyMs);
         }
         String message = errorMessage(text)
                 .map(m -> "the gateway refused the request (" + status + "): " + m)
                 .orElse("the gateway refused the request (" + status + ")");
-        return failure(FailureKind.REJECTED, message, status, text, null, latencyMs);
+        return failure(FailureKind.REJECTED, message, status, text, latencyMs);
     }
 
     private GatewayAnswer successBody(int status, byte[] body, long latencyMs) {
@@ -222,7 +212,7 @@ public final class AnswerClassifier {
         String text = new String(body, 0, Math.min(body.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
         String detail = error ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
         return failure(
-                FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, null, latencyMs);
+                FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, latencyMs);
     }
 
     private static void skipRestOfArray(JsonParser parser) throws IOException {
@@ -236,7 +226,7 @@ public final class AnswerClassifier {
 
     private GatewayAnswer invalidOutput(String message, int status, byte[] body, long latencyMs) {
         String text = new String(body, 0, Math.min(body.length, keepBodyChars * 4), StandardCharsets.UTF_8);
-        return failure(FailureKind.INVALID_OUTPUT, message, status, text, null, latencyMs);
+        return failure(FailureKind.INVALID_OUTPUT, message, status, text, latencyMs);
     }
 
     /**
@@ -302,6 +292,11 @@ public final class AnswerClassifier {
     private static String describe(Throwable error) {
         String message = error.getMessage();
         return error.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+
+    /** A failure without a {@code Retry-After}: every kind but the 429's. */
+    private GatewayAnswer failure(FailureKind kind, String message, int status, String text, long latencyMs) {
+        return failure(kind, message, status, text, null, latencyMs);
     }
 
     private GatewayAnswer failure(

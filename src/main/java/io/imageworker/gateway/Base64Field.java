@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.Base64Variant;
 import com.fasterxml.jackson.core.Base64Variants;
 import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
+import io.imageworker.support.Base64Text;
 import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -107,18 +108,7 @@ final class Base64Field {
 
     private static boolean onlyBase64AndWhiteSpace(byte[] body, int start, int end) {
         for (int i = start; i < end; i++) {
-            int b = body[i];
-            boolean valid = b >= 'A' && b <= 'Z'
-                    || b >= 'a' && b <= 'z'
-                    || b >= '0' && b <= '9'
-                    || b == '+'
-                    || b == '/'
-                    || b == '='
-                    || b == ' '
-                    || b == '\t'
-                    || b == '\r'
-                    || b == '\n';
-            if (!valid) {
+            if (!Base64Text.allowed(body[i])) {
                 return false;
             }
         }

@@ -4,6 +4,7 @@ import io.imageworker.Billing.CallCost;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Pauses;
+import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -76,12 +77,14 @@ public class BudgetGuard {
         this.clock = clock;
         this.pauses = pauses;
         this.log = log;
-        this.billedUnits = Counter.builder("image_worker_spend_quota_units")
-                .description("Quota units billed by the gateway (price per call x billed calls; 500000 = 1 dollar)")
-                .register(registry);
-        this.unknownUnits = Counter.builder("image_worker_spend_unknown_quota_units")
-                .description("Quota units of calls whose billing is unknown (timeouts, 5xx)")
-                .register(registry);
+        this.billedUnits = WorkerMetrics.counter(
+                registry,
+                "image_worker_spend_quota_units",
+                "Quota units billed by the gateway (price per call x billed calls; 500000 = 1 dollar)");
+        this.unknownUnits = WorkerMetrics.counter(
+                registry,
+                "image_worker_spend_unknown_quota_units",
+                "Quota units of calls whose billing is unknown (timeouts, 5xx)");
         registry.gauge("image_worker_budget_used_calls", this, BudgetGuard::used);
         Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)
                 .description("Requests the spend guard holds until its window allows another call")

@@ -16,7 +16,9 @@ import io.vertx.mutiny.ext.web.client.WebClient;
 import io.vertx.mutiny.ext.web.multipart.MultipartForm;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -89,16 +91,26 @@ public class GatewayClient {
      * unit by the open-source gateway) nor {@code moderation}.
      */
     private Uni<GatewayAnswer> generate(GatewayRequest.Generate request) {
-        JsonObject body = new JsonObject()
-                .put("model", config.model().orElseThrow())
-                .put("prompt", request.prompt())
-                .put("size", request.size());
-        if (request.quality() != null) {
-            body.put("quality", request.quality());
-        }
-        config.responseFormat().ifPresent(format -> body.put("response_format", format));
+        JsonObject body = new JsonObject();
+        fields(request.prompt(), request.size(), request.quality()).forEach(body::put);
         return call(GatewayEndpoint.GENERATIONS, http -> http.putHeader("Content-Type", "application/json")
                 .sendBuffer(Buffer.buffer(body.encode())));
+    }
+
+    /**
+     * The fields of both image calls, in the order they are sent: {@code model}, {@code prompt}, the explicit
+     * {@code size}, and {@code quality} and {@code response_format} when set.
+     */
+    private Map<String, String> fields(String prompt, String size, String quality) {
+        Map<String, String> fields = new LinkedHashMap<>();
+        fields.put("model", config.model().orElseThrow());
+        fields.put("prompt", prompt);
+        fields.put("size", size);
+        if (quality != null) {
+            fields.put("quality", quality);
+        }
+        config.responseFormat().ifPresent(format -> fields.put("response_format", format));
+        return fields;
     }
 
     /**
@@ -112,14 +124,8 @@ public class GatewayClient {
      * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
      */
     private Uni<GatewayAnswer> edit(GatewayRequest.Edit request) {
-        MultipartForm form = MultipartForm.create()
-                .attribute("model", config.model().orElseThrow())
-                .attribute("prompt", request.prompt())
-                .attribute("size", request.size());
-        if (request.quality() != null) {
-            form.attribute("quality", request.quality());
-        }
-        config.responseFormat().ifPresent(format -> form.attribute("response_format", format));
+        MultipartForm form = MultipartForm.create();
+        fields(request.prompt(), request.size(), request.quality()).forEach(form::attribute);
         for (GatewayRequest.FilePart part : request.single() ? request.images().subList(0, 1) : request.images()) {
             form.binaryFileUpload(
                     request.single() ? "image" : "image[]", part.filename(), wrapped(part), part.contentType());

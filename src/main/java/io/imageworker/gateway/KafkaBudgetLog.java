@@ -86,17 +86,16 @@ public class KafkaBudgetLog implements BudgetLog {
             return;
         }
         createTopicIfMissing();
-        consumer = new KafkaConsumer<>(clientConfig(
-                ConsumerConfig.configNames(),
-                Map.of(
-                        ConsumerConfig.CLIENT_ID_CONFIG,
-                        "image-worker-budget-reader",
-                        ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
-                        false,
-                        ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG,
-                        ByteArrayDeserializer.class.getName(),
-                        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-                        ByteArrayDeserializer.class.getName())));
+        consumer = new KafkaConsumer<>(
+                clientConfig(
+                        ConsumerConfig.configNames(),
+                        Map.of(
+                                ConsumerConfig.CLIENT_ID_CONFIG,
+                                "image-worker-budget-reader",
+                                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
+                                false)),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer());
         consumer.assign(List.of(partition));
         long from = System.currentTimeMillis() / windowMillis * windowMillis - CLOCK_MARGIN.toMillis();
         OffsetAndTimestamp start =
@@ -106,19 +105,18 @@ public class KafkaBudgetLog implements BudgetLog {
         } else {
             consumer.seek(partition, start.offset());
         }
-        producer = new KafkaProducer<>(clientConfig(
-                ProducerConfig.configNames(),
-                Map.of(
-                        ProducerConfig.CLIENT_ID_CONFIG,
-                        "image-worker-budget-writer",
-                        ProducerConfig.ACKS_CONFIG,
-                        "all",
-                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                        true,
-                        ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
-                        ByteArraySerializer.class.getName(),
-                        ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
-                        ByteArraySerializer.class.getName())));
+        producer = new KafkaProducer<>(
+                clientConfig(
+                        ProducerConfig.configNames(),
+                        Map.of(
+                                ProducerConfig.CLIENT_ID_CONFIG,
+                                "image-worker-budget-writer",
+                                ProducerConfig.ACKS_CONFIG,
+                                "all",
+                                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                                true)),
+                new ByteArraySerializer(),
+                new ByteArraySerializer());
         running = true;
         reader = new Thread(this::read, "image-worker-budget-reader");
         reader.setDaemon(true);

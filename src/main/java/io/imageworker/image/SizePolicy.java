@@ -171,22 +171,20 @@ public final class SizePolicy {
                     ? new Accepted(asked, DEFAULT_SIZE, Basis.DEFAULT)
                     : new Accepted(asked, sourceSize, Basis.SOURCE_PROPORTIONS);
         }
-        Matcher pixels = PIXELS.matcher(trimmed);
-        if (pixels.matches()) {
-            int width = Integer.parseInt(pixels.group(1));
-            int height = Integer.parseInt(pixels.group(2));
-            if (!inRange(width) || !inRange(height)) {
+        int[] pixels = terms(PIXELS, trimmed);
+        if (pixels != null) {
+            if (!inRange(pixels[0]) || !inRange(pixels[1])) {
                 return outOfRange(trimmed, "width and height");
             }
-            ImageSize size = new ImageSize(width, height);
+            ImageSize size = new ImageSize(pixels[0], pixels[1]);
             return SizeLimits.isValid(size)
                     ? new Accepted(trimmed, size, Basis.AS_REQUESTED)
                     : new Accepted(trimmed, normalize(size, PIXEL_SIZE_CAP), Basis.NORMALIZED);
         }
-        Matcher ratio = RATIO.matcher(trimmed);
-        if (ratio.matches()) {
-            int w = Integer.parseInt(ratio.group(1));
-            int h = Integer.parseInt(ratio.group(2));
+        int[] ratio = terms(RATIO, trimmed);
+        if (ratio != null) {
+            int w = ratio[0];
+            int h = ratio[1];
             if (!inRange(w) || !inRange(h)) {
                 return outOfRange(trimmed, "both terms of a ratio");
             }
@@ -203,56 +201,66 @@ public final class SizePolicy {
         return new Refused("size " + quote(trimmed) + " is not accepted: " + ACCEPTED_FORMS);
     }
 
+    /** The two numbers of {@code text} when it has the form {@code form} (two groups of digits), else null. */
+    private static int[] terms(Pattern form, String text) {
+        Matcher matcher = form.matcher(text);
+        return matcher.matches()
+                ? new int[] {Integer.parseInt(matcher.group(1)), Integer.parseInt(matcher.group(2))}
+                : null;
+    }
+
     /** The largest size of ratio {@code w:h} (clamped to 3:1) with longest edge {@code cap}, normalized; tested directly. */
     static ImageSize forRatio(int w, int h, int cap) {
-        double width = w;
-        double height = h;
         // Clamp first, so that 10:1 means 3:1 at the cap (1536x512) rather than a 3:1 sliver scaled up afterwards.
-        if (width > SizeLimits.MAX_RATIO * height) {
-            width = SizeLimits.MAX_RATIO * height;
-        } else if (height > SizeLimits.MAX_RATIO * width) {
-            height = SizeLimits.MAX_RATIO * width;
-        }
-        double scale = cap / Math.max(width, height);
-        return normalize(width * scale, height * scale, cap);
+        Sides clamped = new Sides(w, h).clampedRatio();
+        Sides scaled = clamped.scaled(cap / Math.max(clamped.width(), clamped.height()));
+        return normalize(scaled.width(), scaled.height(), cap);
     }
 
     private static ImageSize normalize(double width, double height, int cap) {
-        double w = width;
-        double h = height;
         // 1. Clamp the ratio to 3:1 by reducing the longer side.
-        if (w > SizeLimits.MAX_RATIO * h) {
-            w = SizeLimits.MAX_RATIO * h;
-        } else if (h > SizeLimits.MAX_RATIO * w) {
-            h = SizeLimits.MAX_RATIO * w;
-        }
         // 2. Scale down so that the longest edge is at most the cap.
-        double longest = Math.max(w, h);
-        if (longest > cap) {
-            w *= cap / longest;
-            h *= cap / longest;
-        }
+        Sides sides = new Sides(width, height).clampedRatio().cappedAt(cap);
         // 3. Scale down if there are too many pixels.
-        if (w * h > SizeLimits.MAX_PIXELS) {
-            double scale = Math.sqrt(SizeLimits.MAX_PIXELS / (w * h));
-            w *= scale;
-            h *= scale;
+        if (sides.pixels() > SizeLimits.MAX_PIXELS) {
+            sides = sides.scaled(Math.sqrt(SizeLimits.MAX_PIXELS / sides.pixels()));
         }
         // 4. Scale up if there are too few pixels, then re-cap: the cap wins. With a cap of at least 1536 and a ratio
-        // of
-        // at most 3:1 the re-cap never takes the size below the minimum again (1536 x 512 > 655,360).
-        if (w * h < SizeLimits.MIN_PIXELS) {
-            double scale = Math.sqrt(SizeLimits.MIN_PIXELS / (w * h));
-            w *= scale;
-            h *= scale;
-            longest = Math.max(w, h);
-            if (longest > cap) {
-                w *= cap / longest;
-                h *= cap / longest;
-            }
+        // of at most 3:1 the re-cap never takes the size below the minimum again (1536 x 512 > 655,360).
+        if (sides.pixels() < SizeLimits.MIN_PIXELS) {
+            sides = sides.scaled(Math.sqrt(SizeLimits.MIN_PIXELS / sides.pixels())).cappedAt(cap);
         }
         // 5. Round each side to the nearest multiple of 16, at least 16; then repair what rounding broke.
-        return repair(roundToMultiple(w), roundToMultiple(h));
+        return repair(roundToMultiple(sides.width()), roundToMultiple(sides.height()));
+    }
+
+    /** Width and height on their way to a size, before rounding. */
+    private record Sides(double width, double height) {
+
+        /** The longer side reduced so that the ratio is at most 3:1. */
+        Sides clampedRatio() {
+            if (width > SizeLimits.MAX_RATIO * height) {
+                return new Sides(SizeLimits.MAX_RATIO * height, height);
+            }
+            if (height > SizeLimits.MAX_RATIO * width) {
+                return new Sides(width, SizeLimits.MAX_RATIO * width);
+            }
+            return this;
+        }
+
+        /** Scaled down, when needed, so that the longest side is at most {@code cap}. */
+        Sides cappedAt(int cap) {
+            double longest = Math.max(width, height);
+            return longest > cap ? scaled(cap / longest) : this;
+        }
+
+        Sides scaled(double factor) {
+            return new Sides(width * factor, height * factor);
+        }
+
+        double pixels() {
+            return width * height;
+        }
     }
 
     private static int roundToMultiple(double side) {

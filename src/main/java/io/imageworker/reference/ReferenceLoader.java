@@ -7,6 +7,7 @@ import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.storage.ObjectAddress;
+import io.imageworker.support.Base64Text;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
@@ -206,18 +207,7 @@ public class ReferenceLoader {
 
     private static boolean isBase64(String text) {
         for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            boolean valid = c >= 'A' && c <= 'Z'
-                    || c >= 'a' && c <= 'z'
-                    || c >= '0' && c <= '9'
-                    || c == '+'
-                    || c == '/'
-                    || c == '='
-                    || c == ' '
-                    || c == '\n'
-                    || c == '\r'
-                    || c == '\t';
-            if (!valid) {
+            if (!Base64Text.allowed(text.charAt(i))) {
                 return false;
             }
         }

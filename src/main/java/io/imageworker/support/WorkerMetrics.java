@@ -31,19 +31,25 @@ public class WorkerMetrics {
                 .minimumExpectedValue(Duration.ofMillis(100))
                 .maximumExpectedValue(Duration.ofMinutes(5))
                 .register(registry);
-        this.bytesStored = Counter.builder("image_worker_stored_bytes")
-                .description("Bytes of images written to the store")
-                .register(registry);
-        this.sizeMismatches = Counter.builder("image_worker_size_mismatches")
-                .description("Images whose real size differs from the size sent (a silent gateway failure)")
-                .register(registry);
-        this.deadLetters = Counter.builder("image_worker_dead_letters")
-                .description("Records sent to the DLQ because they are not a readable request")
-                .register(registry);
-        this.staleConnections = Counter.builder("image_worker_gateway_stale_connection_retries")
-                .description("Calls sent again because the keep-alive connection they went out on was already closed"
-                        + " by the gateway (never read by it, not billed)")
-                .register(registry);
+        this.bytesStored = counter(registry, "image_worker_stored_bytes", "Bytes of images written to the store");
+        this.sizeMismatches = counter(
+                registry,
+                "image_worker_size_mismatches",
+                "Images whose real size differs from the size sent (a silent gateway failure)");
+        this.deadLetters = counter(
+                registry,
+                "image_worker_dead_letters",
+                "Records sent to the DLQ because they are not a readable request");
+        this.staleConnections = counter(
+                registry,
+                "image_worker_gateway_stale_connection_retries",
+                "Calls sent again because the keep-alive connection they went out on was already closed by the"
+                        + " gateway (never read by it, not billed)");
+    }
+
+    /** A counter with its description, as every counter of the worker is registered. */
+    public static Counter counter(MeterRegistry registry, String name, String description) {
+        return Counter.builder(name).description(description).register(registry);
     }
 
     /** A request ended with this event. */
