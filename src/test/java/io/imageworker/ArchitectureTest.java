@@ -1,19 +1,25 @@
 package io.imageworker;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
+import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
  * top, the orchestration below it, the adapters and their stages below that, pure image rules, shared helpers,
- * settings, and the records of the contract at the bottom.
+ * settings, and the records of the contract at the bottom. And the tests' own layout: the test infrastructure
+ * ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the integration test that
+ * runs the fault suite's engine.
  */
 class ArchitectureTest {
 
@@ -44,5 +50,28 @@ class ArchitectureTest {
     @Test
     void packagesHaveNoCycles() {
         slices().matching("io.imageworker.(*)..").should().beFreeOfCycles().check(MAIN);
+    }
+
+    /** The programs of {@code src/tools/java}: the fault suite's package, and the local run and the benchmarks. */
+    private static final DescribedPredicate<JavaClass> TOOL = DescribedPredicate.describe(
+            "a tool of src/tools/java",
+            type -> type.getPackageName().equals("io.imageworker.testing.faults")
+                    || Stream.of("LocalRun", "Benchmark", "PriorityBenchmark", "LaunchLogging")
+                            .map(name -> "io.imageworker.testing.launch." + name)
+                            .anyMatch(name -> type.getName().equals(name)
+                                    || type.getName().startsWith(name + "$")));
+
+    @Test
+    void onlyTheToolsAndTheIntegrationTestsUseATool() {
+        JavaClasses tests = new ClassFileImporter()
+                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .importPackages("io.imageworker");
+        noClasses()
+                .that(DescribedPredicate.not(TOOL))
+                .and()
+                .resideOutsideOfPackage("io.imageworker.it..")
+                .should()
+                .dependOnClassesThat(TOOL)
+                .check(tests);
     }
 }
