@@ -163,23 +163,15 @@ class GracefulShutdownIT {
             assertThat(client.results()).allSatisfy(event -> assertThat(event.completed())
                     .as("%s ended with %s", event.requestId(), event.body())
                     .isTrue());
-            // Nothing done twice, nothing billed twice: one gateway call per request. A finished request is
-            // published once, unless an unfinished record before it on its partition kept the commit from passing
-            // it: then the next worker replays its recorded result (no call), the same event again.
+            // Nothing done twice, nothing billed twice, nothing published twice: one gateway call and one event per
+            // request. A finished request behind an unfinished one on its partition is not committed by the offset,
+            // but named in the commit's metadata: the next worker acknowledges it without replaying it.
             assertThat(calls)
                     .allSatisfy((id, list) ->
                             assertThat(list).as("gateway calls for %s", id).hasSize(1));
-            assertThat(events).allSatisfy((id, list) -> {
-                RecordMetadata record = records.get(id);
-                boolean behindUnfinished = publishedBeforeExit.containsKey(id)
-                        && firstUnfinished.get(new TopicPartition(record.topic(), record.partition()))
-                                < record.offset();
-                assertThat(list)
-                        .as("terminal events of %s", id)
-                        .hasSize(behindUnfinished ? 2 : 1)
-                        .extracting(PipelineClient.Result::body)
-                        .containsOnly(list.get(0).body());
-            });
+            assertThat(events)
+                    .allSatisfy((id, list) ->
+                            assertThat(list).as("terminal events of %s", id).hasSize(1));
             // The second worker did only what the first had not.
             List<RecordedCall> all = stack.gateway().imageCalls();
             assertThat(all.subList(callsBeforeRestart, all.size()).stream()
