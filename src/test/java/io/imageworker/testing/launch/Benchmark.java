@@ -50,7 +50,7 @@ import org.awaitility.core.TerminalFailureException;
  * <p>Each can be changed: {@code bench.requests}, {@code bench.concurrency}, {@code bench.latency-ms},
  * {@code bench.burn-ms}, {@code bench.image-bytes}, and {@code bench.count} (the variants each request asks for,
  * contract v1.1: {@code count} calls and images per request; default 1, no {@code count} sent). Other options: {@code bench.rounds} (1), {@code bench.warmup}
- * (requests sent and awaited before each measured run; default the concurrency, at least 100), {@code
+ * (requests sent and awaited before each measured run; default 1000, or the concurrency if larger), {@code
  * bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS}), {@code
  * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
  * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
@@ -70,7 +70,6 @@ import org.awaitility.core.TerminalFailureException;
  */
 public final class Benchmark {
 
-    /** JVM options of the contestants unless {@code bench.worker-jvm-options} says otherwise. */
     /**
      * Requests each contestant handles before a measured run, unless {@code bench.warmup} says otherwise: enough for
      * the JIT to reach its steady state, as in a worker that runs for days (with 100, both contestants were still
@@ -78,6 +77,7 @@ public final class Benchmark {
      */
     static final int WARMUP = 1_000;
 
+    /** JVM options of the contestants unless {@code bench.worker-jvm-options} says otherwise. */
     static final String DEFAULT_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
 
     private static final Map<String, Regime> REGIMES = Map.of(
