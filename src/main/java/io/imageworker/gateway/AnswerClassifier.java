@@ -211,8 +211,7 @@ public final class AnswerClassifier {
         }
         String text = new String(body, 0, Math.min(body.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
         String detail = error ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
-        return failure(
-                FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, latencyMs);
+        return failure(FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, latencyMs);
     }
 
     private static void skipRestOfArray(JsonParser parser) throws IOException {

@@ -228,7 +228,8 @@ public final class SizePolicy {
         // 4. Scale up if there are too few pixels, then re-cap: the cap wins. With a cap of at least 1536 and a ratio
         // of at most 3:1 the re-cap never takes the size below the minimum again (1536 x 512 > 655,360).
         if (sides.pixels() < SizeLimits.MIN_PIXELS) {
-            sides = sides.scaled(Math.sqrt(SizeLimits.MIN_PIXELS / sides.pixels())).cappedAt(cap);
+            sides = sides.scaled(Math.sqrt(SizeLimits.MIN_PIXELS / sides.pixels()))
+                    .cappedAt(cap);
         }
         // 5. Round each side to the nearest multiple of 16, at least 16; then repair what rounding broke.
         return repair(roundToMultiple(sides.width()), roundToMultiple(sides.height()));

@@ -9,6 +9,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -29,6 +30,7 @@ public class PartitionWork {
 
     private final Map<TopicPartition, Progress> partitions = new HashMap<>();
     private final Set<TopicPartition> revoked = new HashSet<>();
+    private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
 
     /** Bookkeeping without metrics, for tests. */
     PartitionWork() {}
@@ -49,24 +51,57 @@ public class PartitionWork {
                 .sum();
     }
 
-    /** Partitions given to this worker: their records are taken again. */
-    public synchronized void assigned(Collection<TopicPartition> assigned) {
+    /**
+     * Partitions given to this worker: their records are taken again, except those their last owner finished above
+     * the offset it committed ({@link FinishedAbove}, in the commit's metadata).
+     *
+     * @param committed the committed offset of each partition assigned that has one
+     */
+    public synchronized void assigned(
+            Collection<TopicPartition> assigned, Map<TopicPartition, OffsetAndMetadata> committed) {
         revoked.removeAll(assigned);
+        for (TopicPartition partition : assigned) {
+            OffsetAndMetadata commit = committed.get(partition);
+            NavigableSet<Long> finished =
+                    commit == null ? new TreeSet<>() : FinishedAbove.decode(commit.offset(), commit.metadata());
+            if (finished.isEmpty()) {
+                finishedBefore.remove(partition);
+            } else {
+                finishedBefore.put(partition, finished);
+            }
+        }
+    }
+
+    /** What becomes of a record taken from the request topic. */
+    public enum Start {
+        /** Its request runs: {@link #ended} follows. */
+        RUN,
+        /** Its partition was taken away while it was on its way: it is left, unacknowledged, to the new owner. */
+        LEFT,
+        /** The partition's last owner finished it: it is acknowledged without being done again. */
+        DONE
     }
 
     /**
-     * A record's request starts, unless its partition was taken away by a rebalance while the record was on its way:
-     * then it is left to the new owner.
-     *
-     * @return whether the request may run
+     * A record's request starts, unless its partition was taken away by a rebalance while the record was on its way
+     * (it is left to the new owner) or the partition's last owner finished it already (it is acknowledged as it is).
      */
-    public synchronized boolean started(RecordContext record) {
+    public synchronized Start started(RecordContext record) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
         if (!takes(partition)) {
-            return false;
+            return Start.LEFT;
         }
-        partitions.computeIfAbsent(partition, ignored -> new Progress()).running.add(record.offset());
-        return true;
+        Progress progress = partitions.computeIfAbsent(partition, ignored -> new Progress());
+        NavigableSet<Long> before = finishedBefore.get(partition);
+        if (before != null && before.remove(record.offset())) {
+            if (before.isEmpty()) {
+                finishedBefore.remove(partition);
+            }
+            progress.acknowledged(record.offset());
+            return Start.DONE;
+        }
+        progress.running.add(record.offset());
+        return Start.RUN;
     }
 
     /**
@@ -82,7 +117,7 @@ public class PartitionWork {
             return;
         }
         if (acknowledged) {
-            progress.lastAcknowledged = Math.max(progress.lastAcknowledged, record.offset());
+            progress.acknowledged(record.offset());
         } else {
             progress.unacknowledged.add(record.offset());
         }
@@ -121,8 +156,15 @@ public class PartitionWork {
         Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
         for (TopicPartition partition : taken) {
             Progress progress = partitions.remove(partition);
+            NavigableSet<Long> inherited = finishedBefore.remove(partition);
             if (progress != null) {
-                progress.committable().ifPresent(offset -> commits.put(partition, new OffsetAndMetadata(offset)));
+                progress.committable().ifPresent(offset -> {
+                    NavigableSet<Long> finished = new TreeSet<>(progress.finished);
+                    if (inherited != null) {
+                        finished.addAll(inherited);
+                    }
+                    commits.put(partition, new OffsetAndMetadata(offset, FinishedAbove.encode(offset, finished)));
+                });
             }
         }
         return new Release(commits, before - givenUp, givenUp);
@@ -131,7 +173,8 @@ public class PartitionWork {
     /**
      * What a release leaves.
      *
-     * @param commits the offset of each partition below which every record was acknowledged
+     * @param commits the offset of each partition below which every record was acknowledged, with those acknowledged
+     *     above it in the metadata ({@link FinishedAbove})
      * @param finished requests that ended while the release waited
      * @param givenUp requests still running when the grace ended: their records go to the new owner
      */
@@ -141,7 +184,16 @@ public class PartitionWork {
     private static final class Progress {
         final TreeSet<Long> running = new TreeSet<>();
         final TreeSet<Long> unacknowledged = new TreeSet<>();
+        /** Acknowledged offsets at or above the committable one: the commit's metadata. */
+        final TreeSet<Long> finished = new TreeSet<>();
+
         long lastAcknowledged = -1;
+
+        void acknowledged(long offset) {
+            lastAcknowledged = Math.max(lastAcknowledged, offset);
+            finished.add(offset);
+            committable().ifPresent(below -> finished.headSet(below).clear());
+        }
 
         java.util.OptionalLong committable() {
             long first = Long.MAX_VALUE;

@@ -244,9 +244,17 @@ public class RequestConsumer {
                 kafka.getPartition(),
                 kafka.getOffset(),
                 Instant.now());
-        if (!partitions.started(context)) {
-            // A rebalance took its partition away while the record was on its way: the new owner takes it.
-            return Uni.createFrom().voidItem();
+        switch (partitions.started(context)) {
+            case LEFT -> {
+                // A rebalance took its partition away while the record was on its way: the new owner takes it.
+                return Uni.createFrom().voidItem();
+            }
+            case DONE -> {
+                // The partition's last owner finished it after the offset it committed: its event is out already.
+                Log.debugf("Record %s was finished by the partition's last owner; acknowledged", context.position());
+                return Uni.createFrom().completionStage(message.ack());
+            }
+            case RUN -> {}
         }
         inProgress.incrementAndGet();
         PauseAwareCommit.Tracked tracked = commit.track();

@@ -10,7 +10,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
 import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 
@@ -25,7 +29,9 @@ import org.apache.kafka.common.TopicPartition;
  * published again, by the new owner. SmallRye calls this listener after that commit, on Kafka's polling thread, where
  * waiting blocks no event loop and the partitions still belong to this worker until it returns; it commits again, up
  * to what was acknowledged during the wait. Requests still running when the grace ends are given up: their records go
- * to the new owner (at least once).
+ * to the new owner (at least once). The requests that finished above the offset committed are named in the commit's
+ * metadata ({@link FinishedAbove}); on assignment this listener reads them back, and the new owner acknowledges those
+ * records without doing them again.
  *
  * <p>With the cooperative-sticky assignor only the partitions that move are revoked; at shutdown every partition is,
  * after the shutdown grace already waited for the requests in progress, so it does not wait again. Partitions lost
@@ -37,6 +43,8 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     /** Its name in {@code mp.messaging.incoming.requests.consumer-rebalance-listener.name}. */
     public static final String NAME = "image-worker-rebalance";
+
+    private static final Duration COMMITTED_TIMEOUT = Duration.ofSeconds(10);
 
     private final PartitionWork work;
     private final Duration grace;
@@ -58,9 +66,36 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     @Override
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-        work.assigned(partitions);
-        if (!partitions.isEmpty()) {
-            Log.infof("Rebalance: %d partition(s) assigned: %s", partitions.size(), partitions);
+        if (partitions.isEmpty()) {
+            work.assigned(partitions, Map.of());
+            return;
+        }
+        Map<TopicPartition, OffsetAndMetadata> committed = committed(consumer, partitions);
+        work.assigned(partitions, committed);
+        Log.infof("Rebalance: %d partition(s) assigned: %s, committed %s", partitions.size(), partitions, committed);
+    }
+
+    /**
+     * The committed offsets of the partitions assigned, with what their last owner finished above them: without them
+     * (Kafka did not answer in time) nothing is skipped, and those requests are found in the ledger and published
+     * again.
+     */
+    private static Map<TopicPartition, OffsetAndMetadata> committed(
+            Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+            consumer.committed(new HashSet<>(partitions), COMMITTED_TIMEOUT).forEach((partition, offset) -> {
+                if (offset != null) {
+                    committed.put(partition, offset);
+                }
+            });
+            return committed;
+        } catch (KafkaException e) {
+            Log.warnf(
+                    "Rebalance: could not read the committed offsets of %s (%s); what their last owner finished"
+                            + " beyond them is done again",
+                    partitions, e.toString());
+            return Map.of();
         }
     }
 

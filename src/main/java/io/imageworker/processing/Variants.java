@@ -13,6 +13,7 @@ import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
 import io.quarkus.logging.Log;
+import io.smallrye.mutiny.CompositeException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
@@ -71,7 +72,24 @@ class Variants {
                 .map(number -> variant(sized, plan, number, lane, starts))
                 .toList();
         // Every variant runs to its end, even when another fails: an image still coming is stored and recorded.
-        return Uni.join().all(variants).andCollectFailures().map(sized::ended);
+        return Uni.join()
+                .all(variants)
+                .andCollectFailures()
+                .onFailure(CompositeException.class)
+                .transform(Variants::unwrap)
+                .map(sized::ended);
+    }
+
+    /**
+     * The failure of a request whose variants failed: abandoned when one of them was (the worker drains; the request is
+     * redelivered, its recorded variants replayed), else the first variant's failure.
+     */
+    static Throwable unwrap(Throwable failure) {
+        List<Throwable> causes = ((CompositeException) failure).getCauses();
+        return causes.stream()
+                .filter(AbandonedException.class::isInstance)
+                .findFirst()
+                .orElse(causes.size() == 1 ? causes.get(0) : failure);
     }
 
     private Uni<VariantOutcome> variant(Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts) {

@@ -100,7 +100,6 @@ class AnswerReadingTest {
         assertThat(invalidOutput(json)).contains("not JSON");
     }
 
-
     @Test
     void theImageIsTakenWithoutReadingWhatFollowsIt() {
         // Once data[0].b64_json is decoded the answer has given what it must: the rest is not scanned again.

@@ -1,20 +1,17 @@
 package io.imageworker.it;
 
-import io.imageworker.deploy.Dockerfile;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.deploy.Dockerfile;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.infra.BuildPaths;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -75,7 +72,8 @@ class ContainerImageIT {
                     .toList()) {
                 try (InputStream in = Files.newInputStream(file)) {
                     packaged.put(
-                            "/deployments/" + app.relativize(file).toString().replace('\\', '/'), TestImages.sha256(in));
+                            "/deployments/" + app.relativize(file).toString().replace('\\', '/'),
+                            TestImages.sha256(in));
                 }
             }
         }

@@ -3,7 +3,6 @@ package io.imageworker.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.testing.gateway.Latency;
-import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -94,10 +93,7 @@ class FleetBudgetIT {
     }
 
     private static WorkerProcess worker(LaunchStack stack, String name, Map<String, String> budget) {
-        return stack.worker(name, CONCURRENCY)
-                .env(budget)
-                .smallJvm()
-                .build();
+        return stack.worker(name, CONCURRENCY).env(budget).smallJvm().build();
     }
 
     /**

@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.testing.gateway.Latency;
-import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -144,7 +141,8 @@ class LongPauseIT {
                 .env(env)
                 .smallJvm()
                 .jvmOptions(List.of(
-                        "-Dmp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms=" + MAX_AGE.toMillis(),
+                        "-Dmp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms="
+                                + MAX_AGE.toMillis(),
                         // SmallRye checks the ages when it commits: every half second instead of every 5 s.
                         "-Dmp.messaging.incoming.requests.auto.commit.interval.ms=500"))
                 .build();

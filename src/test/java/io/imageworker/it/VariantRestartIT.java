@@ -1,8 +1,5 @@
 package io.imageworker.it;
 
-import io.imageworker.testing.launch.LaunchStack;
-import io.imageworker.testing.launch.PipelineClient;
-import io.imageworker.testing.launch.WorkerProcess;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -10,20 +7,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
-import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.images.TestImages;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -59,7 +53,9 @@ class VariantRestartIT {
                 S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
             worker.start();
             List<String> ids = List.copyOf(client.publish(
-                            "variants", REQUESTS, id -> PipelineClient.request(id, "a lighthouse,", "\"count\":" + COUNT))
+                            "variants",
+                            REQUESTS,
+                            id -> PipelineClient.request(id, "a lighthouse,", "\"count\":" + COUNT))
                     .keySet());
 
             // Kill once a request has some variants recorded and others not, while calls are in flight.

@@ -3,6 +3,7 @@ package io.imageworker.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.imageworker.messaging.PartitionWork.Start;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -26,7 +27,7 @@ class PartitionWorkTest {
 
     private void start(TopicPartition partition, long... offsets) {
         for (long offset : offsets) {
-            assertThat(work.started(record(partition, offset))).isTrue();
+            assertThat(work.started(record(partition, offset))).isEqualTo(Start.RUN);
         }
     }
 
@@ -40,7 +41,7 @@ class PartitionWorkTest {
         PartitionWork.Release release = work.release(List.of(P0), Duration.ZERO);
 
         // 11 is still running: never committed past it, whatever finished after it.
-        assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(11)));
+        assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(11, "iw1:1-2")));
         assertThat(release.givenUp()).isEqualTo(1);
     }
 
@@ -55,7 +56,9 @@ class PartitionWorkTest {
 
         PartitionWork.Release release = work.release(List.of(P0, P1), Duration.ZERO);
 
-        assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(7), P1, new OffsetAndMetadata(7)));
+        // 7 is done again by the next owner; 8 is not: it is named in the metadata.
+        assertThat(release.commits())
+                .isEqualTo(Map.of(P0, new OffsetAndMetadata(7), P1, new OffsetAndMetadata(7, "iw1:1")));
         assertThat(release.givenUp()).isZero();
     }
 
@@ -71,7 +74,7 @@ class PartitionWorkTest {
             }
         });
         await().atMost(Duration.ofSeconds(5)).until(() -> !work.takes(P0));
-        assertThat(work.started(record(P0, 4))).isFalse();
+        assertThat(work.started(record(P0, 4))).isEqualTo(Start.LEFT);
         work.ended(record(P0, 1), true);
         assertThat(release).isNotDone();
 
@@ -103,10 +106,59 @@ class PartitionWorkTest {
     void leavesTheRecordsOfARevokedPartitionToTheNewOwnerUntilItIsAssignedAgain() throws Exception {
         work.release(List.of(P0), Duration.ZERO);
 
-        assertThat(work.started(record(P0, 9))).isFalse();
-        assertThat(work.started(record(P1, 9))).isTrue();
+        assertThat(work.started(record(P0, 9))).isEqualTo(Start.LEFT);
+        assertThat(work.started(record(P1, 9))).isEqualTo(Start.RUN);
 
-        work.assigned(List.of(P0));
-        assertThat(work.started(record(P0, 9))).isTrue();
+        work.assigned(List.of(P0), Map.of());
+        assertThat(work.started(record(P0, 9))).isEqualTo(Start.RUN);
+    }
+
+    @Test
+    void namesWhatFinishedAboveTheCommittedOffsetSoThatTheNextOwnerSkipsItAndOnlyIt() throws Exception {
+        start(P0, 20, 21, 22, 23, 24, 25);
+        work.ended(record(P0, 20), true);
+        work.ended(record(P0, 22), true);
+        work.ended(record(P0, 23), true);
+        work.ended(record(P0, 25), true);
+        work.ended(record(P0, 24), false);
+
+        OffsetAndMetadata commit =
+                work.release(List.of(P0), Duration.ZERO).commits().get(P0);
+        assertThat(commit).isEqualTo(new OffsetAndMetadata(21, "iw1:1-2,4"));
+
+        PartitionWork next = new PartitionWork();
+        next.assigned(List.of(P0), Map.of(P0, commit));
+        assertThat(next.started(record(P0, 21))).isEqualTo(Start.RUN);
+        assertThat(next.started(record(P0, 22))).isEqualTo(Start.DONE);
+        assertThat(next.started(record(P0, 23))).isEqualTo(Start.DONE);
+        assertThat(next.started(record(P0, 24))).isEqualTo(Start.RUN);
+        assertThat(next.started(record(P0, 25))).isEqualTo(Start.DONE);
+        // Redelivered once more, a record is done again: it was skipped once, and the skip was committed.
+        assertThat(next.started(record(P0, 22))).isEqualTo(Start.RUN);
+    }
+
+    @Test
+    void passesOnWhatItInheritedAndHasNotReachedWhenItGivesThePartitionUpInTurn() throws Exception {
+        work.assigned(List.of(P0), Map.of(P0, new OffsetAndMetadata(21, "iw1:2,5")));
+        start(P0, 21);
+        assertThat(work.started(record(P0, 22))).isEqualTo(Start.RUN);
+        assertThat(work.started(record(P0, 23))).isEqualTo(Start.DONE);
+        work.ended(record(P0, 22), true);
+
+        OffsetAndMetadata commit =
+                work.release(List.of(P0), Duration.ZERO).commits().get(P0);
+
+        // 21 still runs; 22 this worker finished, 23 and 26 its predecessor did.
+        assertThat(commit).isEqualTo(new OffsetAndMetadata(21, "iw1:1-2,5"));
+    }
+
+    @Test
+    void aPartitionWhoseRecordsAllFinishedCommitsPastThemWithNothingAbove() throws Exception {
+        work.assigned(List.of(P0), Map.of(P0, new OffsetAndMetadata(5, "iw1:1")));
+        start(P0, 5);
+        assertThat(work.started(record(P0, 6))).isEqualTo(Start.DONE);
+        work.ended(record(P0, 5), true);
+
+        assertThat(work.release(List.of(P0), Duration.ZERO).commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(7)));
     }
 }

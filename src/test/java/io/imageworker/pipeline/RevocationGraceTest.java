@@ -4,31 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.messaging.PartitionWork;
-import io.imageworker.testing.infra.Infrastructure;
-import io.smallrye.reactive.messaging.kafka.companion.ConsumerTask;
-import java.util.HashMap;
 import io.imageworker.testing.KafkaOffsets;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
+import io.smallrye.reactive.messaging.kafka.companion.ConsumerTask;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
 
@@ -65,7 +57,8 @@ class RevocationGraceTest extends PipelineTestSupport {
                 .consumeWithDeserializers(new ByteArrayDeserializer(), new ByteArrayDeserializer())
                 .withGroupId(HostileCorpusResource.GROUP)
                 .withClientId("new-owner")
-                .withProp(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName())
+                .withProp(
+                        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, CooperativeStickyAssignor.class.getName())
                 .withOnPartitionsAssigned(assigned::addAll)
                 .withOnPartitionsRevoked(assigned::removeAll)
                 .fromTopics(HostileCorpusResource.TOPIC)) {

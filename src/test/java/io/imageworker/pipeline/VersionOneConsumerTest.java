@@ -97,7 +97,8 @@ class VersionOneConsumerTest extends PipelineTestSupport {
     /** An event of contract v1 as a v1 worker wrote it, for the request {@code requestId}. */
     private static JsonNode versionOne(String file, String requestId) throws IOException {
         try (InputStream in = VersionOneConsumerTest.class.getResourceAsStream("/contract-v1/" + file)) {
-            return JSON.readTree(new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("REQUEST_ID", requestId));
+            return JSON.readTree(
+                    new String(in.readAllBytes(), StandardCharsets.UTF_8).replace("REQUEST_ID", requestId));
         }
     }
 

@@ -7,24 +7,13 @@ import io.imageworker.image.ImageFormat;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.net.PemTrustOptions;
 import io.vertx.core.net.SelfSignedCertificate;
-import java.awt.image.BufferedImage;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.imageio.ImageIO;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -97,7 +86,9 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesLoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("127.0.0.1", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, server.url("127.0.0.1", "/a.png"))).startsWith("references[2]: ").contains("127.0.0.1, which is loopback");
+        assertThat(refusalBeforeConnecting(fetcher, server.url("127.0.0.1", "/a.png")))
+                .startsWith("references[2]: ")
+                .contains("127.0.0.1, which is loopback");
     }
 
     @Test
@@ -125,7 +116,9 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesIpv4MappedIpv6LoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("::ffff:127.0.0.1", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png")).startsWith("references[2]: ").contains("which is loopback");
+        assertThat(refusalBeforeConnecting(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png"))
+                .startsWith("references[2]: ")
+                .contains("which is loopback");
     }
 
     @Test
@@ -146,8 +139,8 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         AtomicInteger asked = new AtomicInteger();
         AddressPolicy changesItsMind = address ->
                 asked.incrementAndGet() <= resolved ? Optional.empty() : Optional.of("refused on the connection");
-        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
-                vertx, config("localhost", "5s"), changesItsMind, certificate.trustOptions());
+        HttpsReferenceFetcher fetcher =
+                new HttpsReferenceFetcher(vertx, config("localhost", "5s"), changesItsMind, certificate.trustOptions());
 
         String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
 

@@ -13,18 +13,11 @@ import io.imageworker.support.Tracing;
 import io.imageworker.testing.images.TestImages;
 import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.net.SelfSignedCertificate;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 

@@ -91,7 +91,8 @@ class PatienceTest {
 
     @Test
     void givesTheLastTransientFailureWhenPatienceEnds() {
-        Throwable failure = withPatience(Duration.ofMillis(700), Uni.createFrom().<String>failure(() -> s3Error(503)))
+        Throwable failure = withPatience(
+                        Duration.ofMillis(700), Uni.createFrom().<String>failure(() -> s3Error(503)))
                 .awaitFailure(Duration.ofSeconds(10))
                 .getFailure();
 

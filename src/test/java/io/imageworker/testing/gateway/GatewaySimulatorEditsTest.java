@@ -1,15 +1,12 @@
 package io.imageworker.testing.gateway;
 
-import io.imageworker.testing.images.TestImages;
 import static io.imageworker.testing.gateway.SimulatorHttp.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.images.TestImages;
 import java.net.http.HttpResponse;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** {@code POST /v1/images/edits}: multipart parsing, image choice, type checks, sizes, records. */

@@ -1,11 +1,11 @@
 package io.imageworker.testing.gateway;
 
-import io.imageworker.testing.images.TestImages;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.drew.imaging.ImageMetadataReader;
 import com.drew.metadata.Metadata;
 import com.drew.metadata.png.PngDirectory;
+import io.imageworker.testing.images.TestImages;
 import java.io.ByteArrayInputStream;
 import java.nio.ByteBuffer;
 import java.util.zip.CRC32;

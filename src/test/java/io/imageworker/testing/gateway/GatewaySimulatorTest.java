@@ -1,11 +1,11 @@
 package io.imageworker.testing.gateway;
 
-import io.imageworker.testing.images.TestImages;
 import static io.imageworker.testing.gateway.SimulatorHttp.json;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.images.TestImages;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -21,9 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -270,8 +267,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
             assertThat(body.path("created").asLong())
                     .isCloseTo(Instant.now().getEpochSecond(), org.assertj.core.data.Offset.offset(5L));
             assertThat(body.path("data")).hasSize(1);
-            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
-                    .containsExactly(1536, 864);
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1536, 864);
             assertThat(gateway.imageCalls()).singleElement().satisfies(c -> {
                 assertThat(c.status()).isEqualTo(200);
                 assertThat(c.responseForm()).isEqualTo(ResponseForm.B64);
@@ -402,8 +398,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
         void turnsARatioAliasInto2048Square() {
             HttpResponse<String> response = http.generate(generation(",\"size\":\"16:9\""));
             assertThat(response.statusCode()).isEqualTo(200);
-            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
-                    .containsExactly(2048, 2048);
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(2048, 2048);
             assertThat(gateway.imageCalls().get(0).silentChanges()).containsExactly(SilentChange.RATIO_ALIAS_TO_2048);
             assertThat(gateway.imageCalls().get(0).billed()).isTrue();
         }
@@ -411,8 +406,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
         @Test
         void collapsesAnOmittedSizeTo1024Square() {
             HttpResponse<String> response = http.generate(generation(""));
-            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response)))
-                    .containsExactly(1024, 1024);
+            assertThat(TestImages.decodedSize(SimulatorHttp.b64Image(response))).containsExactly(1024, 1024);
             RecordedCall call = gateway.imageCalls().get(0);
             assertThat(call.requestedSize()).isNull();
             assertThat(call.outputSize()).isEqualTo("1024x1024");

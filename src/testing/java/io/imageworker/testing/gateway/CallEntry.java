@@ -34,8 +34,7 @@ final class CallEntry {
      * @param sequence its number, from 1 since the last reset
      * @param concurrencyAtArrival image calls in flight with it, itself included (0 for other routes)
      */
-    record Arrival(
-            long sequence, String requestId, String method, String path, int concurrencyAtArrival, Instant at) {}
+    record Arrival(long sequence, String requestId, String method, String path, int concurrencyAtArrival, Instant at) {}
 
     CallEntry(Arrival arrival) {
         this.arrival = arrival;

@@ -3,9 +3,9 @@ package io.imageworker.testing.gateway;
 import static org.assertj.core.api.Assertions.tuple;
 
 import java.time.Instant;
-import org.assertj.core.groups.Tuple;
 import java.util.List;
 import java.util.Map;
+import org.assertj.core.groups.Tuple;
 
 /**
  * One call as the simulator saw it. A snapshot: a call still in flight shows {@code status} 0 and no

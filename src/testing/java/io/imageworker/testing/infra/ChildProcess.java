@@ -44,8 +44,7 @@ public abstract class ChildProcess {
         try {
             return builder.start();
         } catch (IOException e) {
-            throw new UncheckedIOException(
-                    "Cannot start " + name + ": " + String.join(" ", builder.command()), e);
+            throw new UncheckedIOException("Cannot start " + name + ": " + String.join(" ", builder.command()), e);
         }
     }
 

@@ -68,7 +68,10 @@ abstract class ContainerServer<C extends GenericContainer<?>> implements Managed
     @Override
     public synchronized void kill() {
         if (isRunning()) {
-            container.getDockerClient().killContainerCmd(container.getContainerId()).exec();
+            container
+                    .getDockerClient()
+                    .killContainerCmd(container.getContainerId())
+                    .exec();
         }
     }
 

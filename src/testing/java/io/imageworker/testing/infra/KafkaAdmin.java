@@ -1,7 +1,5 @@
 package io.imageworker.testing.infra;
 
-import static org.awaitility.Awaitility.await;
-
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -19,8 +17,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.awaitility.core.ConditionTimeoutException;
-import org.awaitility.core.TerminalFailureException;
 
 /** What the infrastructure asks of any Kafka cluster, whichever way it runs: is it up, and topic creation. */
 final class KafkaAdmin {
@@ -56,17 +52,20 @@ final class KafkaAdmin {
         int port = Integer.parseInt(first.substring(first.lastIndexOf(':') + 1));
         String server = "Kafka at " + bootstrapServers;
         // The port first: a plain connect is quiet, where an admin client logs every refused connection.
-        Readiness.await(
+        Readiness.poll(
                 server, "listening", timeout, Duration.ofMillis(100), alive, diagnostics, () -> accepts(host, port));
         try (Admin admin = admin(bootstrapServers)) {
-            Readiness.await(
+            Readiness.poll(
                     server,
                     "describing its cluster",
                     timeout,
                     Duration.ofMillis(200),
                     alive,
                     diagnostics,
-                    () -> !admin.describeCluster().nodes().get(5, TimeUnit.SECONDS).isEmpty());
+                    () -> !admin.describeCluster()
+                            .nodes()
+                            .get(5, TimeUnit.SECONDS)
+                            .isEmpty());
         }
     }
 

@@ -88,7 +88,12 @@ public final class KafkaBroker extends EmbeddedServer implements ManagedKafka {
         if (!dataDir.resolve("meta.properties").toFile().exists()) {
             server.runToCompletion(
                     "kafka.tools.StorageTool",
-                    List.of("format", "--cluster-id", Uuid.randomUuid().toString(), "--config", serverProperties.toString()),
+                    List.of(
+                            "format",
+                            "--cluster-id",
+                            Uuid.randomUuid().toString(),
+                            "--config",
+                            serverProperties.toString()),
                     FORMAT_TIMEOUT);
         }
     }
@@ -129,8 +134,7 @@ public final class KafkaBroker extends EmbeddedServer implements ManagedKafka {
                 # The log cleaner's 128 MB default buffer does not fit the small heap.
                 log.cleaner.dedupe.buffer.size=16777216
                 """
-                        .formatted(
-                                dataDir.toString().replace('\\', '/'), host, port(), controllerPort, partitions));
+                        .formatted(dataDir.toString().replace('\\', '/'), host, port(), controllerPort, partitions));
         return List.of(serverProperties.toString());
     }
 }

@@ -23,7 +23,7 @@ final class Readiness {
      * @param diagnostics what to add to a failure message (the end of its log)
      * @throws IllegalStateException when the probe is not true within {@code timeout}, or {@code alive} turns false
      */
-    static void await(
+    static void poll(
             String server,
             String state,
             Duration timeout,
@@ -40,8 +40,7 @@ final class Readiness {
                     .failFast("the process of " + server + " exited", () -> !alive.getAsBoolean())
                     .until(probe);
         } catch (ConditionTimeoutException | TerminalFailureException e) {
-            throw new IllegalStateException(
-                    server + " did not become ready: " + e.getMessage() + diagnostics.get(), e);
+            throw new IllegalStateException(server + " did not become ready: " + e.getMessage() + diagnostics.get(), e);
         }
     }
 }

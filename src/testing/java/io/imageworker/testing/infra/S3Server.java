@@ -1,7 +1,5 @@
 package io.imageworker.testing.infra;
 
-import static org.awaitility.Awaitility.await;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,8 +10,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import org.awaitility.core.ConditionTimeoutException;
-import org.awaitility.core.TerminalFailureException;
 
 /**
  * A real S3-compatible server (S3Proxy over a directory) in its own JVM, on a loopback port that stays the same
@@ -132,7 +128,7 @@ public final class S3Server extends EmbeddedServer implements ManagedStore {
                 .timeout(Duration.ofSeconds(2))
                 .GET()
                 .build();
-        Readiness.await(
+        Readiness.poll(
                 "S3 at " + endpoint,
                 "answering",
                 timeout,

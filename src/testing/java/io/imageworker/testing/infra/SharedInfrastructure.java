@@ -219,9 +219,12 @@ final class SharedInfrastructure {
                     "java.lang.Object",
                     MBeanOperationInfo.UNKNOWN);
             return new MBeanInfo(
-                    Control.class.getName(), "The servers of this JVM's tests", null, null, new MBeanOperationInfo[] {
-                        call
-                    }, null);
+                    Control.class.getName(),
+                    "The servers of this JVM's tests",
+                    null,
+                    null,
+                    new MBeanOperationInfo[] {call},
+                    null);
         }
     }
 }

@@ -35,7 +35,6 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -188,7 +187,8 @@ public final class PipelineClient implements AutoCloseable {
         }
         flush();
         Map<String, RecordMetadata> records = new LinkedHashMap<>();
-        acks.forEach((id, ack) -> records.put(id, ack.orTimeout(30, TimeUnit.SECONDS).join()));
+        acks.forEach(
+                (id, ack) -> records.put(id, ack.orTimeout(30, TimeUnit.SECONDS).join()));
         return records;
     }
 
@@ -201,7 +201,12 @@ public final class PipelineClient implements AutoCloseable {
         for (String field : extraFields) {
             json.append(',').append(field);
         }
-        return json.append(",\"prompt\":\"").append(prompt).append(' ').append(id).append("\"}").toString();
+        return json.append(",\"prompt\":\"")
+                .append(prompt)
+                .append(' ')
+                .append(id)
+                .append("\"}")
+                .toString();
     }
 
     /** Sends what the producer still buffers. */

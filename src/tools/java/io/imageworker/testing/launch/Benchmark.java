@@ -9,7 +9,6 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -51,7 +50,7 @@ import org.awaitility.core.TerminalFailureException;
  * <p>Each can be changed: {@code bench.requests}, {@code bench.concurrency}, {@code bench.latency-ms},
  * {@code bench.burn-ms}, {@code bench.image-bytes}, and {@code bench.count} (the variants each request asks for,
  * contract v1.1: {@code count} calls and images per request; default 1, no {@code count} sent). Other options: {@code bench.rounds} (1), {@code bench.warmup}
- * (requests sent and awaited before each measured run; default the concurrency, at least 100), {@code
+ * (requests sent and awaited before each measured run; default 1000, or the concurrency if larger), {@code
  * bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS}), {@code
  * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
  * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
@@ -70,6 +69,13 @@ import org.awaitility.core.TerminalFailureException;
  * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}).
  */
 public final class Benchmark {
+
+    /**
+     * Requests each contestant handles before a measured run, unless {@code bench.warmup} says otherwise: enough for
+     * the JIT to reach its steady state, as in a worker that runs for days (with 100, both contestants were still
+     * compiling through the measured run on this 2-core machine).
+     */
+    static final int WARMUP = 1_000;
 
     /** JVM options of the contestants unless {@code bench.worker-jvm-options} says otherwise. */
     static final String DEFAULT_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
@@ -155,7 +161,7 @@ public final class Benchmark {
                     new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
-                int warmup = Integer.getInteger("bench.warmup", Math.max(100, regime.concurrency()));
+                int warmup = Integer.getInteger("bench.warmup", Math.max(WARMUP, regime.concurrency()));
                 Batch warm = publish(client, "warmup", warmup, 1);
                 awaitAll(client, warm, process, Duration.ofMinutes(3));
                 stack.gateway().reset();
@@ -482,6 +488,7 @@ public final class Benchmark {
         private final Duration cpuAtStart;
         private final Duration othersCpuAtStart;
         private final long gcLinesAtStart;
+        private final Map<String, Long> threadTicksAtStart;
         private final Thread sampler;
         private volatile int peakThreads;
         private volatile boolean running = true;
@@ -492,6 +499,7 @@ public final class Benchmark {
             this.cpuAtStart = cpu(pid);
             this.othersCpuAtStart = othersCpu(pid);
             this.gcLinesAtStart = gcLines().size();
+            this.threadTicksAtStart = threadTicks(pid);
             this.sampler = new Thread(this::sample, "bench-thread-sampler");
             sampler.setDaemon(true);
             sampler.start();
@@ -508,6 +516,15 @@ public final class Benchmark {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            Map<String, Long> ticks = threadTicks(pid);
+            threadTicksAtStart.forEach((group, atStart) -> ticks.merge(group, -atStart, Long::sum));
+            String byThreads = ticks.entrySet().stream()
+                    .filter(entry -> entry.getValue() > 0)
+                    .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                    .limit(8)
+                    .map(entry -> entry.getKey() + " " + entry.getValue() * 10 / 1000.0 + " s")
+                    .collect(java.util.stream.Collectors.joining(", "));
+            System.out.println("[bench]   CPU by thread group: " + byThreads);
             double cpuSeconds = cpu(pid).minus(cpuAtStart).toMillis() / 1e3;
             double othersSeconds = othersCpu(pid).minus(othersCpuAtStart).toMillis() / 1e3;
             long peak = 0;
@@ -542,6 +559,31 @@ public final class Benchmark {
                     return;
                 }
             }
+        }
+
+        /**
+         * CPU ticks (user and system, in the kernel's 10 ms units) per group of threads of {@code pid}: threads named
+         * alike but for their digits form one group.
+         */
+        private static Map<String, Long> threadTicks(long pid) {
+            Map<String, Long> groups = new java.util.TreeMap<>();
+            try (var tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+                for (Path task : tasks.toList()) {
+                    try {
+                        String stat = Files.readString(task.resolve("stat"));
+                        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+                                .replaceAll("[0-9]+", "#");
+                        String[] fields =
+                                stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        groups.merge(name, Long.parseLong(fields[11]) + Long.parseLong(fields[12]), Long::sum);
+                    } catch (IOException | RuntimeException gone) {
+                        // The thread ended meanwhile.
+                    }
+                }
+            } catch (IOException | RuntimeException gone) {
+                // The process ended.
+            }
+            return groups;
         }
 
         private List<String> gcLines() {
