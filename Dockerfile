@@ -20,7 +20,7 @@ COPY src/ src/
 RUN --mount=type=cache,target=/root/.m2 \
     ./mvnw -B -q package -DskipTests -Dspotless.check.skip=true
 
-# The gateway simulator (src/test/java/io/imageworker/testing/gateway) needs only what the worker itself runs on:
+# The gateway simulator (src/testing/java/io/imageworker/testing/gateway) needs only what the worker itself runs on:
 # Vert.x, Jackson and metadata-extractor, from the worker's own dependency folder.
 FROM registry.access.redhat.com/ubi9/openjdk-17-runtime:1.24 AS gateway-simulator
 COPY --from=build --chown=185 /build/target/quarkus-app/lib/main/ /deployments/lib/main/

@@ -202,7 +202,7 @@ class ComposeFileTest {
                 "com.fasterxml.jackson.",
                 "com.drew.",
                 "io.imageworker.testing.gateway.");
-        try (Stream<Path> files = Files.list(Path.of("src/test/java/io/imageworker/testing/gateway"))) {
+        try (Stream<Path> files = Files.list(Path.of("src/testing/java/io/imageworker/testing/gateway"))) {
             for (Path file : files.filter(f -> !f.getFileName().toString().endsWith("Test.java"))
                     .toList()) {
                 Files.readAllLines(file).stream()

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.FileParts;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
@@ -97,7 +98,7 @@ class EditPipelineTest extends PipelineTestSupport {
         assertThat(event.path("size").path("sent").asText()).isEqualTo("1536x1024");
         assertThat(event.path("size").path("matched").asBoolean()).isTrue();
         assertThat(onlyCall(id).fileParts())
-                .extracting(RecordedCall.FilePart::placement)
+                .extracting(FileParts::placement)
                 .containsExactly(
                         tuple("image[]", "image.webp", "image/webp", "image/webp", 1536, 1024, 1),
                         tuple("image[]", "reference-1.jpg", "image/jpeg", "image/jpeg", 640, 480, 2),
@@ -193,7 +194,7 @@ class EditPipelineTest extends PipelineTestSupport {
         assertThat(event.path("image").path("contentType").asText()).isEqualTo("image/png");
         RecordedCall call = onlyCall(id);
         assertThat(call.fileParts())
-                .extracting(RecordedCall.FilePart::upload)
+                .extracting(FileParts::upload)
                 .containsExactly(
                         tuple("image[]", "image.png", "image/png", "image/png", true),
                         tuple("mask", "mask.jpg", "image/jpeg", "image/jpeg", true));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.FileParts;
 import io.imageworker.testing.StoreProxyTestResource;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
@@ -45,7 +46,7 @@ class EditSingleModeTest extends PipelineTestSupport {
         assertThat(calls).hasSize(1);
         RecordedCall call = calls.get(0);
         assertThat(call.fileParts())
-                .extracting(RecordedCall.FilePart::upload)
+                .extracting(FileParts::upload)
                 .containsExactly(
                         tuple("image", "image.jpg", "image/jpeg", "image/jpeg", true),
                         tuple("mask", "mask.png", "image/png", "image/png", true));

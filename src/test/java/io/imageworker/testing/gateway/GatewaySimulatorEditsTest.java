@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.testing.FileParts;
 import io.imageworker.testing.images.TestImages;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
@@ -38,7 +39,7 @@ class GatewaySimulatorEditsTest extends SimulatorTestSupport {
                 .containsEntry("size", "1024x1536")
                 .containsEntry("quality", "high");
         assertThat(call.fileParts())
-                .extracting(RecordedCall.FilePart::placement)
+                .extracting(FileParts::placement)
                 .containsExactly(
                         tuple("image[]", "base.png", "image/png", "image/png", 1536, 1024, 1),
                         tuple("image[]", "ref.jpg", "image/jpeg", "image/jpeg", 640, 480, 2),

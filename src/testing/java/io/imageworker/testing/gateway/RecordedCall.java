@@ -1,11 +1,8 @@
 package io.imageworker.testing.gateway;
 
-import static org.assertj.core.api.Assertions.tuple;
-
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.assertj.core.groups.Tuple;
 
 /**
  * One call as the simulator saw it. A snapshot: a call still in flight shows {@code status} 0 and no
@@ -101,16 +98,5 @@ public record RecordedCall(
             Integer width,
             Integer height,
             boolean used,
-            int usedPosition) {
-
-        /** As uploaded: the field, the file name, the declared type, the type of its bytes, whether it was used. */
-        public Tuple upload() {
-            return tuple(fieldName, filename, declaredContentType, realType, used);
-        }
-
-        /** Where it went: the field, the file name, both types, its size and its position among the images used. */
-        public Tuple placement() {
-            return tuple(fieldName, filename, declaredContentType, realType, width, height, usedPosition);
-        }
-    }
+            int usedPosition) {}
 }
