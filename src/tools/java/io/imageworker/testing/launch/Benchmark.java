@@ -34,7 +34,7 @@ import org.awaitility.core.TerminalFailureException;
  * Throughput and cost of the packaged worker, and of a yardstick run the same way, in the regimes that matter: starts
  * an embedded broker and S3 server (in a temporary directory, deleted at the end) once, then for each regime and
  * round a fresh gateway simulator, fresh topics and consumer group, and each contestant in turn (the worker, then the
- * yardstick, alternating); publishes N generate requests as fast as the producer goes, waits for N terminal events and
+ * yardstick in odd rounds, the other way round in even ones); publishes N generate requests as fast as the producer goes, waits for N terminal events and
  * prints the figures, then a table of every run.
  *
  * <p>Regimes ({@code -Dbench.regime=latency,cpu} or {@code all}):
@@ -112,7 +112,13 @@ public final class Benchmark {
                 Regime regime = Objects.requireNonNull(REGIMES.get(name), () -> "no regime " + name + ": " + ALL)
                         .overridden();
                 for (int round = 1; round <= rounds; round++) {
-                    for (Contestant contestant : contestants) {
+                    // Worker first in odd rounds, yardstick first in even ones: the shared broker and S3 server keep
+                    // warming up through the first runs, and neither contestant should always meet them colder.
+                    List<Contestant> order = new ArrayList<>(contestants);
+                    if (round % 2 == 0) {
+                        java.util.Collections.reverse(order);
+                    }
+                    for (Contestant contestant : order) {
                         rows.add(run(infrastructure, regime, contestant, round, jvmOptions, dataDir));
                     }
                 }
@@ -286,6 +292,25 @@ public final class Benchmark {
                         .toMillis())
                 .sorted()
                 .toArray();
+        // Where the wall goes beyond the calls: the start (first send to first call), the calls' tail, the end.
+        calls.stream().map(RecordedCall::arrivedAt).min(Instant::compareTo).ifPresent(firstCall -> {
+            Instant lastAnswer = calls.stream()
+                    .map(RecordedCall::finishedAt)
+                    .filter(Objects::nonNull)
+                    .max(Instant::compareTo)
+                    .orElse(firstCall);
+            Instant lastResult = firsts.values().stream()
+                    .map(PipelineClient.Result::createdAt)
+                    .max(Instant::compareTo)
+                    .orElse(lastAnswer);
+            say(
+                    "  first call %d ms after the first send; gateway call p95 %d ms, max %d ms; last result %d ms"
+                            + " after the last answer",
+                    Duration.between(batch.firstSendAt(), firstCall).toMillis(),
+                    percentile(callMs, 95),
+                    callMs.length == 0 ? -1 : callMs[callMs.length - 1],
+                    Duration.between(lastAnswer, lastResult).toMillis());
+        });
         return new Row(
                 regime,
                 contestant,
