@@ -6,7 +6,8 @@
 #   docker compose up --build            (see docker-compose.yml)
 #
 # Stage `build` compiles and packages with the project's Maven wrapper (tests are not run here: `./mvnw verify` is the
-# test command); its ~/.m2 is a BuildKit cache, so a rebuild after a code change downloads nothing.
+# test command); its Maven folder (/cache/m2: the wrapper's Maven and the repository) is a BuildKit cache, so a rebuild
+# after a code change downloads nothing.
 # Stage `gateway-simulator` is the test suite's stand-in for the paid gateway, for `docker compose --profile demo up`.
 # Stage `worker` (the default, last) is the application on a JRE-only base, as a numeric non-root user.
 # A CI that has already run `./mvnw package` may build src/main/docker/Dockerfile.jvm instead: the same runtime stage.
@@ -17,8 +18,9 @@ WORKDIR /build
 COPY mvnw pom.xml ./
 COPY .mvn/ .mvn/
 COPY src/ src/
-RUN --mount=type=cache,target=/root/.m2 \
-    ./mvnw -B -q package -DskipTests -Dspotless.check.skip=true
+RUN --mount=type=cache,target=/cache/m2 \
+    MAVEN_USER_HOME=/cache/m2 ./mvnw -B -q -Dmaven.repo.local=/cache/m2/repository \
+        package -DskipTests -Dspotless.check.skip=true
 
 # The gateway simulator (src/testing/java/io/imageworker/testing/gateway) needs only what the worker itself runs on:
 # Vert.x, Jackson and metadata-extractor, from the worker's own dependency folder.
