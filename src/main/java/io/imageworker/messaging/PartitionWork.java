@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.NavigableSet;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -195,7 +196,7 @@ public class PartitionWork {
             committable().ifPresent(below -> finished.headSet(below).clear());
         }
 
-        java.util.OptionalLong committable() {
+        OptionalLong committable() {
             long first = Long.MAX_VALUE;
             if (!running.isEmpty()) {
                 first = running.first();
@@ -204,11 +205,9 @@ public class PartitionWork {
                 first = Math.min(first, unacknowledged.first());
             }
             if (first != Long.MAX_VALUE) {
-                return java.util.OptionalLong.of(first);
+                return OptionalLong.of(first);
             }
-            return lastAcknowledged < 0
-                    ? java.util.OptionalLong.empty()
-                    : java.util.OptionalLong.of(lastAcknowledged + 1);
+            return lastAcknowledged < 0 ? OptionalLong.empty() : OptionalLong.of(lastAcknowledged + 1);
         }
     }
 }

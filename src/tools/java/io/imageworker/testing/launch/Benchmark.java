@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -116,7 +117,7 @@ public final class Benchmark {
                     // warming up through the first runs, and neither contestant should always meet them colder.
                     List<Contestant> order = new ArrayList<>(contestants);
                     if (round % 2 == 0) {
-                        java.util.Collections.reverse(order);
+                        Collections.reverse(order);
                     }
                     for (Contestant contestant : order) {
                         rows.add(run(infrastructure, regime, contestant, round, jvmOptions, dataDir));
