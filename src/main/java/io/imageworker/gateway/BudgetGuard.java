@@ -85,9 +85,14 @@ public class BudgetGuard {
                 registry,
                 "image_worker_spend_unknown_quota_units",
                 "Quota units of calls whose billing is unknown (timeouts, 5xx)");
-        registry.gauge("image_worker_budget_used_calls", this, BudgetGuard::used);
+        // Strong references: a gauge holds its object weakly by default, and one whose object is collected
+        // disappears from the export (seen in MetricsExportTest): an alert on it would then never fire.
+        Gauge.builder("image_worker_budget_used_calls", this, BudgetGuard::used)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)
                 .description("Requests the spend guard holds until its window allows another call")
+                .strongReference(true)
                 .register(registry);
     }
 

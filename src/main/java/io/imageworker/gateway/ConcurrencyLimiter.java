@@ -44,15 +44,22 @@ public class ConcurrencyLimiter {
     @Inject
     ConcurrencyLimiter(WorkerConfig config, MeterRegistry registry) {
         this(1, Math.max(1, config.concurrency()), config.priorityMinShare());
-        registry.gauge("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight);
-        registry.gauge("image_worker_gateway_calls_waiting", this, ConcurrencyLimiter::waiting);
+        // Strong references throughout: Micrometer holds a gauge's object weakly, and a gauge whose object is
+        // collected disappears from the export.
+        Gauge.builder("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight)
+                .strongReference(true)
+                .register(registry);
+        Gauge.builder("image_worker_gateway_calls_waiting", this, ConcurrencyLimiter::waiting)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("image_worker_gateway_priority_calls_waiting", this, limiter -> limiter.waiting(Lane.PRIORITY))
                 .description("Calls of the priority lane waiting for a permit (also counted in"
                         + " image_worker_gateway_calls_waiting)")
                 .strongReference(true)
                 .register(registry);
-        registry.gauge("image_worker_concurrency_limit", this, ConcurrencyLimiter::limit);
-        // A strong reference: Micrometer holds gauge objects weakly.
+        Gauge.builder("image_worker_concurrency_limit", this, ConcurrencyLimiter::limit)
+                .strongReference(true)
+                .register(registry);
         Gauge.builder("image_worker_concurrency_max", this, limiter -> limiter.ceiling)
                 .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
                 .strongReference(true)

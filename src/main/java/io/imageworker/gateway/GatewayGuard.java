@@ -53,6 +53,7 @@ public class GatewayGuard {
         this.pauses = pauses;
         Gauge.builder("image_worker_intake_paused", this, guard -> guard.isOpen() ? 0 : 1)
                 .description("1 while intake is paused on a dead token or a wrong gateway address")
+                .strongReference(true)
                 .register(registry);
     }
 

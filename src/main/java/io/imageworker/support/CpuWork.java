@@ -1,6 +1,7 @@
 package io.imageworker.support;
 
 import io.imageworker.config.WorkerConfig;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -34,8 +35,11 @@ public class CpuWork {
         this(
                 Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
                 config.inProgressLimit());
-        registry.gauge("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
-                .size());
+        // A strong reference: Micrometer holds a gauge's object weakly.
+        Gauge.builder("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
+                        .size())
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */
