@@ -3,9 +3,12 @@ package io.imageworker.testing.gateway;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,6 +23,7 @@ final class Connections {
     private final Map<HttpConnection, Long> idleSince = new ConcurrentHashMap<>();
     private final Set<HttpConnection> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger dropped = new AtomicInteger();
+    private final Queue<Duration> idleAtClose = new ConcurrentLinkedQueue<>();
 
     /**
      * Whether {@code req} arrived on a stale connection and was dropped; otherwise the connection is marked busy until
@@ -36,7 +40,10 @@ final class Connections {
         if (open.add(connection)) {
             connection.closeHandler(v -> {
                 open.remove(connection);
-                idleSince.remove(connection);
+                Long since = idleSince.remove(connection);
+                if (since != null) {
+                    idleAtClose.add(Duration.ofNanos(System.nanoTime() - since));
+                }
             });
         }
         req.response().endHandler(v -> idleSince.put(connection, System.nanoTime()));
@@ -56,6 +63,14 @@ final class Connections {
                 .count();
     }
 
+    /**
+     * How long each connection closed while idle had been idle when it closed (the client's keep-alive timeout as a
+     * server sees it), since the last reset.
+     */
+    List<Duration> idleAtClose() {
+        return List.copyOf(idleAtClose);
+    }
+
     /** Requests dropped on stale connections since the last reset. */
     int dropped() {
         return dropped.get();
@@ -63,5 +78,6 @@ final class Connections {
 
     void reset() {
         dropped.set(0);
+        idleAtClose.clear();
     }
 }

@@ -151,6 +151,11 @@ public final class GatewaySimulator implements AutoCloseable {
         return state.connections.open();
     }
 
+    /** For each connection that closed while idle since the last reset, how long it had been idle. */
+    public List<Duration> idleTimesAtClose() {
+        return state.connections.idleAtClose();
+    }
+
     /** Keep-alive connections idle now for longer than {@code idle}. */
     public int idleConnections(Duration idle) {
         return state.connections.idleLongerThan(idle);
