@@ -128,7 +128,7 @@ class BudgetGuardTest {
 
         CompletableFuture<Boolean> third = guard.reserve().subscribeAsCompletionStage();
 
-        await().atMost(Duration.ofSeconds(1)).until(() -> held() == 1.0);
+        await().atMost(Duration.ofSeconds(5)).until(() -> held() == 1.0);
         assertThat(pauses.active()).containsExactly(Pauses.Reason.BUDGET);
         now.addAndGet(50);
         assertThat(third.join()).isTrue();
