@@ -89,6 +89,14 @@ class ScaleOutIT {
             replicas.get("scale-d").start();
             alive.put("scale-d", Instant.now());
             awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c", "scale-d"));
+            // The group shows the assignment before the newcomer's callback has read its committed offsets and
+            // logged it: wait for its line.
+            Map<String, Integer> joinMark = logMark;
+            int newcomerPartitions = assignment(stack).get("scale-d").size();
+            await("the newcomer to log its assignment")
+                    .atMost(WITHIN)
+                    .until(() ->
+                            rebalanceSince(joinMark, Set.of(), "scale-d").assignedToNewcomer() >= newcomerPartitions);
             Rebalance join = rebalanceSince(logMark, Set.of("scale-a", "scale-b", "scale-c"), "scale-d");
 
             // A replica leaves gracefully.
