@@ -3,12 +3,12 @@ package io.imageworker.testing.gateway;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.http.HttpServerRequest;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,10 +20,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Connections {
 
+    private static final int KEPT_IDLE_TIMES = 1000;
+
     private final Map<HttpConnection, Long> idleSince = new ConcurrentHashMap<>();
     private final Set<HttpConnection> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger dropped = new AtomicInteger();
-    private final Queue<Duration> idleAtClose = new ConcurrentLinkedQueue<>();
+    /** The newest {@link #KEPT_IDLE_TIMES} idle times at close: the local run never resets its simulator. */
+    private final Deque<Duration> idleAtClose = new ArrayDeque<>();
 
     /**
      * Whether {@code req} arrived on a stale connection and was dropped; otherwise the connection is marked busy until
@@ -42,7 +45,7 @@ final class Connections {
                 open.remove(connection);
                 Long since = idleSince.remove(connection);
                 if (since != null) {
-                    idleAtClose.add(Duration.ofNanos(System.nanoTime() - since));
+                    keepIdleTime(Duration.ofNanos(System.nanoTime() - since));
                 }
             });
         }
@@ -68,7 +71,18 @@ final class Connections {
      * server sees it), since the last reset.
      */
     List<Duration> idleAtClose() {
-        return List.copyOf(idleAtClose);
+        synchronized (idleAtClose) {
+            return List.copyOf(idleAtClose);
+        }
+    }
+
+    private void keepIdleTime(Duration idle) {
+        synchronized (idleAtClose) {
+            if (idleAtClose.size() == KEPT_IDLE_TIMES) {
+                idleAtClose.removeFirst();
+            }
+            idleAtClose.addLast(idle);
+        }
     }
 
     /** Requests dropped on stale connections since the last reset. */
@@ -78,6 +92,8 @@ final class Connections {
 
     void reset() {
         dropped.set(0);
-        idleAtClose.clear();
+        synchronized (idleAtClose) {
+            idleAtClose.clear();
+        }
     }
 }
