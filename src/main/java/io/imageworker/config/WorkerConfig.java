@@ -101,6 +101,14 @@ public interface WorkerConfig {
     Log log();
 
     /**
+     * The most bytes of gateway answers, decoded images and edit references held at once ({@code
+     * IMAGE_WORKER_MEMORY_BUDGET}): bytes, a size with a unit of 1024 ({@code 256Mi}, {@code 1G}) or a share of the
+     * maximum heap ({@code 40%}); absent, half of the maximum heap. Work waits for it, never fails
+     * ({@code support.MemoryBudget}).
+     */
+    Optional<String> memoryBudget();
+
+    /**
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
      * given as a URL, and publishing the event are allowed to take).

@@ -3,6 +3,7 @@ package io.imageworker.gateway;
 import io.imageworker.Billing;
 import io.imageworker.Lane;
 import io.imageworker.support.AbandonedException;
+import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
@@ -38,6 +39,7 @@ public class GatewayCalls {
     private final WorkerMetrics metrics;
     private final Shutdown shutdown;
     private final Tracing tracing;
+    private final AnswerSizes sizes;
 
     GatewayCalls(
             GatewayClient client,
@@ -47,7 +49,8 @@ public class GatewayCalls {
             RetryPolicy policy,
             WorkerMetrics metrics,
             Shutdown shutdown,
-            Tracing tracing) {
+            Tracing tracing,
+            AnswerSizes sizes) {
         this.client = client;
         this.guard = guard;
         this.budget = budget;
@@ -56,22 +59,19 @@ public class GatewayCalls {
         this.metrics = metrics;
         this.shutdown = shutdown;
         this.tracing = tracing;
+        this.sizes = sizes;
     }
 
     /**
-     * Calls the gateway with {@code request} until it gives an image or the policy gives up; never fails but with
-     * {@link AbandonedException} at shutdown.
+     * Calls the gateway with {@code request}, of {@code lane} (the limiter serves the priority lane first), until it
+     * gives an image or the policy gives up; never fails but with {@link AbandonedException} at shutdown. {@code sent}
+     * is told as each call leaves. Each call is sent only once {@code memory} holds its reservation ({@link
+     * AnswerSizes}): while the budget is full, no call is sent. The lease then holds the answer while it is read and
+     * decoded, and the image after it (or nothing after a failed call); its owner closes it when the image is stored.
      */
-    public Uni<Result> call(String requestId, GatewayRequest request) {
-        return call(requestId, request, Lane.NORMAL, CallSent.IGNORED);
-    }
-
-    /**
-     * {@link #call(String, GatewayRequest)} for a request of {@code lane} (the limiter serves the priority lane first),
-     * telling {@code sent} as each call leaves.
-     */
-    public Uni<Result> call(String requestId, GatewayRequest request, Lane lane, CallSent sent) {
-        return new Attempts(requestId, request, lane, sent).next();
+    public Uni<Result> call(
+            String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
+        return new Attempts(requestId, request, lane, sent, memory).next();
     }
 
     /** Told as each call leaves for the gateway, on the thread that sends it: must return at once and never throw. */
@@ -111,6 +111,7 @@ public class GatewayCalls {
         private final GatewayRequest request;
         private final Lane lane;
         private final CallSent sent;
+        private final MemoryBudget.Lease memory;
         private final Instant startedAt = Instant.now();
         private Billing billing = Billing.NONE;
         private int attempts;
@@ -118,11 +119,12 @@ public class GatewayCalls {
         private int unknownAttempts;
         private long gatewayMs;
 
-        Attempts(String requestId, GatewayRequest request, Lane lane, CallSent sent) {
+        Attempts(String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
             this.requestId = requestId;
             this.request = request;
             this.lane = lane;
             this.sent = sent;
+            this.memory = memory;
         }
 
         Uni<Result> next() {
@@ -133,7 +135,9 @@ public class GatewayCalls {
             // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call.
             return shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve()))
                     .chain(allowed -> allowed
-                            ? limiter.run(lane, () -> send(queuedSince)).chain(this::onAnswer)
+                            ? limiter.run(lane, () -> memory.reserve(sizes.reservation(request.size()))
+                                            .chain(() -> send(queuedSince)))
+                                    .chain(this::onAnswer)
                             : Uni.createFrom()
                                     .item(ended(GatewayFailure.noAnswer(
                                             FailureKind.BUDGET_EXCEEDED,
@@ -155,7 +159,7 @@ public class GatewayCalls {
                 span.setAttribute("image_worker.queued_ms", queuedMs);
                 span.setAttribute("image_worker.lane", lane.name());
                 sent.sent(attempts + 1, queuedMs);
-                return client.send(request).map(answer -> new Sent(answer, span));
+                return client.send(request, memory).map(answer -> new Sent(answer, span));
             });
         }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.BoundedBody;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.MemoryBudget;
 import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonObject;
@@ -45,10 +46,12 @@ public class GatewayClient {
     private final AnswerClassifier classifier;
     private final CpuWork cpu;
     private final String authorization;
+    private final AnswerSizes sizes;
 
-    GatewayClient(Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu) {
+    GatewayClient(Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu, AnswerSizes sizes) {
         this.config = config.gateway();
         this.cpu = cpu;
+        this.sizes = sizes;
         this.endpoint = endpointOrPlaceholder(this.config.baseUrl().orElse(""));
         this.authorization = "Bearer " + this.config.apiKey().orElse("");
         this.classifier = new AnswerClassifier(mapper, this.config.keepBodyChars());
@@ -82,12 +85,16 @@ public class GatewayClient {
         return endpoint;
     }
 
-    /** One call: a generation as JSON or an edit as multipart. */
-    public Uni<GatewayAnswer> send(GatewayRequest request) {
-        if (request instanceof GatewayRequest.Generate generate) {
-            return generate(generate);
-        }
-        return edit((GatewayRequest.Edit) request);
+    /**
+     * One call: a generation as JSON or an edit as multipart. {@code memory} holds the answer while it is read and
+     * decoded (more than reserved when the answer is larger: it is on the socket already), then the decoded image, or
+     * nothing after a failure; an answer given as a {@code url} keeps the reservation for its download.
+     */
+    public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease memory) {
+        Uni<GatewayAnswer> answer = request instanceof GatewayRequest.Generate generate
+                ? generate(generate, memory)
+                : edit((GatewayRequest.Edit) request, memory);
+        return answer.onFailure().invoke(() -> memory.resize(0));
     }
 
     /**
@@ -95,10 +102,11 @@ public class GatewayClient {
      * an explicit {@code size}, optional {@code quality} and {@code response_format}. Never {@code n} (billed per
      * unit by the open-source gateway) nor {@code moderation}.
      */
-    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request) {
+    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request, MemoryBudget.Lease memory) {
         JsonObject body = new JsonObject();
         fields(request.prompt(), request.size(), request.quality()).forEach(body::put);
-        return call(GatewayEndpoint.GENERATIONS, http -> http.putHeader("Content-Type", "application/json")
+        return call(GatewayEndpoint.GENERATIONS, request.size(), memory, http -> http.putHeader(
+                        "Content-Type", "application/json")
                 .sendBuffer(Buffer.buffer(body.encode())));
     }
 
@@ -128,7 +136,7 @@ public class GatewayClient {
      * multipart/mixed} part, which the gateway reads as no image at all; HTML5 mode ({@code multipartMixed(false)})
      * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
      */
-    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request) {
+    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request, MemoryBudget.Lease memory) {
         MultipartForm form = MultipartForm.create();
         fields(request.prompt(), request.size(), request.quality()).forEach(form::attribute);
         for (GatewayRequest.FilePart part : request.single() ? request.images().subList(0, 1) : request.images()) {
@@ -139,7 +147,8 @@ public class GatewayClient {
             GatewayRequest.FilePart mask = request.mask();
             form.binaryFileUpload("mask", mask.filename(), wrapped(mask), mask.contentType());
         }
-        return call(GatewayEndpoint.EDITS, http -> http.multipartMixed(false).sendMultipartForm(form));
+        return call(GatewayEndpoint.EDITS, request.size(), memory, http -> http.multipartMixed(false)
+                .sendMultipartForm(form));
     }
 
     private static Buffer wrapped(GatewayRequest.FilePart part) {
@@ -169,11 +178,16 @@ public class GatewayClient {
 
     /**
      * Sends a call and reads its answer: the body into one array on the event loop, then its classification (JSON,
-     * base64) on the CPU pool.
+     * base64) on the CPU pool. {@code memory} holds the body and the image it may decode to (7/4 of the body) from the
+     * moment its length is known, then only the image.
      */
-    private Uni<GatewayAnswer> call(String path, Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
+    private Uni<GatewayAnswer> call(
+            String path,
+            String size,
+            MemoryBudget.Lease memory,
+            Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
         return Uni.createFrom().deferred(() -> {
-            BoundedBody body = new BoundedBody(config.maxResponseBytes());
+            BoundedBody body = new BoundedBody(config.maxResponseBytes(), bytes -> memory.hold(bytes + bytes * 3 / 4));
             HttpRequest<byte[]> request = client.postAbs(endpoint.resolve(path))
                     .putHeader("Authorization", authorization)
                     // The socket-level idle timeout closes a hung connection; the deadline below bounds the total.
@@ -191,13 +205,33 @@ public class GatewayClient {
                                 ? Uni.createFrom()
                                         .item(classifier.classify(failure, body.failedOnReusedConnection(), latencyMs))
                                 : cpu.run(() -> classifier.classify(
-                                        response.statusCode(),
-                                        response.getHeader("Content-Type"),
-                                        response.getHeader("Retry-After"),
-                                        response.body(),
-                                        latencyMs));
-                    });
+                                                response.statusCode(),
+                                                response.getHeader("Content-Type"),
+                                                response.getHeader("Retry-After"),
+                                                response.body(),
+                                                latencyMs))
+                                        .invoke(answer -> learn(size, response.body(), answer));
+                    })
+                    .invoke(answer -> keep(memory, answer));
         });
+    }
+
+    /** What a call read teaches the reservations of the next: its body and the image decoded from it. */
+    private void learn(String size, byte[] body, GatewayAnswer answer) {
+        if (answer instanceof GatewayAnswer.Image image && image.bytes() != null && body != null) {
+            sizes.observe(size, (long) body.length + image.bytes().length);
+        }
+    }
+
+    /** What the lease of a call holds once its answer is read: the image, its reservation for a download, or nothing. */
+    private static void keep(MemoryBudget.Lease memory, GatewayAnswer answer) {
+        if (answer instanceof GatewayAnswer.Image image) {
+            if (image.bytes() != null) {
+                memory.resize(image.bytes().length);
+            }
+        } else {
+            memory.resize(0);
+        }
     }
 
     private static long elapsedMs(long startedNanos) {

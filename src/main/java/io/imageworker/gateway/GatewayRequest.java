@@ -5,6 +5,9 @@ import java.util.List;
 /** What one gateway call sends: a generation (JSON) or an edit (multipart). */
 public sealed interface GatewayRequest permits GatewayRequest.Generate, GatewayRequest.Edit {
 
+    /** The explicit {@code WIDTHxHEIGHT} sent. */
+    String size();
+
     /** {@code POST /v1/images/generations} with an explicit, valid size. */
     record Generate(String prompt, String size, String quality) implements GatewayRequest {}
 

@@ -3,6 +3,7 @@ package io.imageworker.health;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
+import io.imageworker.support.MemoryBudget;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
@@ -120,6 +121,11 @@ public class StartupCheck {
                     "IMAGE_WORKER_MAX_IN_PROGRESS (" + config.maxInProgress().get()
                             + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
                             + "), or calls could never fill the concurrency");
+        }
+        try {
+            MemoryBudget.budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory());
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
         }
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");

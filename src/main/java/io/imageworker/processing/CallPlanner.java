@@ -12,6 +12,7 @@ import io.imageworker.image.SizePolicy;
 import io.imageworker.reference.EditInputs;
 import io.imageworker.reference.LoadedImage;
 import io.imageworker.reference.ReferenceLoader;
+import io.imageworker.support.MemoryBudget;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -29,15 +30,30 @@ import java.util.List;
 public class CallPlanner {
 
     private final ReferenceLoader references;
+    private final MemoryBudget memory;
     private final boolean singleImageEdits;
 
-    CallPlanner(ReferenceLoader references, WorkerConfig config) {
+    CallPlanner(ReferenceLoader references, MemoryBudget memory, WorkerConfig config) {
         this.references = references;
+        this.memory = memory;
         this.singleImageEdits = config.gateway().editMode() == WorkerConfig.EditMode.single;
     }
 
-    /** The size decided and the call to make. */
-    public record Plan(SizeDecision.Accepted size, GatewayRequest request) {}
+    /**
+     * The size decided and the call to make.
+     *
+     * @param inputs the memory budget's lease of an edit's inputs, or null; {@link #release() released} when the
+     *     request ends
+     */
+    public record Plan(SizeDecision.Accepted size, GatewayRequest request, MemoryBudget.Lease inputs) {
+
+        /** Gives the inputs' bytes back to the memory budget: the request made its calls. */
+        public void release() {
+            if (inputs != null) {
+                inputs.close();
+            }
+        }
+    }
 
     /** The plan of {@code request}'s call. */
     public Uni<Plan> plan(ImageRequest request) {
@@ -46,13 +62,31 @@ public class CallPlanner {
             if (request.operation() == Operation.GENERATE) {
                 String sent = size.sent().toString();
                 return Uni.createFrom()
-                        .item(new Plan(size, new GatewayRequest.Generate(request.prompt(), sent, request.quality())));
+                        .item(new Plan(
+                                size, new GatewayRequest.Generate(request.prompt(), sent, request.quality()), null));
             }
-            return references.load(request).map(inputs -> editPlan(request, inputs));
+            // Nothing is read before the budget holds the most the inputs can take; then it holds what they took.
+            MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.INPUTS);
+            return lease.reserve(ReferenceLoader.mostBytes(request))
+                    .chain(() -> references.load(request))
+                    .invoke(inputs -> lease.resize(bytesOf(inputs)))
+                    .map(inputs -> editPlan(request, inputs, lease))
+                    .onFailure()
+                    .invoke(lease::close)
+                    .onCancellation()
+                    .invoke(lease::close);
         });
     }
 
-    private Plan editPlan(ImageRequest request, EditInputs inputs) {
+    private static long bytesOf(EditInputs inputs) {
+        long bytes = inputs.mask() == null ? 0 : inputs.mask().bytes().length;
+        for (LoadedImage reference : inputs.references()) {
+            bytes += reference.bytes().length;
+        }
+        return bytes;
+    }
+
+    private Plan editPlan(ImageRequest request, EditInputs inputs, MemoryBudget.Lease lease) {
         ImageInfo base = inputs.references().get(0).info();
         SizeDecision.Accepted size = accepted(SizePolicy.forEdit(request.size(), base));
         if (base.size().isEmpty()) {
@@ -68,7 +102,8 @@ public class CallPlanner {
         return new Plan(
                 size,
                 new GatewayRequest.Edit(
-                        request.prompt(), size.sent().toString(), request.quality(), parts, mask, singleImageEdits));
+                        request.prompt(), size.sent().toString(), request.quality(), parts, mask, singleImageEdits),
+                lease);
     }
 
     private static SizeDecision.Accepted accepted(SizeDecision decision) {

@@ -119,10 +119,10 @@ public class RequestProcessor {
                             ErrorCode.EXPIRED,
                             "the deadline " + recalled.request().deadline() + " passed before the work started"));
         }
-        return endedAs(
-                recalled,
-                planner.plan(recalled.request())
-                        .chain(plan -> variants.make(recalled.sized(plan.size()), plan, lane, started)));
+        return endedAs(recalled, planner.plan(recalled.request()).chain(plan -> variants.make(
+                        recalled.sized(plan.size()), plan, lane, started)
+                .onTermination()
+                .invoke(plan::release)));
     }
 
     /** {@code work}, or the event of {@code progress} stopped where a stage refused to go on, or by a defect. */

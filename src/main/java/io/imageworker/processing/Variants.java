@@ -11,6 +11,7 @@ import io.imageworker.storage.ImageIntake;
 import io.imageworker.storage.ImageStorage;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
+import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Shutdown;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.CompositeException;
@@ -38,8 +39,16 @@ class Variants {
     private final ImageStorage storage;
     private final ResultLedger ledger;
     private final Shutdown shutdown;
+    private final MemoryBudget memory;
 
-    Variants(GatewayCalls gateway, ImageIntake intake, ImageStorage storage, ResultLedger ledger, Shutdown shutdown) {
+    Variants(
+            GatewayCalls gateway,
+            ImageIntake intake,
+            ImageStorage storage,
+            ResultLedger ledger,
+            Shutdown shutdown,
+            MemoryBudget memory) {
+        this.memory = memory;
         this.gateway = gateway;
         this.intake = intake;
         this.storage = storage;
@@ -92,28 +101,39 @@ class Variants {
                 .orElse(causes.size() == 1 ? causes.get(0) : failure);
     }
 
+    /**
+     * One variant, its bytes held by a lease of its own in the memory budget from the reservation of its call to the
+     * end of its store: no call is sent while the budget is full ({@link GatewayCalls}).
+     */
     private Uni<VariantOutcome> variant(Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts) {
         ImageRequest request = sized.request();
-        return gateway.call(request.requestId(), plan.request(), lane, starts.of(number))
-                .chain(calls -> calls.image() == null
-                        ? Uni.createFrom().item(sized.failed(number, calls))
-                        : keep(sized, plan, number, calls))
-                .chain(outcome -> {
-                    if (!outcome.delivered() && shutdown.abandoned()) {
-                        // A failure after the grace may be the shutdown's own: never recorded (see Shutdown).
-                        return Uni.createFrom().failure(new AbandonedException(request.requestId(), null));
-                    }
-                    return request.count() > 1
-                            ? ledger.recordVariant(request.requestId(), outcome).replaceWith(outcome)
-                            : Uni.createFrom().item(outcome);
-                });
+        return Uni.createFrom().deferred(() -> {
+            MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
+            return gateway.call(request.requestId(), plan.request(), lane, starts.of(number), lease)
+                    .chain(calls -> calls.image() == null
+                            ? Uni.createFrom().item(sized.failed(number, calls))
+                            : keep(sized, plan, number, calls, lease))
+                    .onTermination()
+                    .invoke(lease::close)
+                    .chain(outcome -> {
+                        if (!outcome.delivered() && shutdown.abandoned()) {
+                            // A failure after the grace may be the shutdown's own: never recorded (see Shutdown).
+                            return Uni.createFrom().failure(new AbandonedException(request.requestId(), null));
+                        }
+                        return request.count() > 1
+                                ? ledger.recordVariant(request.requestId(), outcome)
+                                        .replaceWith(outcome)
+                                : Uni.createFrom().item(outcome);
+                    });
+        });
     }
 
     /** The image of a variant's call, taken out of its answer, checked and stored; or why it cannot be. */
-    private Uni<VariantOutcome> keep(Progress sized, CallPlanner.Plan plan, int number, GatewayCalls.Result calls) {
+    private Uni<VariantOutcome> keep(
+            Progress sized, CallPlanner.Plan plan, int number, GatewayCalls.Result calls, MemoryBudget.Lease lease) {
         String requestId = sized.request().requestId();
         return Endings.orEnding(
-                intake.take(requestId, calls.image(), plan.size().sent())
+                intake.take(requestId, calls.image(), plan.size().sent(), lease)
                         .chain(image -> storage.store(sized.request(), number, image)
                                 .map(stored -> sized.stored(number, calls, image, stored))),
                 requestId,

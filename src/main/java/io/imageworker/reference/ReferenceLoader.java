@@ -81,6 +81,22 @@ public class ReferenceLoader {
     }
 
     /**
+     * The most bytes {@link #load} can hold for {@code request}: an inline image's decoded length, and the cap for each
+     * image still to read; for the memory budget's reservation before the first is read.
+     */
+    public static long mostBytes(ImageRequest request) {
+        List<ImageSource> sources = new ArrayList<>(request.references());
+        if (request.mask() != null) {
+            sources.add(request.mask());
+        }
+        long most = 0;
+        for (ImageSource source : sources) {
+            most += source.base64() != null ? source.base64().length() * 3L / 4 : MAX_BYTES;
+        }
+        return most;
+    }
+
+    /**
      * The edit's inputs, read one after the other, or a failure: {@link ReferenceRefusedException} for the first
      * source in the request's order that is refused, {@link ReferenceStoreException} when the store failed.
      */

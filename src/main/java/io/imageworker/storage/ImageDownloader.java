@@ -8,6 +8,7 @@ import io.vertx.mutiny.core.Vertx;
 import io.vertx.mutiny.ext.web.client.WebClient;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.function.LongConsumer;
 
 /**
  * Downloads an image the gateway returned as a temporary {@code url}, at once (the gateway contract, Answers), with the download
@@ -34,12 +35,15 @@ public class ImageDownloader {
         BoundedBody.install(client);
     }
 
-    /** The bytes at {@code url}, or a {@link DownloadException} that says why not. */
-    public Uni<byte[]> download(String url) {
+    /**
+     * The bytes at {@code url}, or a {@link DownloadException} that says why not; {@code holding} is told how many bytes
+     * the body holds as soon as that is known ({@link BoundedBody}).
+     */
+    public Uni<byte[]> download(String url, LongConsumer holding) {
         return Uni.createFrom()
                 .deferred(() -> client.getAbs(url)
                         .idleTimeout(config.timeout().toMillis())
-                        .as(new BoundedBody(config.maxBytes()).codec())
+                        .as(new BoundedBody(config.maxBytes(), holding).codec())
                         .send())
                 .ifNoItem()
                 .after(config.timeout())

@@ -2,12 +2,14 @@ package io.imageworker.storage;
 
 import io.imageworker.ErrorCode;
 import io.imageworker.RequestFailure;
+import io.imageworker.gateway.AnswerSizes;
 import io.imageworker.gateway.GatewayAnswer;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.image.ImageSize;
 import io.imageworker.storage.ImageDownloader.DownloadException;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -31,8 +33,16 @@ public class ImageIntake {
     private final Patience patience;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
+    private final AnswerSizes sizes;
 
-    ImageIntake(ImageDownloader downloader, CpuWork cpu, Patience patience, WorkerMetrics metrics, Tracing tracing) {
+    ImageIntake(
+            ImageDownloader downloader,
+            CpuWork cpu,
+            Patience patience,
+            WorkerMetrics metrics,
+            Tracing tracing,
+            AnswerSizes sizes) {
+        this.sizes = sizes;
         this.downloader = downloader;
         this.cpu = cpu;
         this.patience = patience;
@@ -41,11 +51,18 @@ public class ImageIntake {
     }
 
     /**
-     * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url};
+     * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url}
+     * held by {@code memory} (the call's lease: the download's bytes, from the moment their length is known);
      * fails with {@link RequestFailure}.
      */
-    public Uni<ReceivedImage> take(String requestId, GatewayAnswer.Image answer, ImageSize sent) {
-        Uni<byte[]> data = answer.bytes() != null ? Uni.createFrom().item(answer.bytes()) : download(answer.url());
+    public Uni<ReceivedImage> take(
+            String requestId, GatewayAnswer.Image answer, ImageSize sent, MemoryBudget.Lease memory) {
+        Uni<byte[]> data = answer.bytes() != null
+                ? Uni.createFrom().item(answer.bytes())
+                : download(answer.url(), memory).invoke(bytes -> {
+                    memory.resize(bytes.length);
+                    sizes.observe(sent.toString(), bytes.length);
+                });
         return tracing.stage("take image", () -> data.chain(bytes -> cpu.run(() -> checked(bytes))), (span, image) -> {
                     span.setAttribute("image_worker.form", answer.bytes() != null ? "b64_json" : "url");
                     span.setAttribute("image_worker.size", image.size().toString());
@@ -61,9 +78,9 @@ public class ImageIntake {
                 });
     }
 
-    private Uni<byte[]> download(String url) {
+    private Uni<byte[]> download(String url, MemoryBudget.Lease memory) {
         return patience.retry(
-                        downloader.download(url),
+                        downloader.download(url, memory::hold),
                         // A timeout already took the whole download time: one attempt. Other transient failures are
                         // free to repeat.
                         error -> error instanceof DownloadException download

@@ -19,6 +19,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
+import java.util.function.LongConsumer;
 
 /**
  * A response body read into one byte array of exactly its size, never more than a cap, for the Web Client: one
@@ -42,13 +43,24 @@ import java.util.WeakHashMap;
 public final class BoundedBody implements BodyCodec<byte[]> {
 
     private final long maxBytes;
+    private final LongConsumer holding;
     private volatile long declaredLength = -1;
     private volatile boolean answered;
     private volatile boolean reusedConnection;
 
     /** A body of at most {@code maxBytes}. */
     public BoundedBody(long maxBytes) {
+        this(maxBytes, bytes -> {});
+    }
+
+    /**
+     * A body of at most {@code maxBytes} that tells {@code holding} how many bytes it holds in memory, as soon as it
+     * knows (the declared length, before the first byte is read) or as it grows (chunks kept, then gathered: twice
+     * what came); for the memory budget. The count only grows; it is called on the event loop and must not block.
+     */
+    public BoundedBody(long maxBytes, LongConsumer holding) {
         this.maxBytes = maxBytes;
+        this.holding = holding;
     }
 
     /** This codec for the Mutiny Web Client API. */
@@ -115,6 +127,7 @@ public final class BoundedBody implements BodyCodec<byte[]> {
 
         Stream(long declared) {
             if (declared >= 0 && declared <= maxBytes) {
+                holding.accept(declared);
                 exact = new byte[(int) declared];
             } else {
                 chunks = new ArrayList<>();
@@ -150,6 +163,8 @@ public final class BoundedBody implements BodyCodec<byte[]> {
                     exact = null;
                 }
                 chunks.add(data);
+                // The chunks, then the array they are gathered into.
+                holding.accept(2 * received);
             }
             return Future.succeededFuture();
         }

@@ -57,6 +57,18 @@ class StartupCheckTest {
     }
 
     @Test
+    void refusesAMemoryBudgetThatIsNoPositiveSize() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_MEMORY_BUDGET=lots");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.memory-budget", "256Mi")), channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
     void namesEachMissingRequiredSetting() {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of(
