@@ -154,12 +154,14 @@ public class GatewayCalls {
             }
             return tracing.withRequestSpan(parent -> {
                 long queuedMs = (System.nanoTime() - queuedSince) / 1_000_000;
-                Span span = tracing.child(parent, "gateway call");
+                Span span = tracing.client(parent, "gateway call");
+                span.setAttribute("http.request.method", "POST");
+                span.setAttribute("server.address", client.endpoint().apiBase().getHost());
                 span.setAttribute("image_worker.attempt", attempts + 1L);
                 span.setAttribute("image_worker.queued_ms", queuedMs);
                 span.setAttribute("image_worker.lane", lane.name());
                 sent.sent(attempts + 1, queuedMs);
-                return client.send(request, memory).map(answer -> new Sent(answer, span));
+                return client.send(request, memory, Tracing.traceparentOf(span)).map(answer -> new Sent(answer, span));
             });
         }
 

@@ -88,12 +88,14 @@ public class GatewayClient {
     /**
      * One call: a generation as JSON or an edit as multipart. {@code memory} holds the answer while it is read and
      * decoded (more than reserved when the answer is larger: it is on the socket already), then the decoded image, or
-     * nothing after a failure; an answer given as a {@code url} keeps the reservation for its download.
+     * nothing after a failure; an answer given as a {@code url} keeps the reservation for its download. A
+     * {@code traceparent} (the call's span, or null when traces are off) goes out as the W3C header.
      */
-    public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease memory) {
+    public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease memory, String traceparent) {
+        Context call = new Context(request.size(), memory, traceparent);
         Uni<GatewayAnswer> answer = request instanceof GatewayRequest.Generate generate
-                ? generate(generate, memory)
-                : edit((GatewayRequest.Edit) request, memory);
+                ? generate(generate, call)
+                : edit((GatewayRequest.Edit) request, call);
         return answer.onFailure().invoke(() -> memory.resize(0));
     }
 
@@ -102,11 +104,13 @@ public class GatewayClient {
      * an explicit {@code size}, optional {@code quality} and {@code response_format}. Never {@code n} (billed per
      * unit by the open-source gateway) nor {@code moderation}.
      */
-    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request, MemoryBudget.Lease memory) {
+    /** What one call carries besides its request: the size sent, its lease, its trace. */
+    private record Context(String size, MemoryBudget.Lease memory, String traceparent) {}
+
+    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request, Context context) {
         JsonObject body = new JsonObject();
         fields(request.prompt(), request.size(), request.quality()).forEach(body::put);
-        return call(GatewayEndpoint.GENERATIONS, request.size(), memory, http -> http.putHeader(
-                        "Content-Type", "application/json")
+        return call(GatewayEndpoint.GENERATIONS, context, http -> http.putHeader("Content-Type", "application/json")
                 .sendBuffer(Buffer.buffer(body.encode())));
     }
 
@@ -136,7 +140,7 @@ public class GatewayClient {
      * multipart/mixed} part, which the gateway reads as no image at all; HTML5 mode ({@code multipartMixed(false)})
      * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
      */
-    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request, MemoryBudget.Lease memory) {
+    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request, Context context) {
         MultipartForm form = MultipartForm.create();
         fields(request.prompt(), request.size(), request.quality()).forEach(form::attribute);
         for (GatewayRequest.FilePart part : request.single() ? request.images().subList(0, 1) : request.images()) {
@@ -147,7 +151,7 @@ public class GatewayClient {
             GatewayRequest.FilePart mask = request.mask();
             form.binaryFileUpload("mask", mask.filename(), wrapped(mask), mask.contentType());
         }
-        return call(GatewayEndpoint.EDITS, request.size(), memory, http -> http.multipartMixed(false)
+        return call(GatewayEndpoint.EDITS, context, http -> http.multipartMixed(false)
                 .sendMultipartForm(form));
     }
 
@@ -182,10 +186,8 @@ public class GatewayClient {
      * moment its length is known, then only the image.
      */
     private Uni<GatewayAnswer> call(
-            String path,
-            String size,
-            MemoryBudget.Lease memory,
-            Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
+            String path, Context context, Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
+        MemoryBudget.Lease memory = context.memory();
         return Uni.createFrom().deferred(() -> {
             BoundedBody body = new BoundedBody(config.maxResponseBytes(), bytes -> memory.hold(bytes + bytes * 3 / 4));
             HttpRequest<byte[]> request = client.postAbs(endpoint.resolve(path))
@@ -193,6 +195,9 @@ public class GatewayClient {
                     // The socket-level idle timeout closes a hung connection; the deadline below bounds the total.
                     .idleTimeout(config.timeout().toMillis())
                     .as(body.codec());
+            if (context.traceparent() != null) {
+                request.putHeader("traceparent", context.traceparent());
+            }
             long started = System.nanoTime();
             return send.apply(request)
                     .ifNoItem()
@@ -210,7 +215,7 @@ public class GatewayClient {
                                                 response.getHeader("Retry-After"),
                                                 response.body(),
                                                 latencyMs))
-                                        .invoke(answer -> learn(size, response.body(), answer));
+                                        .invoke(answer -> learn(context.size(), response.body(), answer));
                     })
                     .invoke(answer -> keep(memory, answer));
         });

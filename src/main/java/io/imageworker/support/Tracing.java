@@ -98,17 +98,34 @@ public class Tracing {
     }
 
     /**
+     * A child span of {@code parent} for an outgoing HTTP call ({@code CLIENT}, as OpenTelemetry's HTTP semantic
+     * conventions name it), to be ended by the caller; its context goes out with the call ({@link #traceparentOf}).
+     */
+    public Span client(Span parent, String name) {
+        return tracer.spanBuilder(name)
+                .setParent(Context.root().with(parent))
+                .setSpanKind(SpanKind.CLIENT)
+                .startSpan();
+    }
+
+    /** The W3C {@code traceparent} naming {@code span}, or null when traces are not recorded. */
+    public static String traceparentOf(Span span) {
+        if (!span.isRecording() || !span.getSpanContext().isValid()) {
+            return null;
+        }
+        var context = span.getSpanContext();
+        return "00-" + context.getTraceId() + "-" + context.getSpanId() + "-"
+                + context.getTraceFlags().asHex();
+    }
+
+    /**
      * The {@code traceparent} a result carries: this worker's request span when traces are recorded, so the result is
      * its child; otherwise the producer's trace continued with a span id of the result's own ({@link TraceContext}).
      * Null when the request carried no usable trace and none is recorded.
      */
     public static String traceparentFor(Span request, String producerTraceparent) {
-        if (request.isRecording() && request.getSpanContext().isValid()) {
-            var context = request.getSpanContext();
-            return "00-" + context.getTraceId() + "-" + context.getSpanId() + "-"
-                    + context.getTraceFlags().asHex();
-        }
-        return TraceContext.continueTrace(producerTraceparent);
+        String own = traceparentOf(request);
+        return own != null ? own : TraceContext.continueTrace(producerTraceparent);
     }
 
     /** Marks {@code span} as ended by {@code failure}. */

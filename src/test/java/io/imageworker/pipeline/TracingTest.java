@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
+import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
@@ -102,8 +103,16 @@ class TracingTest extends PipelineTestSupport {
                         "ledger write",
                         "publish");
         SpanData call = named(spans, "gateway call");
+        assertThat(call.getKind()).isEqualTo(SpanKind.CLIENT);
+        assertThat(call.getAttributes().get(AttributeKey.stringKey("http.request.method")))
+                .isEqualTo("POST");
         assertThat(call.getAttributes().get(AttributeKey.longKey("http.response.status_code")))
                 .isEqualTo(200L);
+        // The trace reaches the gateway: the call carries the call span's context.
+        assertThat(callsFor(id))
+                .singleElement()
+                .extracting(RecordedCall::traceparent)
+                .isEqualTo("00-" + traceId + "-" + call.getSpanId() + "-01");
         assertThat(call.getAttributes().get(AttributeKey.stringKey("image_worker.cost")))
                 .isEqualTo("BILLED");
         // The result's parent is the worker's span of the request.

@@ -27,6 +27,7 @@ final class CallEntry {
     private Instant finishedAt;
     private Fault fault;
     private String errorMessage;
+    private String traceparent;
 
     /**
      * What is known of a call when it arrives.
@@ -63,6 +64,10 @@ final class CallEntry {
         if (!silentChanges.contains(change)) {
             silentChanges.add(change);
         }
+    }
+
+    synchronized void traceparent(String value) {
+        traceparent = value;
     }
 
     synchronized void requestedSize(String value) {
@@ -116,6 +121,7 @@ final class CallEntry {
                 arrival.at(),
                 finishedAt,
                 fault,
-                errorMessage);
+                errorMessage,
+                traceparent);
     }
 }

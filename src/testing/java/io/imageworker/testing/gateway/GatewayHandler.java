@@ -79,6 +79,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         int concurrency = imageRoute ? state.enterImageCall() : 0;
         String requestId = state.newRequestId();
         CallEntry entry = state.record(requestId, method, path, concurrency);
+        entry.traceparent(req.getHeader("traceparent"));
         Exchange x = new Exchange(req, entry, settings, imageRoute);
         HttpServerResponse response = req.response();
         response.putHeader("X-Oneapi-Request-Id", requestId);

@@ -29,6 +29,7 @@ import java.util.Map;
  * @param finishedAt when the answer was sent or the call ended; {@code null} while in flight
  * @param fault the injected fault this call took, or {@code null}
  * @param errorMessage the error message answered, or {@code null}
+ * @param traceparent the W3C {@code traceparent} header the call carried, or {@code null}
  */
 public record RecordedCall(
         long sequence,
@@ -51,7 +52,8 @@ public record RecordedCall(
         Instant arrivedAt,
         Instant finishedAt,
         Fault fault,
-        String errorMessage) {
+        String errorMessage,
+        String traceparent) {
 
     /** Method and path, e.g. {@code POST /v1/images/generations}. */
     public String route() {
