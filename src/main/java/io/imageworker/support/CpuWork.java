@@ -46,7 +46,7 @@ public class CpuWork {
     public CpuWork(int threads, int queued) {
         AtomicInteger sequence = new AtomicInteger();
         ThreadFactory factory = runnable -> {
-            Thread thread = new Thread(runnable, "image-worker-cpu-" + sequence.incrementAndGet());
+            Thread thread = new CpuThread(runnable, "image-worker-cpu-" + sequence.incrementAndGet());
             thread.setDaemon(true);
             return thread;
         };
@@ -61,9 +61,23 @@ public class CpuWork {
         Log.debugf("CPU work on %d thread(s)", threads);
     }
 
-    /** {@code work}, run on the pool; the returned {@code Uni} goes on on the pool's thread. */
+    /**
+     * {@code work}, run on the pool; the returned {@code Uni} goes on on the pool's thread. Called from a thread of the
+     * pool (a chain that already goes on there, such as an answer just decoded and now inspected and hashed), it runs
+     * at once on that thread: queued again, the bytes it works on would wait in memory behind other requests' tasks.
+     */
     public <T> Uni<T> run(Supplier<T> work) {
+        if (Thread.currentThread() instanceof CpuThread) {
+            return Uni.createFrom().item(work);
+        }
         return Uni.createFrom().item(work).runSubscriptionOn(executor);
+    }
+
+    /** A thread of a pool of CPU work. */
+    private static final class CpuThread extends Thread {
+        CpuThread(Runnable task, String name) {
+            super(task, name);
+        }
     }
 
     @PreDestroy
