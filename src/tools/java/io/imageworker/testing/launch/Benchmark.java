@@ -649,7 +649,7 @@ public final class Benchmark {
                     "[bench] %s %s round %d: %s completed, failed %s, missing %d, %.2f s, %.1f req/s, %d calls,"
                             + " %.1f images/s, efficiency"
                             + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC,"
-                            + " GC pauses %.2f s, most held %s MB, %d threads, %d calls in"
+                            + " GC pauses %.2f s, most held %s, %d threads, %d calls in"
                             + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
                     regime.name(),
                     contestant,
@@ -667,7 +667,7 @@ public final class Benchmark {
                     heapPeakMb,
                     heapLiveMb,
                     gcPauseSeconds,
-                    heldPeakMb(),
+                    heldPeakBytes.isPresent() ? heldPeakMb() + " MB" : "n/a",
                     peakThreads,
                     peakCalls,
                     gatewayCallP50Ms,
