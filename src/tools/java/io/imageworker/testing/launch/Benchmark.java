@@ -9,6 +9,9 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,6 +25,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.OptionalDouble;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -45,14 +49,19 @@ import org.awaitility.core.TerminalFailureException;
  *   <li>{@code latency-burn}: the same, the gateway also spending 20 ms of CPU per answer as a real one renders, so
  *       that the worker's own CPU cost shows (the stand-in shares this machine's cores);
  *   <li>{@code concurrency}: 5000 requests, concurrency 500, 2 s, answers of about 6 KB;
- *   <li>{@code cpu}: 3000 requests, concurrency 64, no latency, 2 MB PNGs as {@code b64_json}.
+ *   <li>{@code cpu}: 3000 requests, concurrency 64, no latency, 2 MB PNGs as {@code b64_json};
+ *   <li>{@code huge}: 400 requests of {@code "size": "2048x2048"}, concurrency 16, no latency, 2048x2048 PNGs of
+ *       about 9.4 MB as {@code b64_json} (12.5 MB answers), both contestants with a 512 MB heap: whether the bytes in
+ *       flight, not only the calls, are bounded (issue 17). Only 32 warm-up requests (see {@link #HUGE}); {@code
+ *       -Dbench.concurrency=64 -Dbench.worker-jvm-options="-Xmx1g ..."} runs its larger variant. Not in {@code all}.
  * </ul>
  *
  * <p>Each can be changed: {@code bench.requests}, {@code bench.concurrency}, {@code bench.latency-ms},
  * {@code bench.burn-ms}, {@code bench.image-bytes}, and {@code bench.count} (the variants each request asks for,
  * contract v1.1: {@code count} calls and images per request; default 1, no {@code count} sent). Other options: {@code bench.rounds} (1), {@code bench.warmup}
- * (requests sent and awaited before each measured run; default 1000, or the concurrency if larger), {@code
- * bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS}), {@code
+ * (requests sent and awaited before each measured run; default 1000, {@code huge} 32, or the concurrency if larger),
+ * {@code bench.worker-jvm-options} (the JVM options of both contestants, given through {@code JAVA_TOOL_OPTIONS};
+ * default {@value #DEFAULT_JVM_OPTIONS}, {@code huge} {@value #HUGE_JVM_OPTIONS}), {@code
  * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
  * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
  * {@code bench.timeout-s}, {@code bench.echo-worker}.
@@ -61,8 +70,13 @@ import org.awaitility.core.TerminalFailureException;
  * stored per second, efficiency against Little's law where the gateway has a latency ({@code calls x latency /
  * concurrency} over the wall time), CPU seconds the
  * contestant's process used per 1000 requests, its peak heap (before a collection) and largest heap after a
- * collection (from its GC log), its peak thread count, the most gateway calls in flight, how long the gateway saw
- * calls last (p50), how long from the gateway's answer to the result's record (p50), and failures.
+ * collection and the sum of its GC pauses (from its GC log), the most bytes of images and answers the worker held at
+ * once (its gauge {@value #HELD_PEAK_METRIC}, read from {@code /q/metrics} after the run; {@code n/a} for the
+ * yardstick, which has no such endpoint, and for a worker without the gauge), its peak thread count, the most gateway
+ * calls in flight, how long the gateway saw calls last (p50), how long from the gateway's answer to the result's
+ * record (p50), and failures. A contestant that runs out of heap ({@code -XX:+ExitOnOutOfMemoryError} ends it; without
+ * it, its log's {@code OutOfMemoryError} is enough) is reported as {@code OOM after N of <requests>} at once, instead
+ * of being awaited until the timeout.
  *
  * <p>Exit status 0 when every request of every image-worker run completed and the gateway never saw more calls at once
  * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
@@ -81,11 +95,31 @@ public final class Benchmark {
     /** JVM options of the contestants unless {@code bench.worker-jvm-options} says otherwise. */
     static final String DEFAULT_JVM_OPTIONS = "-Xms256m -Xmx1g -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
 
+    /**
+     * JVM options of the contestants in the {@code huge} regime: the heap the yardstick handles these answers in, and
+     * the one issue 17's worker ran out of. {@code -XX:+ExitOnOutOfMemoryError} ends a contestant that runs out, so
+     * that it is reported at once rather than awaited until the timeout, half alive.
+     */
+    static final String HUGE_JVM_OPTIONS = "-Xms256m -Xmx512m -XX:+UseParallelGC -XX:+ExitOnOutOfMemoryError";
+
+    /** The worker's gauge of the most bytes of images and answers it held at once (contract v1.2's memory budget). */
+    static final String HELD_PEAK_METRIC = "image_worker_memory_held_peak_bytes";
+
+    /**
+     * 400 requests for 2048x2048 images of 9.4 MB each (12.5 MB of {@code b64_json} answer), 16 at a time, no latency.
+     * Its warm-up is 32 requests, not 1000: every request here moves about 30 MB (answer, decoded image, upload), so
+     * 1000 would take more than a minute per contestant and store 9.4 GB in the S3 server, and the time goes to
+     * copying, decoding and hashing megabytes (intrinsics, compiled after a few requests) rather than to code paths the
+     * JIT is still compiling; what this regime measures, whether the heap holds, does not depend on a warm JIT.
+     */
+    static final Regime HUGE = new Regime("huge", 400, 16, 0, 0, 9_400_000, 1, "2048x2048", 32, HUGE_JVM_OPTIONS);
+
     private static final Map<String, Regime> REGIMES = Map.of(
             "latency", new Regime("latency", 640, 64, 2_000, 0, 0, 1),
             "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0, 1),
             "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500, 1),
-            "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000, 1));
+            "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000, 1),
+            "huge", HUGE);
     private static final List<String> ALL = List.of("latency", "latency-burn", "concurrency", "cpu");
 
     private Benchmark() {}
@@ -98,7 +132,6 @@ public final class Benchmark {
         }
         List<String> names = regimeOption.equals("all") ? ALL : Arrays.asList(regimeOption.split("\\s*,\\s*"));
         int rounds = Integer.getInteger("bench.rounds", 1);
-        List<String> jvmOptions = words(System.getProperty("bench.worker-jvm-options", DEFAULT_JVM_OPTIONS));
         List<Contestant> contestants = new ArrayList<>();
         contestants.add(new Contestant("image-worker", words(System.getProperty("bench.worker-cmd", ""))));
         List<String> peer = words(System.getProperty("bench.peer-cmd", ""));
@@ -120,7 +153,7 @@ public final class Benchmark {
                         Collections.reverse(order);
                     }
                     for (Contestant contestant : order) {
-                        rows.add(run(infrastructure, regime, contestant, round, jvmOptions, dataDir));
+                        rows.add(run(infrastructure, regime, contestant, round, dataDir));
                     }
                 }
             }
@@ -137,12 +170,7 @@ public final class Benchmark {
     }
 
     private static Row run(
-            Infrastructure infrastructure,
-            Regime regime,
-            Contestant contestant,
-            int round,
-            List<String> jvmOptions,
-            Path dataDir) {
+            Infrastructure infrastructure, Regime regime, Contestant contestant, int round, Path dataDir) {
         SimulatorSettings simulator = SimulatorSettings.defaults()
                 .withLatency(Latency.fixedMillis(regime.latencyMs()))
                 .withCpuPerAnswer(Duration.ofMillis(regime.burnMs()))
@@ -158,7 +186,7 @@ public final class Benchmark {
                     .env("AWS_ACCESS_KEY_ID", infrastructure.s3AccessKey())
                     .env("AWS_SECRET_ACCESS_KEY", infrastructure.s3SecretKey())
                     .env("AWS_REGION", infrastructure.s3Region())
-                    .env("JAVA_TOOL_OPTIONS", String.join(" ", jvmOptions) + " -Xlog:gc:file=" + gcLog)
+                    .env("JAVA_TOOL_OPTIONS", String.join(" ", words(regime.jvmOptions())) + " -Xlog:gc:file=" + gcLog)
                     .echo(Boolean.getBoolean("bench.echo-worker"));
             if (!contestant.command().isEmpty()) {
                 builder.command(contestant.command()).httpReadiness(false);
@@ -168,15 +196,34 @@ public final class Benchmark {
                     new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
-                int warmup = Integer.getInteger("bench.warmup", Math.max(WARMUP, regime.concurrency()));
-                Batch warm = publish(client, "warmup", warmup, 1);
-                awaitAll(client, warm, process, Duration.ofMinutes(3));
+                OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
+                Batch warm = publish(client, "warmup", regime.warmup(), 1, regime.size());
+                awaitAll(client, warm, oom, Duration.ofMinutes(3));
+                if (oom.died()) {
+                    // Nothing to measure: the run's requests would find no one to handle them.
+                    Row row = Row.deadBeforeRun(
+                            regime,
+                            contestant.name(),
+                            round,
+                            oom.death() + " in the warm-up, after "
+                                    + firsts(client.results(), warm).size() + " of "
+                                    + warm.sentAt().size());
+                    System.out.println(row.describe());
+                    return row;
+                }
                 stack.gateway().reset();
                 ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
-                Batch batch = publish(client, "bench", regime.requests(), regime.count());
-                awaitAll(client, batch, process, timeout);
+                Batch batch = publish(client, "bench", regime.requests(), regime.count(), regime.size());
+                awaitAll(client, batch, oom, timeout);
                 ProcessProbe.Reading reading = probe.stop();
-                Row row = measure(regime, contestant.name(), round, batch, client.results(), stack.gateway(), reading);
+                OptionalDouble heldPeak = contestant.name().equals("image-worker") && !oom.died()
+                        ? process.metric(HELD_PEAK_METRIC)
+                        : OptionalDouble.empty();
+                Row row = measure(
+                        regime, contestant.name(), round, batch, client.results(), stack.gateway(), reading, heldPeak);
+                if (oom.died()) {
+                    row = row.died(oom.death() + " after " + row.completed() + " of " + row.requests());
+                }
                 System.out.println(row.describe());
                 return row;
             } finally {
@@ -198,7 +245,7 @@ public final class Benchmark {
      * Publishes {@code count} requests at once, of {@code variants} images each, waiting only for the broker's
      * acknowledgements.
      */
-    private static Batch publish(PipelineClient client, String prefix, int count, int variants) {
+    private static Batch publish(PipelineClient client, String prefix, int count, int variants, String size) {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> sentAt = new LinkedHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>(count);
@@ -209,7 +256,7 @@ public final class Benchmark {
             sentAt.put(id, System.nanoTime());
             acks.add(client.sendAsync(
                     id,
-                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\""
+                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"" + size + "\""
                             + (variants > 1 ? ",\"count\":" + variants : "") + "}"));
         }
         client.flush();
@@ -219,12 +266,12 @@ public final class Benchmark {
         return new Batch(sentAt, firstAt, first);
     }
 
-    private static void awaitAll(PipelineClient client, Batch batch, WorkerProcess process, Duration timeout) {
+    private static void awaitAll(PipelineClient client, Batch batch, OutOfMemoryWatch oom, Duration timeout) {
         try {
             await("results")
                     .atMost(timeout)
                     .pollInterval(Duration.ofMillis(50))
-                    .failFast("the process exited", () -> !process.isAlive())
+                    .failFast("the process exited or ran out of memory", oom::died)
                     .until(() -> firsts(client.results(), batch).size()
                             == batch.sentAt().size());
         } catch (ConditionTimeoutException | TerminalFailureException e) {
@@ -249,7 +296,8 @@ public final class Benchmark {
             Batch batch,
             List<PipelineClient.Result> results,
             GatewaySimulator gateway,
-            ProcessProbe.Reading reading) {
+            ProcessProbe.Reading reading,
+            OptionalDouble heldPeakBytes) {
         Map<String, PipelineClient.Result> firsts = firsts(results, batch);
         int requests = batch.sentAt().size();
         long completed = firsts.values().stream()
@@ -263,7 +311,7 @@ public final class Benchmark {
                 .mapToLong(PipelineClient.Result::receivedNanos)
                 .max()
                 .orElse(batch.firstSendNanos());
-        double wall = (last - batch.firstSendNanos()) / 1e9;
+        double wall = Math.max(1e-3, (last - batch.firstSendNanos()) / 1e9);
         double ideal = regime.latencyMs() > 0
                 ? (double) regime.requests() * regime.count() * (regime.latencyMs() / 1e3) / regime.concurrency()
                 : Double.NaN;
@@ -329,28 +377,31 @@ public final class Benchmark {
                 reading.othersCpuSeconds() * 1000 / requests,
                 reading.heapPeakMb(),
                 reading.heapLiveMb(),
+                reading.gcPauseSeconds(),
+                heldPeakBytes,
                 reading.peakThreads(),
                 gateway.maxConcurrentImageCalls(),
                 percentile(callMs, 50),
-                percentile(publishMs, 50));
+                percentile(publishMs, 50),
+                null);
     }
 
     private static void printTable(List<Row> rows) {
         System.out.println("=".repeat(100));
         System.out.println(
                 "| regime | contestant | round | completed / requests | failed | wall s | req/s | calls | images/s | efficiency"
-                        + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | threads | calls in flight | gateway call p50 ms"
-                        + " | answer to result p50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+                        + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | GC pauses s"
+                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         for (Row row : rows) {
             System.out.println(String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %d / %d | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %d | %d | %d | %d |",
+                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
+                            + " | %d | %d |",
                     row.regime().name(),
                     row.contestant(),
                     row.round(),
-                    row.completed(),
-                    row.requests(),
+                    row.completion(),
                     row.failures().isEmpty() && row.missing() == 0
                             ? "0"
                             : row.failures() + (row.missing() > 0 ? " missing " + row.missing() : ""),
@@ -363,6 +414,8 @@ public final class Benchmark {
                     row.othersCpuSecondsPer1000(),
                     row.heapPeakMb(),
                     row.heapLiveMb(),
+                    row.gcPauseSeconds(),
+                    row.heldPeakMb(),
                     row.peakThreads(),
                     row.peakCalls(),
                     row.gatewayCallP50Ms(),
@@ -398,33 +451,72 @@ public final class Benchmark {
      * @param burnMs CPU time the gateway spends per answer
      * @param imageBytes size of each answered PNG (0: the smallest)
      * @param count the variants each request asks for (1: no {@code count} sent)
+     * @param size the {@code size} each request asks for; the simulator answers images of that size
+     * @param warmup the requests each contestant handles before the measured ones (raised to the concurrency)
+     * @param jvmOptions the JVM options of both contestants, as one line
      */
-    record Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes, int count) {
+    record Regime(
+            String name,
+            int requests,
+            int concurrency,
+            long latencyMs,
+            long burnMs,
+            int imageBytes,
+            int count,
+            String size,
+            int warmup,
+            String jvmOptions) {
 
-        /** This regime with the {@code bench.*} overrides applied. */
+        /** A regime of 1024x1024 images, {@value Benchmark#WARMUP} warm-up requests and {@value Benchmark#DEFAULT_JVM_OPTIONS}. */
+        Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes, int count) {
+            this(
+                    name,
+                    requests,
+                    concurrency,
+                    latencyMs,
+                    burnMs,
+                    imageBytes,
+                    count,
+                    "1024x1024",
+                    WARMUP,
+                    DEFAULT_JVM_OPTIONS);
+        }
+
+        /**
+         * This regime with the {@code bench.*} overrides applied; an empty one (the Maven profile passes every option,
+         * empty when not given) keeps the regime's value.
+         */
         Regime overridden() {
+            String options = System.getProperty("bench.worker-jvm-options", "");
+            int concurrency = Integer.getInteger("bench.concurrency", this.concurrency);
             return new Regime(
                     name,
                     Integer.getInteger("bench.requests", requests),
-                    Integer.getInteger("bench.concurrency", concurrency),
+                    concurrency,
                     Long.getLong("bench.latency-ms", latencyMs),
                     Long.getLong("bench.burn-ms", burnMs),
                     Integer.getInteger("bench.image-bytes", imageBytes),
-                    Integer.getInteger("bench.count", count));
+                    Integer.getInteger("bench.count", count),
+                    size,
+                    Integer.getInteger("bench.warmup", Math.max(warmup, concurrency)),
+                    options.isBlank() ? jvmOptions : options.trim());
         }
 
         @Override
         public String toString() {
             return String.format(
                     Locale.ROOT,
-                    "%s (%d requests%s, concurrency %d, latency %d ms, %d ms CPU per answer, %s)",
+                    "%s (%d requests%s of %s, concurrency %d, latency %d ms, %d ms CPU per answer, %s, %d warm-up, JVM %s)",
                     name,
                     requests,
                     count > 1 ? " of count " + count : "",
+                    size,
                     concurrency,
                     latencyMs,
                     burnMs,
-                    imageBytes == 0 ? "small PNGs" : imageBytes + "-byte PNGs");
+                    imageBytes == 0 ? "small PNGs" : imageBytes + "-byte PNGs",
+                    warmup,
+                    jvmOptions);
         }
     }
 
@@ -434,7 +526,13 @@ public final class Benchmark {
     /** One published batch: each request's id and send time. */
     record Batch(Map<String, Long> sentAt, Instant firstSendAt, long firstSendNanos) {}
 
-    /** The figures of one run. */
+    /**
+     * The figures of one run.
+     *
+     * @param gcPauseSeconds the sum of the contestant's GC pauses during the run
+     * @param heldPeakBytes the worker's {@value Benchmark#HELD_PEAK_METRIC} after the run; empty when not exported
+     * @param death how the contestant died during the run ({@code OOM after N of M}); {@code null} when it did not
+     */
     record Row(
             Regime regime,
             String contestant,
@@ -452,13 +550,87 @@ public final class Benchmark {
             double othersCpuSecondsPer1000,
             long heapPeakMb,
             long heapLiveMb,
+            double gcPauseSeconds,
+            OptionalDouble heldPeakBytes,
             int peakThreads,
             int peakCalls,
             long gatewayCallP50Ms,
-            long answerToResultP50Ms) {
+            long answerToResultP50Ms,
+            String death) {
+
+        /** A contestant that died before the measured run: none of its requests was sent. */
+        static Row deadBeforeRun(Regime regime, String contestant, int round, String death) {
+            return new Row(
+                    regime,
+                    contestant,
+                    round,
+                    regime.requests(),
+                    0,
+                    Map.of(),
+                    0,
+                    Double.NaN,
+                    0,
+                    0,
+                    0,
+                    Double.NaN,
+                    Double.NaN,
+                    Double.NaN,
+                    0,
+                    0,
+                    Double.NaN,
+                    OptionalDouble.empty(),
+                    0,
+                    0,
+                    -1,
+                    -1,
+                    death);
+        }
+
+        /** This row, of a contestant that died as {@code how} says. */
+        Row died(String how) {
+            return new Row(
+                    regime,
+                    contestant,
+                    round,
+                    requests,
+                    completed,
+                    failures,
+                    missing,
+                    wallSeconds,
+                    throughput,
+                    calls,
+                    imagesPerSecond,
+                    efficiency,
+                    cpuSecondsPer1000,
+                    othersCpuSecondsPer1000,
+                    heapPeakMb,
+                    heapLiveMb,
+                    gcPauseSeconds,
+                    heldPeakBytes,
+                    peakThreads,
+                    peakCalls,
+                    gatewayCallP50Ms,
+                    answerToResultP50Ms,
+                    how);
+        }
+
+        /** {@code completed / requests}, or how the contestant died. */
+        String completion() {
+            return death != null ? death : completed + " / " + requests;
+        }
+
+        /** The most bytes the worker held at once, in MB, or {@code n/a}. */
+        String heldPeakMb() {
+            return heldPeakBytes.isPresent()
+                    ? String.format(Locale.ROOT, "%.1f", heldPeakBytes.getAsDouble() / (1024 * 1024))
+                    : "n/a";
+        }
 
         List<String> problems() {
             List<String> problems = new ArrayList<>();
+            if (death != null) {
+                problems.add(regime.name() + ": " + death);
+            }
             if (missing > 0) {
                 problems.add(regime.name() + ": " + missing + " request(s) without a terminal event");
             }
@@ -474,15 +646,15 @@ public final class Benchmark {
         String describe() {
             return String.format(
                     Locale.ROOT,
-                    "[bench] %s %s round %d: %d/%d completed, failed %s, missing %d, %.2f s, %.1f req/s, %d calls,"
+                    "[bench] %s %s round %d: %s completed, failed %s, missing %d, %.2f s, %.1f req/s, %d calls,"
                             + " %.1f images/s, efficiency"
-                            + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC, %d threads, %d calls in"
+                            + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC,"
+                            + " GC pauses %.2f s, most held %s, %d threads, %d calls in"
                             + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
                     regime.name(),
                     contestant,
                     round,
-                    completed,
-                    requests,
+                    completion(),
                     failures,
                     missing,
                     wallSeconds,
@@ -494,6 +666,8 @@ public final class Benchmark {
                     othersCpuSecondsPer1000,
                     heapPeakMb,
                     heapLiveMb,
+                    gcPauseSeconds,
+                    heldPeakBytes.isPresent() ? heldPeakMb() + " MB" : "n/a",
                     peakThreads,
                     peakCalls,
                     gatewayCallP50Ms,
@@ -502,12 +676,70 @@ public final class Benchmark {
     }
 
     /**
+     * Whether a contestant died or ran out of heap: its log says {@code java.lang.OutOfMemoryError} (a JVM without
+     * {@code -XX:+ExitOnOutOfMemoryError} may limp on, some threads dead, until the timeout), or its process ended.
+     * Reads only what the log gained since the last look, so that it can be asked every few milliseconds. (Not the bare
+     * {@code OutOfMemoryError}: the JVM's {@code Picked up JAVA_TOOL_OPTIONS: ... -XX:+ExitOnOutOfMemoryError} says
+     * it.)
+     */
+    static final class OutOfMemoryWatch {
+        private static final String NEEDLE = "java.lang.OutOfMemoryError";
+
+        private final WorkerProcess process;
+        private long offset;
+        private String carry = "";
+        private boolean outOfMemory;
+
+        OutOfMemoryWatch(WorkerProcess process) {
+            this.process = process;
+        }
+
+        /** Whether the contestant ran out of memory or ended. */
+        boolean died() {
+            return death() != null;
+        }
+
+        /** {@code OOM}, {@code died} (ended without saying it ran out of memory) or {@code null} (alive and well). */
+        synchronized String death() {
+            boolean alive = process.isAlive();
+            readLog();
+            return outOfMemory ? "OOM" : alive ? null : "died";
+        }
+
+        private void readLog() {
+            if (outOfMemory) {
+                return;
+            }
+            try (FileChannel log = FileChannel.open(process.logFile())) {
+                long size = log.size();
+                while (size > offset && !outOfMemory) {
+                    ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(size - offset, 1 << 20));
+                    log.read(buffer, offset);
+                    if (buffer.position() == 0) {
+                        return;
+                    }
+                    offset += buffer.position();
+                    String text = carry + new String(buffer.array(), 0, buffer.position(), StandardCharsets.ISO_8859_1);
+                    outOfMemory = text.contains(NEEDLE);
+                    carry = text.substring(Math.max(0, text.length() - NEEDLE.length()));
+                }
+            } catch (IOException e) {
+                // No log yet: nothing said.
+            }
+        }
+    }
+
+    /**
      * What the kernel and the JVM's GC log say about a process during a measured run: CPU time used (from
-     * {@link ProcessHandle.Info#totalCpuDuration()}), peak thread count (sampled from {@code /proc/<pid>/status}), and
-     * heap sizes before and after each collection logged meanwhile.
+     * {@link ProcessHandle.Info#totalCpuDuration()}, sampled too, for a process that dies before the end), peak thread
+     * count (sampled from {@code /proc/<pid>/status}), heap sizes before and after each collection logged meanwhile,
+     * and the sum of the pauses logged meanwhile.
      */
     static final class ProcessProbe {
         private static final Pattern GC_SIZES = Pattern.compile("(\\d+)([KMG])->(\\d+)([KMG])\\(\\d+[KMG]\\)");
+
+        /** The duration at the end of a pause's line of {@code -Xlog:gc}: {@code GC(3) Pause Young (...) 5.123ms}. */
+        private static final Pattern GC_PAUSE = Pattern.compile("\\bPause\\b.*?(\\d+(?:\\.\\d+)?)ms\\s*$");
 
         private final long pid;
         private final Path gcLog;
@@ -517,12 +749,14 @@ public final class Benchmark {
         private final Map<String, Long> threadTicksAtStart;
         private final Thread sampler;
         private volatile int peakThreads;
+        private volatile Duration lastCpu;
         private volatile boolean running = true;
 
         private ProcessProbe(long pid, Path gcLog) {
             this.pid = pid;
             this.gcLog = gcLog;
             this.cpuAtStart = cpu(pid);
+            this.lastCpu = cpuAtStart;
             this.othersCpuAtStart = othersCpu(pid);
             this.gcLinesAtStart = gcLines().size();
             this.threadTicksAtStart = threadTicks(pid);
@@ -551,10 +785,13 @@ public final class Benchmark {
                     .map(entry -> entry.getKey() + " " + entry.getValue() * 10 / 1000.0 + " s")
                     .collect(java.util.stream.Collectors.joining(", "));
             System.out.println("[bench]   CPU by thread group: " + byThreads);
-            double cpuSeconds = cpu(pid).minus(cpuAtStart).toMillis() / 1e3;
+            Duration cpuNow = cpu(pid);
+            double cpuSeconds =
+                    (cpuNow.isZero() ? lastCpu : cpuNow).minus(cpuAtStart).toMillis() / 1e3;
             double othersSeconds = othersCpu(pid).minus(othersCpuAtStart).toMillis() / 1e3;
             long peak = 0;
             long live = 0;
+            double pauseMs = 0;
             List<String> lines = gcLines();
             for (String line : lines.subList((int) Math.min(gcLinesAtStart, lines.size()), lines.size())) {
                 Matcher sizes = GC_SIZES.matcher(line);
@@ -562,14 +799,22 @@ public final class Benchmark {
                     peak = Math.max(peak, megabytes(sizes.group(1), sizes.group(2)));
                     live = Math.max(live, megabytes(sizes.group(3), sizes.group(4)));
                 }
+                Matcher pause = GC_PAUSE.matcher(line);
+                if (pause.find()) {
+                    pauseMs += Double.parseDouble(pause.group(1));
+                }
             }
-            return new Reading(cpuSeconds, othersSeconds, peak, live, peakThreads);
+            return new Reading(cpuSeconds, othersSeconds, peak, live, pauseMs / 1e3, peakThreads);
         }
 
         private void sample() {
             Path status = Path.of("/proc", Long.toString(pid), "status");
             while (running) {
                 try {
+                    Duration cpu = cpu(pid);
+                    if (!cpu.isZero()) {
+                        lastCpu = cpu;
+                    }
                     for (String line : Files.readAllLines(status)) {
                         if (line.startsWith("Threads:")) {
                             peakThreads = Math.max(
@@ -650,6 +895,12 @@ public final class Benchmark {
         }
 
         /** The figures of one run. */
-        record Reading(double cpuSeconds, double othersCpuSeconds, long heapPeakMb, long heapLiveMb, int peakThreads) {}
+        record Reading(
+                double cpuSeconds,
+                double othersCpuSeconds,
+                long heapPeakMb,
+                long heapLiveMb,
+                double gcPauseSeconds,
+                int peakThreads) {}
     }
 }

@@ -303,7 +303,7 @@ final class PriorityBenchmark {
                     Integer.getInteger("bench.priority-seconds", 15),
                     Integer.getInteger("bench.priority-flood", 1000),
                     orDefault("bench.min-share", null),
-                    Benchmark.words(System.getProperty("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)));
+                    Benchmark.words(orDefault("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)));
         }
 
         /** A property's value, or {@code otherwise} when it is unset or empty (the Maven profile passes empty ones). */
