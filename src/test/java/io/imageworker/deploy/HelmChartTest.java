@@ -201,6 +201,19 @@ class HelmChartTest {
     }
 
     @Test
+    void theMemoryBudgetFollowsTheHeapUnlessSetAndTheHeapFollowsTheLimit() {
+        Map<String, Rendering.Variable> byDefault =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        Map<String, Rendering.Variable> set =
+                HelmChart.render(DEFAULTS, Map.of("memoryBudget", "300Mi")).environment();
+
+        // Unset, the worker takes half its heap, and the heap is this share of the pod's memory limit.
+        assertThat(byDefault).doesNotContainKey("IMAGE_WORKER_MEMORY_BUDGET");
+        assertThat(byDefault.get("JAVA_MAX_MEM_RATIO").value()).isEqualTo("75");
+        assertThat(set.get("IMAGE_WORKER_MEMORY_BUDGET").value()).isEqualTo("300Mi");
+    }
+
+    @Test
     void rollsThePodsWhenTheConfigurationChanges() {
         String before = checksum(HelmChart.render(DEFAULTS, Map.of()));
         String after = checksum(HelmChart.render(DEFAULTS, Map.of("concurrency", 8)));
