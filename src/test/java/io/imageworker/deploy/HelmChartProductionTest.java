@@ -269,6 +269,38 @@ class HelmChartProductionTest {
     }
 
     @Test
+    void tracingOnSendsSpansToTheCollectorAndTheNetworkPolicyLetsThemThrough() {
+        Rendering off = HelmChart.render(DEFAULTS, Map.of("networkPolicy.enabled", true));
+        Rendering on = HelmChart.render(
+                DEFAULTS,
+                Map.of(
+                        "networkPolicy.enabled", true,
+                        "tracing.enabled", true,
+                        "tracing.endpoint", "http://otel-collector.observability:4317",
+                        "tracing.sampler", "parentbased_traceidratio",
+                        "tracing.samplerArg", "0.1",
+                        "networkPolicy.otlp.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name",
+                                "observability"));
+
+        assertThat(off.environment())
+                .doesNotContainKeys("QUARKUS_OTEL_SDK_DISABLED", "QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT");
+        assertThat(off.one(NetworkPolicy.class).getSpec().getEgress()).hasSize(4);
+        assertThat(on.environment().get("QUARKUS_OTEL_SDK_DISABLED").value()).isEqualTo("false");
+        assertThat(on.environment().get("QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT").value())
+                .isEqualTo("http://otel-collector.observability:4317");
+        assertThat(on.environment().get("QUARKUS_OTEL_TRACES_SAMPLER").value()).isEqualTo("parentbased_traceidratio");
+        assertThat(on.environment().get("QUARKUS_OTEL_TRACES_SAMPLER_ARG").value())
+                .isEqualTo("0.1");
+        List<NetworkPolicyEgressRule> rules =
+                on.one(NetworkPolicy.class).getSpec().getEgress();
+        assertThat(rules).hasSize(5);
+        assertThat(ports(rules.get(4))).containsExactly("TCP/4317");
+        assertThat(rules.get(4).getTo()).singleElement().satisfies(peer -> assertThat(
+                        peer.getNamespaceSelector().getMatchLabels())
+                .containsEntry("kubernetes.io/metadata.name", "observability"));
+    }
+
+    @Test
     void theReferenceHostsGetARuleOnlyWhenEditsMayFetchFromThem() {
         NetworkPolicy policy = HelmChart.render(
                         DEFAULTS,

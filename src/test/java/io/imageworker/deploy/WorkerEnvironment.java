@@ -15,7 +15,7 @@ final class WorkerEnvironment {
 
     /**
      * Read by something other than {@link WorkerConfig}: the Kafka client (through Quarkus), the AWS SDK's default
-     * chain, Quarkus' HTTP server, and the base image's {@code run-java.sh}.
+     * chain, Quarkus' HTTP server and OpenTelemetry, and the base image's {@code run-java.sh}.
      */
     static final Set<String> OUTSIDE_WORKER_CONFIG = Set.of(
             "KAFKA_BOOTSTRAP_SERVERS",
@@ -23,6 +23,10 @@ final class WorkerEnvironment {
             "AWS_ACCESS_KEY_ID",
             "AWS_SECRET_ACCESS_KEY",
             "QUARKUS_HTTP_PORT",
+            "QUARKUS_OTEL_SDK_DISABLED",
+            "QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT",
+            "QUARKUS_OTEL_TRACES_SAMPLER",
+            "QUARKUS_OTEL_TRACES_SAMPLER_ARG",
             "JAVA_MAX_MEM_RATIO",
             "JAVA_OPTS_APPEND");
 
