@@ -94,6 +94,15 @@ public class BudgetGuard {
                 .description("Requests the spend guard holds until its window allows another call")
                 .strongReference(true)
                 .register(registry);
+        // Exported without a cap too (0), so that the alert on it names a metric every worker has.
+        Gauge.builder(
+                        "image_worker_budget_reader_stalled",
+                        this,
+                        guard -> guard.readerStall().isPresent() ? 1 : 0)
+                .description("1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
+                        + " not read for too long")
+                .strongReference(true)
+                .register(registry);
     }
 
     /**
@@ -203,6 +212,14 @@ public class BudgetGuard {
     /** Places used in the current window, by all the replicas that share the budget, as far as this one knows. */
     public int used() {
         return maxCalls.isEmpty() ? 0 : log.used(window());
+    }
+
+    /**
+     * Why no call can be claimed now although a cap is set (the reader of the shared budget is restarting, or has
+     * stalled), or empty: calls then wait, each claim timing out and tried again, until the reader reads again.
+     */
+    public Optional<String> readerStall() {
+        return maxCalls.isEmpty() ? Optional.empty() : log.stall();
     }
 
     /** A place this replica holds: its claim in the log, and the window it is in. */

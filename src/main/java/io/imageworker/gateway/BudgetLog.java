@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import io.smallrye.mutiny.Uni;
+import java.util.Optional;
 
 /**
  * Where the spend guard's claims are written and read back, in one order for every replica that shares the budget
@@ -19,4 +20,10 @@ interface BudgetLog {
 
     /** Places held in {@code window} as far as this replica has read the log. */
     int used(long window);
+
+    /**
+     * Why this replica cannot decide claims now (its reading of the log has failed or stalled), or empty while it
+     * reads: claims written meanwhile wait, and are tried again when they time out.
+     */
+    Optional<String> stall();
 }

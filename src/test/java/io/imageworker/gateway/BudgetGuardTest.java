@@ -157,12 +157,45 @@ class BudgetGuardTest {
             public int used(long window) {
                 return log.used(window);
             }
+
+            @Override
+            public java.util.Optional<String> stall() {
+                return log.stall();
+            }
         };
 
         Boolean placed = guard("fail", flaky).reserve().await().atMost(Duration.ofSeconds(5));
 
         assertThat(placed).isTrue();
         assertThat(failures.get()).isNegative();
+    }
+
+    @Test
+    void aStalledBudgetReaderIsReportedAndExportedAsAGaugeWhileItLasts() {
+        BudgetGuard guard = guard("fail");
+        assertThat(guard.readerStall()).isEmpty();
+        assertThat(stalled()).isZero();
+
+        log.stallWith("the reader failed and is restarting");
+        assertThat(guard.readerStall()).contains("the reader failed and is restarting");
+        assertThat(stalled()).isEqualTo(1);
+
+        log.stallWith(null);
+        assertThat(guard.readerStall()).isEmpty();
+        assertThat(stalled()).isZero();
+    }
+
+    @Test
+    void withoutACapNoReaderRunsAndNoneIsReportedStalled() {
+        log.stallWith("not read");
+        BudgetGuard guard = new BudgetGuard(TestConfig.worker().budget(), registry, now::get, pauses, log);
+
+        assertThat(guard.readerStall()).isEmpty();
+        assertThat(stalled()).isZero();
+    }
+
+    private double stalled() {
+        return registry.get("image_worker_budget_reader_stalled").gauge().value();
     }
 
     private double held() {

@@ -3,6 +3,7 @@ package io.imageworker.gateway;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A {@link BudgetLog} in memory, for unit tests: entries are judged in the order they are written, as each replica's
@@ -12,6 +13,7 @@ final class LocalBudgetLog implements BudgetLog {
 
     private final BudgetLedger ledger = new BudgetLedger();
     private final List<BudgetLedger.Entry> entries = new ArrayList<>();
+    private volatile String stall;
 
     @Override
     public synchronized Uni<Boolean> claim(String claim, long window, int limit) {
@@ -30,6 +32,16 @@ final class LocalBudgetLog implements BudgetLog {
     @Override
     public int used(long window) {
         return ledger.used(window);
+    }
+
+    @Override
+    public Optional<String> stall() {
+        return Optional.ofNullable(stall);
+    }
+
+    /** Reports {@code reason} as this log's stall from now on; {@code null} for none. */
+    void stallWith(String reason) {
+        stall = reason;
     }
 
     synchronized List<BudgetLedger.Entry> entries() {
