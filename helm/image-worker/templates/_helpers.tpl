@@ -51,6 +51,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
+Labels of the `helm test` pod: the release's, but never the workers' selector (a name of its own), so the Service, the
+PodDisruptionBudget and the workers' NetworkPolicy do not take it for a worker.
+*/}}
+{{- define "image-worker.testLabels" -}}
+helm.sh/chart: {{ include "image-worker.chart" . }}
+{{ include "image-worker.testSelectorLabels" . }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "image-worker.testSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-test" (include "image-worker.name" . | trunc 58 | trimSuffix "-") }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
+{{- end }}
+
+{{/*
 Create the name of the service account to use
 */}}
 {{- define "image-worker.serviceAccountName" -}}
@@ -140,12 +156,42 @@ Name of the Secret read through envFrom: the user's existing one, or the one thi
 {{- end }}
 
 {{/*
+The value the worker runs with for the variable `name`: an extraEnv entry's `value` (env wins over the ConfigMap the
+chart fills from values), else `default`. Guards read this, so a setting cannot slip past them through extraEnv. An
+extraEnv entry that takes it from elsewhere (valueFrom) is refused in _validate.tpl.
+Called as (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_X" "default" .Values.x)).
+*/}}
+{{- define "image-worker.effectiveEnv" -}}
+{{- $value := .default }}
+{{- range .root.Values.extraEnv }}
+{{- if and (eq .name $.name) (hasKey . "value") }}
+{{- $value = .value }}
+{{- end }}
+{{- end }}
+{{- $value }}
+{{- end }}
+
+{{/*
+The gateway timeout the worker runs with, in whole seconds: gateway.timeout unless extraEnv sets it.
+*/}}
+{{- define "image-worker.gatewayTimeoutSeconds" -}}
+{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout)) }}
+{{- end }}
+
+{{/*
+The shutdown grace the worker runs with, in whole seconds: shutdownGraceSeconds unless extraEnv sets it.
+*/}}
+{{- define "image-worker.shutdownGraceSeconds" -}}
+{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds)))) }}
+{{- end }}
+
+{{/*
 Seconds between SIGTERM and SIGKILL. Derived from the worker's shutdown grace unless set explicitly:
 the 30 extra seconds cover committing offsets, flushing the producer and closing the clients after the drain.
 */}}
 {{- define "image-worker.terminationGracePeriodSeconds" -}}
 {{- if kindIs "invalid" .Values.terminationGracePeriodSeconds }}
-{{- add (int .Values.shutdownGraceSeconds) 30 }}
+{{- add (include "image-worker.shutdownGraceSeconds" . | int) 30 }}
 {{- else }}
 {{- int .Values.terminationGracePeriodSeconds }}
 {{- end }}

@@ -30,17 +30,25 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "secret.awsAccessKeyId and secret.awsSecretAccessKey go together: set both, or neither to use the AWS SDK's default chain" }}
 {{- end }}
 
+{{- /* The guards below read the values the worker runs with; one taken from a Secret or ConfigMap they cannot see. */}}
+{{- range .Values.extraEnv }}
+{{- if and (has .name (list "IMAGE_WORKER_GATEWAY_TIMEOUT" "IMAGE_WORKER_SHUTDOWN_GRACE" "IMAGE_WORKER_STORAGE_PING_TIMEOUT")) (not (hasKey . "value")) }}
+{{- fail (printf "extraEnv must give %s as a literal value (or set it through the chart's own value): the chart checks it against the pod's grace and probes, and cannot read it from valueFrom" .name) }}
+{{- end }}
+{{- end }}
+
 {{- /* A grace shorter than one call cuts the slowest calls off at every rollout: the next pod makes them, and pays, again. */}}
-{{- $callSeconds := include "image-worker.durationSeconds" .Values.gateway.timeout | int }}
-{{- if and (lt (int .Values.shutdownGraceSeconds) $callSeconds) (not .Values.allowShortShutdownGrace) }}
-{{- fail (printf "shutdownGraceSeconds (%d) is shorter than gateway.timeout (%s): every rollout, scale-in and node drain would cut off the calls in flight, which the next pod makes and pays for again. Raise it (gateway.timeout + 120 covers a call, its store and its publish), or set allowShortShutdownGrace=true to accept the cost" (int .Values.shutdownGraceSeconds) (toString .Values.gateway.timeout)) }}
+{{- $callSeconds := include "image-worker.gatewayTimeoutSeconds" . | int }}
+{{- $graceSeconds := include "image-worker.shutdownGraceSeconds" . | int }}
+{{- if and (lt $graceSeconds $callSeconds) (not .Values.allowShortShutdownGrace) }}
+{{- fail (printf "the shutdown grace (%ds: shutdownGraceSeconds, or IMAGE_WORKER_SHUTDOWN_GRACE in extraEnv) is shorter than the gateway timeout (%ds: gateway.timeout, or IMAGE_WORKER_GATEWAY_TIMEOUT in extraEnv): every rollout, scale-in and node drain would cut off the calls in flight, which the next pod makes and pays for again. Raise it (the timeout + 120 s covers a call, its store and its publish), or set allowShortShutdownGrace=true to accept the cost" $graceSeconds $callSeconds) }}
 {{- end }}
 
 {{- /* A SIGKILL during the drain abandons calls the gateway has already billed; they run again on redelivery. */}}
 {{- if not (kindIs "invalid" .Values.terminationGracePeriodSeconds) }}
-{{- $minimum := add (int .Values.shutdownGraceSeconds) 10 }}
+{{- $minimum := add $graceSeconds 10 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $minimum) }}
-{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least shutdownGraceSeconds + 10 (%d), or the pod is killed while in-flight gateway calls drain; leave it empty to derive it" (int .Values.terminationGracePeriodSeconds) (int $minimum)) }}
+{{- fail (printf "terminationGracePeriodSeconds (%d) must be at least the shutdown grace + 10 (%d), or the pod is killed while in-flight gateway calls drain; leave it empty to derive it" (int .Values.terminationGracePeriodSeconds) (int $minimum)) }}
 {{- end }}
 {{- end }}
 
@@ -55,12 +63,7 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- end }}
 
 {{- /* A readiness probe that times out before the store's ping does marks pods unready at every slow ping: readiness flaps. */}}
-{{- $pingSeconds := 2 }}
-{{- range .Values.extraEnv }}
-{{- if and (eq .name "IMAGE_WORKER_STORAGE_PING_TIMEOUT") (hasKey . "value") }}
-{{- $pingSeconds = include "image-worker.durationSeconds" .value | int }}
-{{- end }}
-{{- end }}
+{{- $pingSeconds := include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_STORAGE_PING_TIMEOUT" "default" "2s")) | int }}
 {{- if lt (int .Values.readinessProbe.timeoutSeconds) (add $pingSeconds 1 | int) }}
 {{- fail (printf "readinessProbe.timeoutSeconds (%d) must exceed the store's ping timeout (IMAGE_WORKER_STORAGE_PING_TIMEOUT, %ds) by at least 1 s, or readiness flaps whenever the store is slow" (int .Values.readinessProbe.timeoutSeconds) $pingSeconds) }}
 {{- end }}

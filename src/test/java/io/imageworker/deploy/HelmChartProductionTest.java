@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
@@ -266,6 +267,63 @@ class HelmChartProductionTest {
                 .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("203.0.113.10/32"));
         assertThat(HelmChart.render(DEFAULTS, Map.of()).all(NetworkPolicy.class))
                 .isEmpty();
+    }
+
+    /**
+     * {@code helm test} behind the NetworkPolicy: the test pod used to carry the workers' selector labels, so the
+     * workers' egress policy held it (no rule lets a worker reach a worker), and the Service and the PDB counted it.
+     */
+    @Test
+    void theHelmTestPodIsNoWorkerAndItsOwnPolicyLetsItReachTheWorkers() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of("networkPolicy.enabled", true, "podDisruptionBudget.enabled", true, "replicaCount", 2));
+        Pod test =
+                withHooks.named(Pod.class, HelmChart.RELEASE + "-test-health").orElseThrow();
+        Map<String, String> labels = test.getMetadata().getLabels();
+        Map<String, String> workers =
+                withHooks.deployment().getSpec().getSelector().getMatchLabels();
+
+        assertThat(selects(withHooks.one(Service.class).getSpec().getSelector(), labels))
+                .isFalse();
+        assertThat(selects(
+                        withHooks
+                                .one(PodDisruptionBudget.class)
+                                .getSpec()
+                                .getSelector()
+                                .getMatchLabels(),
+                        labels))
+                .isFalse();
+        NetworkPolicy workersPolicy =
+                withHooks.named(NetworkPolicy.class, HelmChart.RELEASE).orElseThrow();
+        assertThat(selects(workersPolicy.getSpec().getPodSelector().getMatchLabels(), labels))
+                .isFalse();
+        assertThat(labels).containsEntry("app.kubernetes.io/instance", HelmChart.RELEASE);
+
+        NetworkPolicy testPolicy = withHooks
+                .named(NetworkPolicy.class, HelmChart.RELEASE + "-test-health")
+                .orElseThrow();
+        assertThat(testPolicy.getMetadata().getAnnotations())
+                .containsEntry(HelmChart.HOOK_PREFIX, "test")
+                .containsEntry(HelmChart.HOOK_PREFIX + "-weight", "-1");
+        assertThat(selects(testPolicy.getSpec().getPodSelector().getMatchLabels(), labels))
+                .isTrue();
+        List<NetworkPolicyEgressRule> rules = testPolicy.getSpec().getEgress();
+        assertThat(rules).hasSize(2);
+        assertThat(ports(rules.get(0))).containsExactly("UDP/53", "TCP/53");
+        assertThat(rules.get(1).getPorts()).singleElement().satisfies(port -> assertThat(
+                        port.getPort().getStrVal())
+                .isEqualTo(withHooks.worker().getPorts().get(0).getName()));
+        assertThat(rules.get(1).getTo()).singleElement().satisfies(peer -> assertThat(
+                        peer.getPodSelector().getMatchLabels())
+                .isEqualTo(workers));
+        assertThat(HelmChart.renderWithHooks(DEFAULTS, Map.of()).all(NetworkPolicy.class))
+                .isEmpty();
+    }
+
+    /** Whether a label selector's {@code matchLabels} select a pod with {@code labels}. */
+    private static boolean selects(Map<String, String> selector, Map<String, String> labels) {
+        return labels.entrySet().containsAll(selector.entrySet());
     }
 
     @Test

@@ -165,7 +165,7 @@ class HelmChartTest {
                         .get("IMAGE_WORKER_SHUTDOWN_GRACE")
                         .value())
                 .isEqualTo(seconds + "s");
-        assertThat(HelmChart.refusal(DEFAULTS, shorter)).contains("is shorter than gateway.timeout");
+        assertThat(HelmChart.refusal(DEFAULTS, shorter)).contains("is shorter than the gateway timeout");
     }
 
     @Test
@@ -177,6 +177,46 @@ class HelmChartTest {
                 .isEqualTo("60s");
         assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
                 .isEqualTo(90L);
+    }
+
+    /** The grace guard reads what the worker runs with: a value set through extraEnv is no way around it. */
+    @ParameterizedTest
+    @CsvSource({"IMAGE_WORKER_GATEWAY_TIMEOUT, 10m", "IMAGE_WORKER_SHUTDOWN_GRACE, 120s"})
+    void refusesAGatewayTimeoutOrAGraceSetThroughExtraEnvThatCutsCallsOff(String name, String value) {
+        Map<String, Object> values = Map.of("extraEnv[0].name", name, "extraEnv[0].value", value);
+
+        assertThat(HelmChart.refusal(DEFAULTS, values)).contains("is shorter than the gateway timeout");
+        assertThat(HelmChart.render(
+                                DEFAULTS,
+                                Map.of(
+                                        "extraEnv[0].name",
+                                        name,
+                                        "extraEnv[0].value",
+                                        value,
+                                        "allowShortShutdownGrace",
+                                        true))
+                        .environment()
+                        .get(name)
+                        .value())
+                .isEqualTo(value);
+    }
+
+    @Test
+    void aLongerGraceSetThroughExtraEnvLengthensThePodsTerminationGrace() {
+        Map<String, Object> longer =
+                Map.of("extraEnv[0].name", "IMAGE_WORKER_SHUTDOWN_GRACE", "extraEnv[0].value", "900s");
+
+        assertThat(HelmChart.render(DEFAULTS, longer)
+                        .deployment()
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getTerminationGracePeriodSeconds())
+                .isEqualTo(930L);
+        Map<String, Object> podKilledInTheDrain = new LinkedHashMap<>(longer);
+        podKilledInTheDrain.put("terminationGracePeriodSeconds", 340);
+        assertThat(HelmChart.refusal(DEFAULTS, podKilledInTheDrain))
+                .contains("must be at least the shutdown grace + 10 (910)");
     }
 
     @Test
@@ -331,14 +371,22 @@ class HelmChartTest {
                 new Refusal("half an AWS key pair", "go together", inlineKey, Map.of("secret.awsAccessKeyId", "id")),
                 new Refusal(
                         "a shutdown grace shorter than a gateway call",
-                        "is shorter than gateway.timeout (2m)",
+                        "is shorter than the gateway timeout (120s",
                         Map.of("gateway.timeout", "2m", "shutdownGraceSeconds", 120),
                         Map.of("shutdownGraceSeconds", 119)),
                 new Refusal(
                         "a termination grace inside the drain",
-                        "must be at least shutdownGraceSeconds + 10",
+                        "must be at least the shutdown grace + 10",
                         Map.of("shutdownGraceSeconds", 300, "terminationGracePeriodSeconds", 310),
                         Map.of("terminationGracePeriodSeconds", 305)),
+                new Refusal(
+                        "a guarded setting that extraEnv takes from elsewhere",
+                        "extraEnv must give IMAGE_WORKER_GATEWAY_TIMEOUT as a literal value",
+                        Map.of("extraEnv[0].name", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "extraEnv[0].value", "15m"),
+                        Map.of(
+                                "extraEnv[1].name", "IMAGE_WORKER_GATEWAY_TIMEOUT",
+                                "extraEnv[1].valueFrom.configMapKeyRef.name", "elsewhere",
+                                "extraEnv[1].valueFrom.configMapKeyRef.key", "timeout")),
                 new Refusal(
                         "more in-sync replicas required than there are replicas",
                         "exceeds topics.replicationFactor",
@@ -520,7 +568,42 @@ class HelmChartTest {
                         "const at /podSecurityContext/runAsNonRoot",
                         "const at /securityContext/readOnlyRootFilesystem",
                         "const at /securityContext/allowPrivilegeEscalation",
+                        "required capabilities at /securityContext",
+                        "required drop at /securityContext/capabilities",
+                        "required seccompProfile at /podSecurityContext",
+                        "enum at /podSecurityContext/seccompProfile/type",
                         "pattern at /readinessProbe/httpGet/path",
                         "additionalProperties: false at ");
+    }
+
+    /** Hardening cannot be switched off by a value: {@code null} deletes a default in Helm, so each is refused. */
+    @ParameterizedTest
+    @CsvSource({
+        "securityContext.capabilities.drop, null, /securityContext/capabilities",
+        "securityContext.capabilities, null, /securityContext",
+        "securityContext.capabilities.drop[0], NET_RAW, /securityContext/capabilities/drop",
+        "podSecurityContext.seccompProfile, null, /podSecurityContext",
+        "podSecurityContext.seccompProfile.type, Unconfined, /podSecurityContext/seccompProfile/type"
+    })
+    void refusesValuesThatDropTheCapabilityDropOrTheSeccompProfile(String value, String setTo, String pointer) {
+        String message = HelmChart.refusal(DEFAULTS, Map.of(value, setTo));
+
+        assertThat(message).contains("values don't meet the specifications of the schema");
+        assertThat(message).contains("at '" + pointer + "'");
+        assertThat(HelmChart.render(DEFAULTS, Map.of())
+                        .worker()
+                        .getSecurityContext()
+                        .getCapabilities()
+                        .getDrop())
+                .containsExactly("ALL");
+        assertThat(HelmChart.render(DEFAULTS, Map.of())
+                        .deployment()
+                        .getSpec()
+                        .getTemplate()
+                        .getSpec()
+                        .getSecurityContext()
+                        .getSeccompProfile()
+                        .getType())
+                .isEqualTo("RuntimeDefault");
     }
 }
