@@ -4,6 +4,7 @@ import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
+import io.imageworker.image.ImageFormat;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -13,9 +14,12 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
 
 /**
- * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, or {@code <keyPrefix><requestId>-<i>.<ext>}
- * for variant {@code i} of a request with {@code count} above 1 (contract v1.1), the key built only from the validated
- * request and the image's real format, with the request id and the SHA-256 as object metadata. A store that fails is
+ * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, or {@code <keyPrefix><requestId>/<i>.<ext>}
+ * for variant {@code i} of a request with {@code count} above 1 (contract v1.2), the key built only from the validated
+ * request and the image's real format, with the request id and the SHA-256 as object metadata. {@code /} is outside
+ * the requestId alphabet, so no two requests under one prefix share a key (the v1.1 variant key
+ * {@code <requestId>-<i>} was also request {@code <requestId>-<i>}'s own); results recorded under the old layout keep
+ * their keys, since a redelivery replays the recorded event rather than rebuilding it. A store that fails is
  * tried again within the infrastructure patience; then the request (or the variant) ends as {@code STORAGE_ERROR}.
  */
 @ApplicationScoped
@@ -38,10 +42,7 @@ public class ImageStorage {
      * ({@code STORAGE_ERROR}).
      */
     public Uni<Stored> store(ImageRequest request, int variant, ReceivedImage image) {
-        String key = request.keyPrefix()
-                + request.requestId()
-                + (request.count() > 1 ? "-" + variant : "")
-                + image.info().format().extension();
+        String key = key(request, variant, image.info().format());
         String contentType = image.info().format().mimeType();
         Map<String, String> metadata = Map.of("request-id", request.requestId(), "sha256", image.sha256());
         long started = System.nanoTime();
@@ -74,6 +75,12 @@ public class ImageStorage {
                                     image.sha256()),
                             (System.nanoTime() - started) / 1_000_000);
                 });
+    }
+
+    /** The key of variant {@code variant} (from 1) of {@code request} stored as {@code format}. */
+    static String key(ImageRequest request, int variant, ImageFormat format) {
+        String name = request.count() > 1 ? request.requestId() + "/" + variant : request.requestId();
+        return request.keyPrefix() + name + format.extension();
     }
 
     /** Where an image went, and how long storing it took. */

@@ -101,7 +101,7 @@ public class ImageStore {
         if (!RequestId.isValid(requestId)) {
             return invalidRequestId();
         }
-        return putJson(variantsPrefix(requestId) + variant + ".json", json);
+        return putJson(variantRecordKey(config.resultPrefix(), requestId, variant), json);
     }
 
     /**
@@ -211,11 +211,26 @@ public class ImageStore {
     }
 
     private String resultKey(String requestId) {
-        return config.resultPrefix() + requestId + ".json";
+        return resultKey(config.resultPrefix(), requestId);
     }
 
     private String variantsPrefix(String requestId) {
-        return config.resultPrefix() + requestId + "/";
+        return variantsPrefix(config.resultPrefix(), requestId);
+    }
+
+    /** The key of a request's result document under {@code resultPrefix}. */
+    static String resultKey(String resultPrefix, String requestId) {
+        return resultPrefix + requestId + ".json";
+    }
+
+    /** Where the records of a request's variants live: a folder no other request's records can be in. */
+    static String variantsPrefix(String resultPrefix, String requestId) {
+        return resultPrefix + requestId + "/";
+    }
+
+    /** The key of the record of variant {@code variant} of a request. */
+    static String variantRecordKey(String resultPrefix, String requestId, int variant) {
+        return variantsPrefix(resultPrefix, requestId) + variant + ".json";
     }
 
     private <T> Uni<T> call(Supplier<CompletableFuture<T>> operation) {

@@ -118,7 +118,7 @@ class VariantRestartIT {
                 for (int variant = 1; variant <= COUNT; variant++) {
                     JsonNode image = images.get(variant - 1);
                     String key = image.path("key").asText();
-                    assertThat(key).endsWith("/" + id + "-" + variant + ".png");
+                    assertThat(key).endsWith("/" + id + "/" + variant + ".png");
                     if (recorded.containsKey(variant)) {
                         assertThat(image.path("sha256").asText())
                                 .as("%s variant %d, recorded before the kill, is reused", id, variant)

@@ -54,7 +54,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
         assertThat(images).hasSize(3);
         for (int i = 0; i < 3; i++) {
             JsonNode image = images.get(i);
-            String key = "images/" + id + "-" + (i + 1) + ".png";
+            String key = "images/" + id + "/" + (i + 1) + ".png";
             assertThat(image.path("key").asText()).isEqualTo(key);
             byte[] stored = object(key);
             assertThat(ImageInspector.sha256Hex(stored))
@@ -83,7 +83,7 @@ class VariantsPipelineTest extends PipelineTestSupport {
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":3,\"billed\":3,\"unknown\":0}");
         List<String> keys = new ArrayList<>();
         event.path("images").forEach(image -> keys.add(image.path("key").asText()));
-        assertThat(keys).isSorted().allSatisfy(key -> assertThat(key).matches("images/" + id + "-[123]\\.png"));
+        assertThat(keys).isSorted().allSatisfy(key -> assertThat(key).matches("images/" + id + "/[123]\\.png"));
     }
 
     @Test
@@ -128,16 +128,69 @@ class VariantsPipelineTest extends PipelineTestSupport {
                 .isEqualTo(first.image().sha256());
         assertThat(event.path("images").get(2).path("sha256").asText())
                 .isEqualTo(third.image().sha256());
-        assertThat(event.path("images").get(1).path("key").asText()).isEqualTo("images/" + id + "-2.png");
-        assertThat(event.path("images").get(3).path("key").asText()).isEqualTo("images/" + id + "-4.png");
+        assertThat(event.path("images").get(1).path("key").asText()).isEqualTo("images/" + id + "/2.png");
+        assertThat(event.path("images").get(3).path("key").asText()).isEqualTo("images/" + id + "/4.png");
         // The billing counts the calls of the earlier attempt too.
         assertThat(event.path("billing").toString()).isEqualTo("{\"calls\":4,\"billed\":4,\"unknown\":0}");
         assertThat(event.path("variants").toString()).isEqualTo("{\"requested\":4,\"delivered\":4,\"failed\":0}");
     }
 
+    @Test
+    void aVariantRecordedUnderTheOldLayoutIsReplayedWithItsOwnKey() {
+        String id = newId("legacy");
+        // Recorded by a worker of contract v1.1, which stored variant i at <prefix><requestId>-<i>.<ext>.
+        VariantOutcome first = recorded(id, 1, "images/" + id + "-1.png");
+        JsonNode event = ended(id, "\"count\":2");
+
+        assertThat(callsFor(id)).hasSize(1);
+        assertThat(event.path("images").get(0).path("key").asText())
+                .isEqualTo(first.image().key());
+        assertThat(event.path("images").get(0).path("sha256").asText())
+                .isEqualTo(first.image().sha256());
+        assertThat(event.path("images").get(1).path("key").asText()).isEqualTo("images/" + id + "/2.png");
+    }
+
+    /**
+     * The case that was found: request {@code X-2} stored at {@code images/X-2.png}, then request {@code X} with
+     * {@code count: 3} overwrote it with its variant 2. In both orders, each event's image is still the bytes it names.
+     */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
+    void requestXWithVariantsAndRequestX2KeepTheirOwnImages(boolean singleFirst) {
+        String x = newId("clash");
+        String x2 = x + "-2";
+        List<JsonNode> events = new ArrayList<>();
+        // The stand-in answers one size with one image: two sizes make an overwritten object show.
+        for (String id : singleFirst ? List.of(x2, x) : List.of(x, x2)) {
+            events.add(ended(id, id.equals(x) ? "\"count\":3,\"size\":\"1024x1024\"" : "\"size\":\"1536x1024\""));
+        }
+
+        List<JsonNode> images = new ArrayList<>();
+        // A single request's event has only `image`; a request with count has `images` too.
+        events.forEach(event -> {
+            if (event.has("images")) {
+                event.path("images").forEach(images::add);
+            } else {
+                images.add(event.path("image"));
+            }
+        });
+        assertThat(images).hasSize(4);
+        assertThat(images.stream().map(image -> image.path("key").asText()).distinct())
+                .hasSize(4)
+                .contains("images/" + x2 + ".png", "images/" + x + "/2.png");
+        for (JsonNode image : images) {
+            assertThat(ImageInspector.sha256Hex(object(image.path("key").asText())))
+                    .as(image.path("key").asText())
+                    .isEqualTo(image.path("sha256").asText());
+        }
+    }
+
     /** Writes the record of a variant that ended with a stored image, as the worker does, and returns it. */
     private VariantOutcome recorded(String id, int variant) {
-        String key = "images/" + id + "-" + variant + ".png";
+        return recorded(id, variant, "images/" + id + "/" + variant + ".png");
+    }
+
+    private VariantOutcome recorded(String id, int variant, String key) {
         String sha256 = ImageInspector.sha256Hex(key.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         VariantOutcome outcome = new VariantOutcome(
                 variant,
