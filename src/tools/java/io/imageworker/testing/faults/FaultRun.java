@@ -64,6 +64,8 @@ public final class FaultRun {
     private static final Duration LIVENESS_PERIOD = Duration.ofSeconds(5);
     private static final int LIVENESS_FAILURES = 3;
     private static final Duration COMMIT_WAIT = Duration.ofSeconds(90);
+    /** How long a token revocation waits for calls to go through it. */
+    private static final Duration CALLS_WAIT = Duration.ofMinutes(2);
 
     private final FaultScenario scenario;
     private final Consumer<String> say;
@@ -278,16 +280,22 @@ public final class FaultRun {
             CompletableFuture<Void> quiet =
                     at(timeline, max(Duration.ZERO, revoked.at().minusSeconds(2)), mix::hold);
             CompletableFuture<Void> revoke = after(quiet, timeline, revoked.at(), () -> {
+                // A revocation that no call goes through tests nothing: on a busy machine the worker may still be
+                // restarting, or waiting for the broker, at the planned moment. The window starts with calls going.
+                awaitQuietly(
+                        "image calls in flight before the token is revoked",
+                        CALLS_WAIT,
+                        () -> stack.gateway().imageCallsInFlight() > 0);
                 happening.start();
                 control.revokeToken();
                 say("token revoked");
             });
-            CompletableFuture<Void> restore = after(revoke, timeline, end, () -> {
+            CompletableFuture<Void> restore = later(revoke, timeline, revoked.length(), () -> {
                 control.restoreToken();
                 happening.end();
                 say("token restored");
             });
-            return List.of(quiet, revoke, restore, after(restore, timeline, end.plus(revoked.quietAfter()), () -> {
+            return List.of(quiet, revoke, restore, later(restore, timeline, revoked.quietAfter(), () -> {
                 mix.release();
                 say("fault injection resumes");
             }));
@@ -409,6 +417,25 @@ public final class FaultRun {
                 },
                 delay,
                 TimeUnit.MILLISECONDS);
+        return done;
+    }
+
+    /** Runs {@code step} {@code delay} after {@code previous} is done (however late that was). */
+    private CompletableFuture<Void> later(
+            CompletableFuture<?> previous, ScheduledExecutorService executor, Duration delay, Runnable step) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        previous.whenComplete((ignored, error) -> executor.schedule(
+                () -> {
+                    try {
+                        step.run();
+                        done.complete(null);
+                    } catch (RuntimeException e) {
+                        say("a step of the timeline failed: " + e);
+                        done.completeExceptionally(e);
+                    }
+                },
+                delay.toMillis(),
+                TimeUnit.MILLISECONDS));
         return done;
     }
 
