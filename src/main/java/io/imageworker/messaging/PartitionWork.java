@@ -106,6 +106,24 @@ public class PartitionWork {
     }
 
     /**
+     * The metadata of a commit of {@code partition} at {@code offset} ({@link FinishedAbove}): the records finished
+     * above it, here or by the partition's last owner and not yet seen again here. Every commit carries it, not only
+     * the one at a hand-off, so that an owner that crashes loses none of what it inherited or finished.
+     */
+    public synchronized String finishedAbove(TopicPartition partition, long offset) {
+        NavigableSet<Long> finished = new TreeSet<>();
+        Progress progress = partitions.get(partition);
+        if (progress != null) {
+            finished.addAll(progress.finished.tailSet(offset, false));
+        }
+        NavigableSet<Long> inherited = finishedBefore.get(partition);
+        if (inherited != null) {
+            finished.addAll(inherited.tailSet(offset, false));
+        }
+        return FinishedAbove.encode(offset, finished);
+    }
+
+    /**
      * A record's request ended.
      *
      * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at

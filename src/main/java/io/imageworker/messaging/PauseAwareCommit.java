@@ -29,6 +29,9 @@ import java.util.function.BiConsumer;
  * paused</em> while it waited ({@link RequestConsumer} tracks each record from the moment the request stream takes it
  * to its end). A truly stuck record is still reported: after the max age of time that was not a pause, or at the
  * latest a max age after the last pause ended. Set {@code commit-strategy=pause-aware} on the channel.
+ *
+ * <p>Its commits also carry what was finished above the offset committed ({@link FinishedAboveCommits}), every one of
+ * them, not only the hand-off's.
  */
 @ApplicationScoped
 @Identifier(PauseAwareCommit.STRATEGY)
@@ -39,13 +42,17 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
 
     private final KafkaCommitHandler.Factory throttled;
     private final Pauses pauses;
+    private final PartitionWork work;
     private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
 
     PauseAwareCommit(
-            @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled, Pauses pauses) {
+            @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled,
+            Pauses pauses,
+            PartitionWork work) {
         this.throttled = throttled;
         this.pauses = pauses;
+        this.work = work;
     }
 
     @Override
@@ -55,11 +62,15 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
             KafkaConsumer<?, ?> consumer,
             BiConsumer<Throwable, Boolean> reportFailure) {
         Duration maxAge = Duration.ofMillis(config.getThrottledUnprocessedRecordMaxAgeMs());
-        return throttled.create(config, vertx, consumer, (failure, fatal) -> {
+        return throttled.create(config, vertx, withFinishedAbove(consumer), (failure, fatal) -> {
             if (passesOn(failure, maxAge)) {
                 reportFailure.accept(failure, fatal);
             }
         });
+    }
+
+    private <K, V> KafkaConsumer<K, V> withFinishedAbove(KafkaConsumer<K, V> consumer) {
+        return new FinishedAboveCommits<>(consumer, work);
     }
 
     /** Whether a failure the throttled strategy reports is passed on to the channel (else it waits by design). */

@@ -17,7 +17,7 @@ class PauseAwareCommitTest {
 
     private final AtomicLong now = new AtomicLong();
     private final Pauses pauses = new Pauses(now::get);
-    private final PauseAwareCommit commit = new PauseAwareCommit(null, pauses);
+    private final PauseAwareCommit commit = new PauseAwareCommit(null, pauses, new PartitionWork());
 
     private void after(Duration time) {
         now.addAndGet(time.toNanos());
