@@ -50,6 +50,8 @@ class ScaleOutIT {
 
     private static final int PARTITIONS = 6;
     private static final int REQUESTS = 720;
+    /** Published just before the kill. */
+    private static final int KILL_BACKLOG = 240;
     private static final int CONCURRENCY = 8;
     private static final Duration MIN_LATENCY = Duration.ofSeconds(1);
     private static final Duration MAX_LATENCY = Duration.ofSeconds(2);
@@ -76,9 +78,11 @@ class ScaleOutIT {
             startTogether("scale-a", "scale-b", "scale-c");
             awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c"));
 
-            // The backlog, all at once, keyed by requestId.
-            Map<String, RecordMetadata> sent =
-                    client.publish("scale", REQUESTS, id -> PipelineClient.request(id, "a kite,"));
+            // The backlog, keyed by requestId: two thirds at once, the rest just before the kill, so that the replica
+            // killed has calls in flight however long the join and the leave took (a newcomer that needed 45 s to
+            // start on a busy machine once found the whole backlog answered).
+            Map<String, RecordMetadata> sent = new LinkedHashMap<>(
+                    client.publish("scale", REQUESTS - KILL_BACKLOG, id -> PipelineClient.request(id, "a kite,")));
             Instant start = Instant.now();
             Map<String, Instant> alive = new HashMap<>(Map.of("scale-a", start, "scale-b", start, "scale-c", start));
             Map<String, Instant> gone = new HashMap<>();
@@ -108,6 +112,7 @@ class ScaleOutIT {
 
             // A replica is killed with calls in flight.
             GatewaySimulator killedGateway = gateways.get("scale-c");
+            sent.putAll(client.publish("scale-late", KILL_BACKLOG, id -> PipelineClient.request(id, "a kite,")));
             await("the replica to kill busy")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(20))
