@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
@@ -32,11 +33,24 @@ import java.util.function.LongSupplier;
  * <p>Over the cap a request waits for the next window (holding no gateway permit, so intake stops by backpressure; a
  * pause by design, see {@link Pauses}) or fails with {@code BUDGET_EXCEEDED}, by setting. Spend is reported in quota
  * units when the price per call is configured, and the requests held for the next window as
- * {@code image_worker_budget_held_requests} (created at start, for alerts).
+ * {@code image_worker_budget_held_requests} (created at start, for alerts). The calls used in the window and the cap are
+ * the fleet's ({@link #FLEET_WIDE_GAUGES}): every replica reports the same values.
  */
 @ApplicationScoped
 @Startup
 public class BudgetGuard {
+
+    /** Calls claimed in the current window by the whole fleet, as far as this replica has read the log. */
+    public static final String USED_CALLS = "image_worker_budget_used_calls";
+
+    /** The cap, {@code budget.max-calls}, of the whole fleet; NaN without a cap. */
+    public static final String MAX_CALLS = "image_worker_budget_max_calls";
+
+    /**
+     * The gauges every replica reports for the whole fleet, not for itself: summed over the pods they read N times too
+     * high, so dashboards and alerts take their {@code max} (checked in ObservabilityFilesTest).
+     */
+    public static final Set<String> FLEET_WIDE_GAUGES = Set.of(USED_CALLS, MAX_CALLS);
 
     /** How long to wait before claiming again when the log could not be written or read. */
     private static final Duration LOG_RETRY = Duration.ofSeconds(1);
@@ -87,7 +101,18 @@ public class BudgetGuard {
                 "Quota units of calls whose billing is unknown (timeouts, 5xx)");
         // Strong references: a gauge holds its object weakly by default, and one whose object is collected
         // disappears from the export (seen in MetricsExportTest): an alert on it would then never fire.
-        Gauge.builder("image_worker_budget_used_calls", this, BudgetGuard::used)
+        Gauge.builder(USED_CALLS, this, BudgetGuard::used)
+                .description("Gateway calls claimed in the current window by the whole fleet (every replica reports"
+                        + " the same count: take the max over the pods, not the sum); 0 without a cap")
+                .strongReference(true)
+                .register(registry);
+        // Exported without a cap too, like the other budget gauges, but as NaN: no line is drawn and no comparison
+        // holds, where 0 would read as a cap of zero calls.
+        Gauge.builder(MAX_CALLS, this, guard -> guard.maxCalls
+                        .map(Integer::doubleValue)
+                        .orElse(Double.NaN))
+                .description("The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
+                        + " every replica reports it: take the max over the pods, not the sum); NaN without a cap")
                 .strongReference(true)
                 .register(registry);
         Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)

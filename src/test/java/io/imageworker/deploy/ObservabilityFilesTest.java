@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRuleSpec;
 import io.fabric8.openshift.api.model.monitoring.v1.Rule;
+import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.testing.ObservabilityFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -87,6 +88,65 @@ class ObservabilityFilesTest {
             }
             assertThat(depth).as(query).isZero();
         });
+    }
+
+    @Test
+    void theMetricsOnceOnNoPanelAreDrawn() {
+        // MetricsExportTest checks every series a worker exports against the panels; these were once on none.
+        assertThat(ObservabilityFiles.panelMetrics())
+                .contains(
+                        "image_worker_budget_used_calls",
+                        "image_worker_budget_max_calls",
+                        "image_worker_budget_reader_stalled",
+                        "image_worker_requests_in_progress",
+                        "image_worker_cpu_tasks_waiting",
+                        "image_worker_gateway_priority_calls_waiting",
+                        "image_worker_gateway_stale_connection_retries_total",
+                        "image_worker_memory_held_peak_bytes");
+    }
+
+    @Test
+    void theCapIsDrawnOnThePanelOfTheCallsUsed() {
+        List<Set<String>> panels = new ArrayList<>();
+        ObservabilityFiles.dashboard().path("panels").forEach(panel -> {
+            Set<String> metrics = new TreeSet<>();
+            panel.path("targets")
+                    .forEach(t -> metrics.addAll(
+                            ObservabilityFiles.metrics(t.path("expr").asText())));
+            panels.add(metrics);
+        });
+
+        assertThat(panels)
+                .anySatisfy(metrics -> assertThat(metrics).contains(BudgetGuard.USED_CALLS, BudgetGuard.MAX_CALLS));
+    }
+
+    @Test
+    void aFleetWideGaugeIsNeverSummedOverThePods() {
+        // Every pod reports the fleet's value: a sum over N pods reads N times too high.
+        assertThat(BudgetGuard.FLEET_WIDE_GAUGES).contains("image_worker_budget_used_calls");
+        for (String query : ObservabilityFiles.queries()) {
+            for (String summed : ObservabilityFiles.aggregated("sum", query)) {
+                assertThat(ObservabilityFiles.metrics(summed))
+                        .as("summed in %s", query)
+                        .doesNotContainAnyElementsOf(BudgetGuard.FLEET_WIDE_GAUGES);
+            }
+        }
+        Set<String> maxed = new TreeSet<>();
+        ObservabilityFiles.panelQueries().forEach(query -> ObservabilityFiles.aggregated("max", query)
+                .forEach(inner -> maxed.addAll(ObservabilityFiles.metrics(inner))));
+        assertThat(maxed)
+                .as("each fleet-wide gauge is drawn, as its max over the pods")
+                .containsAll(BudgetGuard.FLEET_WIDE_GAUGES);
+    }
+
+    @Test
+    void theAggregationCheckFindsWhatEachFormAggregates() {
+        assertThat(ObservabilityFiles.aggregated("sum", "sum(a{n=\"x\"}) / sum by (pod) (rate(b[5m]))"))
+                .containsExactly("a{n=\"x\"}", "rate(b[5m])");
+        assertThat(ObservabilityFiles.aggregated("sum", "sum without (pod)(c) + sum_over_time(d[1h]) + max(e)"))
+                .containsExactly("c");
+        assertThat(ObservabilityFiles.aggregated("max", "max by (namespace) (f) / max(g) + max_over_time(h[5m])"))
+                .containsExactly("f", "g");
     }
 
     @Test

@@ -194,6 +194,39 @@ class BudgetGuardTest {
         assertThat(stalled()).isZero();
     }
 
+    @Test
+    void exportsTheFleetsCallsUsedAndItsCapAsGauges() {
+        BudgetGuard guard = guard("fail");
+        reserve(guard);
+
+        assertThat(gauge(BudgetGuard.USED_CALLS)).isEqualTo(1);
+        assertThat(gauge(BudgetGuard.MAX_CALLS)).isEqualTo(2);
+        assertThat(registry.get(BudgetGuard.MAX_CALLS).gauge().getId().getDescription())
+                .contains("whole fleet", "max");
+    }
+
+    @Test
+    void withoutACapTheCapGaugeIsExportedAsNaNNotAsACapOfZero() {
+        new BudgetGuard(TestConfig.worker().budget(), registry, now::get, pauses, log);
+
+        assertThat(gauge(BudgetGuard.USED_CALLS)).isZero();
+        assertThat(gauge(BudgetGuard.MAX_CALLS)).isNaN();
+    }
+
+    @Test
+    void theCapGaugeHoldsItsGuardStrongly() {
+        guard("fail");
+        System.gc();
+
+        assertThat(gauge(BudgetGuard.MAX_CALLS))
+                .as("a weakly held guard would be collected: NaN")
+                .isEqualTo(2);
+    }
+
+    private double gauge(String name) {
+        return registry.get(name).gauge().value();
+    }
+
     private double stalled() {
         return registry.get("image_worker_budget_reader_stalled").gauge().value();
     }

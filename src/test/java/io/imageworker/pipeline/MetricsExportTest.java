@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * Every metric the Grafana dashboard and the alert rules under deploy/observability/ read is one the worker really
  * exports: a worker on the real broker and store runs a completed request (and its replay), a failed one and a DLQ
  * record, then its
- * /q/metrics is scraped and its series names compared (histograms as _bucket/_sum/_count, counters as _total).
+ * /q/metrics is scraped and its series names compared (histograms as _bucket/_sum/_count, counters as _total). And
+ * every series of the worker's own that it exports is drawn on some panel of the dashboard.
  */
 @QuarkusTest
 @WithTestResource(WorkerTestResource.class)
@@ -54,12 +55,29 @@ class MetricsExportTest extends PipelineTestSupport {
             ObservabilityFiles.metricsByQuery()
                     .forEach((query, names) -> assertThat(exported).as(query).containsAll(names));
         });
-        assertThat(scrape())
+        Set<String> exported = scrape();
+        assertThat(exported)
                 .contains(
                         "image_worker_intake_paused",
                         "image_worker_budget_held_requests",
+                        "image_worker_budget_max_calls",
                         "image_worker_requests_total",
                         "image_worker_dead_letters_total");
+
+        // And the other way round: every series of the worker's own is drawn on some panel (a histogram or timer
+        // once for all its series: _bucket, _sum, _count, _max).
+        Set<String> drawn = new TreeSet<>();
+        ObservabilityFiles.panelMetrics().forEach(name -> drawn.add(meter(name)));
+        assertThat(exported.stream()
+                        .filter(name -> name.startsWith("image_worker_"))
+                        .filter(name -> !drawn.contains(meter(name))))
+                .as("exported but on no panel of the dashboard")
+                .isEmpty();
+    }
+
+    /** The meter a series belongs to: its name without the suffix of a histogram's or a timer's series. */
+    private static String meter(String series) {
+        return series.replaceFirst("_(bucket|sum|count|max)$", "");
     }
 
     /** The series names of one scrape, as Prometheus stores them. */

@@ -45,9 +45,7 @@ public final class ObservabilityFiles {
 
     /** Every PromQL query of the dashboard (panel targets, template variables) and of the alert rules. */
     public static List<String> queries() {
-        List<String> queries = new ArrayList<>();
-        dashboard().path("panels").forEach(panel -> panel.path("targets")
-                .forEach(t -> queries.add(t.path("expr").asText())));
+        List<String> queries = new ArrayList<>(panelQueries());
         dashboard().path("templating").path("list").forEach(variable -> {
             if (variable.path("type").asText().equals("query")) {
                 queries.add(variable.path("definition").asText());
@@ -58,17 +56,61 @@ public final class ObservabilityFiles {
         return queries;
     }
 
+    /** The PromQL queries of the dashboard's panels: what is drawn. */
+    public static List<String> panelQueries() {
+        List<String> queries = new ArrayList<>();
+        dashboard().path("panels").forEach(panel -> panel.path("targets")
+                .forEach(t -> queries.add(t.path("expr").asText())));
+        return queries;
+    }
+
     /** The series names each query reads. */
     public static Map<String, Set<String>> metricsByQuery() {
         Map<String, Set<String>> metrics = new LinkedHashMap<>();
         for (String query : queries()) {
-            Set<String> names = new TreeSet<>();
-            Matcher matcher = METRIC.matcher(query);
-            while (matcher.find()) {
-                names.add(matcher.group(1));
-            }
-            metrics.put(query, names);
+            metrics.put(query, metrics(query));
         }
         return metrics;
+    }
+
+    /** The series names the dashboard's panels read. */
+    public static Set<String> panelMetrics() {
+        Set<String> names = new TreeSet<>();
+        panelQueries().forEach(query -> names.addAll(metrics(query)));
+        return names;
+    }
+
+    /** The series names one query reads. */
+    public static Set<String> metrics(String query) {
+        Set<String> names = new TreeSet<>();
+        Matcher matcher = METRIC.matcher(query);
+        while (matcher.find()) {
+            names.add(matcher.group(1));
+        }
+        return names;
+    }
+
+    /**
+     * The text each aggregation {@code operator} (sum, max...) of a query aggregates: what is between the parentheses of
+     * {@code sum (...)}, {@code sum by (labels) (...)} or {@code sum without (labels) (...)}; not {@code sum_over_time},
+     * which adds up one series over time.
+     */
+    public static List<String> aggregated(String operator, String query) {
+        List<String> found = new ArrayList<>();
+        Matcher matcher = Pattern.compile("\\b" + operator + "\\s*(?:(?:by|without)\\s*\\([^)]*\\)\\s*)?\\(")
+                .matcher(query);
+        while (matcher.find()) {
+            int open = matcher.end() - 1;
+            int depth = 0;
+            for (int i = open; i < query.length(); i++) {
+                char c = query.charAt(i);
+                depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+                if (depth == 0) {
+                    found.add(query.substring(open + 1, i));
+                    break;
+                }
+            }
+        }
+        return found;
     }
 }
