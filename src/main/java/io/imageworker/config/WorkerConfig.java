@@ -108,6 +108,9 @@ public interface WorkerConfig {
      */
     Optional<String> memoryBudget();
 
+    /** How results are published: in Kafka transactions with their offsets, or one by one. */
+    Transactions transactions();
+
     /**
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
@@ -120,6 +123,36 @@ public interface WorkerConfig {
     /** {@link #maxInProgress()}, or its default. */
     default int inProgressLimit() {
         return Math.max(1, maxInProgress().orElse(2 * Math.max(1, concurrency())));
+    }
+
+    /**
+     * Exactly one visible result per request: the terminal events (and DLQ copies) of finished requests are published
+     * with the offsets they complete, finished-above metadata included, in one Kafka transaction, a batch at a time
+     * ({@code messaging.ResultTransactions}). Consumers reading with {@code isolation.level=read_committed} see one
+     * event per request through kills, rebalances and broker restarts.
+     */
+    interface Transactions {
+        /**
+         * On by default; off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers that do not allow
+         * transactions: results are then published one by one and offsets committed every second (at least once).
+         */
+        @WithDefault("true")
+        boolean enabled();
+
+        /** How long a batch waits for more results before its transaction is committed. */
+        @WithDefault("20ms")
+        Duration linger();
+
+        /** The most results in one transaction. */
+        @WithDefault("200")
+        int maxBatch();
+
+        /**
+         * Kafka's {@code transaction.timeout.ms}: a worker killed in the middle of a transaction leaves it open this
+         * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long.
+         */
+        @WithDefault("15s")
+        Duration timeout();
     }
 
     /** Gateway settings. */

@@ -2,6 +2,7 @@ package io.imageworker.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.KafkaClientConfig;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -15,7 +16,6 @@ import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -410,14 +410,7 @@ public class KafkaBudgetLog implements BudgetLog {
 
     /** The worker's {@code kafka.*} settings that this kind of client knows, with {@code own} on top. */
     private Map<String, Object> clientConfig(Set<String> known, Map<String, Object> own) {
-        Map<String, Object> config = new HashMap<>();
-        kafka.forEach((key, value) -> {
-            if (known.contains(key)) {
-                config.put(key, value);
-            }
-        });
-        config.putAll(own);
-        return config;
+        return KafkaClientConfig.of(kafka, known, own);
     }
 
     @PreDestroy

@@ -111,8 +111,11 @@ public class PartitionWork {
      * the one at a hand-off, so that an owner that crashes loses none of what it inherited or finished.
      */
     public synchronized String finishedAbove(TopicPartition partition, long offset) {
+        return finishedAbove(partition, offset, partitions.get(partition));
+    }
+
+    private String finishedAbove(TopicPartition partition, long offset, Progress progress) {
         NavigableSet<Long> finished = new TreeSet<>();
-        Progress progress = partitions.get(partition);
         if (progress != null) {
             finished.addAll(progress.finished.tailSet(offset, false));
         }
@@ -121,6 +124,34 @@ public class PartitionWork {
             finished.addAll(inherited.tailSet(offset, false));
         }
         return FinishedAbove.encode(offset, finished);
+    }
+
+    /**
+     * What the partitions of {@code topic} this worker holds may be committed to once the requests of {@code ending}
+     * are acknowledged, with the finished-above metadata of each commit; nothing changes here until {@link #ended} is
+     * told. A transaction commits these offsets with those requests' results ({@link ResultTransactions}), so that a
+     * record is never committed before its result is visible, nor its result visible without the commit.
+     */
+    public synchronized Map<TopicPartition, OffsetAndMetadata> commitsIf(
+            String topic, Collection<RecordContext> ending) {
+        Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
+        partitions.forEach((partition, progress) -> {
+            if (!partition.topic().equals(topic)) {
+                return;
+            }
+            Progress after = progress.copy();
+            for (RecordContext record : ending) {
+                if (record.partition() == partition.partition()
+                        && record.topic().equals(topic)
+                        && after.running.remove(record.offset())) {
+                    after.acknowledged(record.offset());
+                }
+            }
+            after.committable()
+                    .ifPresent(offset -> commits.put(
+                            partition, new OffsetAndMetadata(offset, finishedAbove(partition, offset, after))));
+        });
+        return commits;
     }
 
     /**
@@ -141,6 +172,14 @@ public class PartitionWork {
             progress.unacknowledged.add(record.offset());
         }
         notifyAll();
+    }
+
+    /**
+     * Whether this worker still holds requests of this partition: from its first record taken to the end of its release
+     * (a revoked partition is held while its requests in progress finish within the grace).
+     */
+    public synchronized boolean holds(TopicPartition partition) {
+        return partitions.containsKey(partition);
     }
 
     /** Whether records of this partition are taken: false from its revocation until it is assigned again. */
@@ -207,6 +246,15 @@ public class PartitionWork {
         final TreeSet<Long> finished = new TreeSet<>();
 
         long lastAcknowledged = -1;
+
+        Progress copy() {
+            Progress copy = new Progress();
+            copy.running.addAll(running);
+            copy.unacknowledged.addAll(unacknowledged);
+            copy.finished.addAll(finished);
+            copy.lastAcknowledged = lastAcknowledged;
+            return copy;
+        }
 
         void acknowledged(long offset) {
             lastAcknowledged = Math.max(lastAcknowledged, offset);

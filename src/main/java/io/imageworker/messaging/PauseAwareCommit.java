@@ -1,5 +1,6 @@
 package io.imageworker.messaging;
 
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Pauses;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -43,16 +44,19 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
     private final KafkaCommitHandler.Factory throttled;
     private final Pauses pauses;
     private final PartitionWork work;
+    private final boolean transactional;
     private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
 
     PauseAwareCommit(
             @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled,
             Pauses pauses,
-            PartitionWork work) {
+            PartitionWork work,
+            WorkerConfig config) {
         this.throttled = throttled;
         this.pauses = pauses;
         this.work = work;
+        this.transactional = config.transactions().enabled();
     }
 
     @Override
@@ -70,7 +74,7 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
     }
 
     private <K, V> KafkaConsumer<K, V> withFinishedAbove(KafkaConsumer<K, V> consumer) {
-        return new FinishedAboveCommits<>(consumer, work);
+        return new FinishedAboveCommits<>(consumer, work, transactional);
     }
 
     /** Whether a failure the throttled strategy reports is passed on to the channel (else it waits by design). */

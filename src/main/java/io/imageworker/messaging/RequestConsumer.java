@@ -79,6 +79,7 @@ public class RequestConsumer {
     private final KafkaClientService kafkaClients;
     private final PartitionWork partitions;
     private final PauseAwareCommit commit;
+    private final ResultTransactions transactions;
     private final AtomicInteger inProgress = new AtomicInteger();
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
     private volatile boolean draining;
@@ -96,7 +97,8 @@ public class RequestConsumer {
             Shutdown shutdown,
             WorkerMetrics metrics,
             Tracing tracing,
-            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit) {
+            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
+            ResultTransactions transactions) {
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -110,6 +112,7 @@ public class RequestConsumer {
         this.metrics = metrics;
         this.tracing = tracing;
         this.commit = commit;
+        this.transactions = transactions;
     }
 
     /** Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000). */
@@ -313,11 +316,27 @@ public class RequestConsumer {
     private Uni<Void> deadLetter(Message<byte[]> message, RecordContext context, String reason) {
         Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
         metrics.deadLettered();
+        if (transactions.enabled()) {
+            byte[] value = message.getPayload();
+            return tracing.stage(
+                    "dead letter",
+                    () -> transactions.publish(
+                            context.position(),
+                            context,
+                            List.of(publisher.deadLetterRecord(value, context, reason, false)),
+                            List.of(publisher.deadLetterRecord(value, context, reason, true))));
+        }
         return tracing.stage(
                 "dead letter", () -> patience.retry(publisher.deadLetter(message.getPayload(), context, reason)));
     }
 
     private Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
+        if (transactions.enabled()) {
+            return tracing.stage(
+                    "publish",
+                    () -> transactions.publish(
+                            result.requestId(), context, List.of(publisher.record(result, context, span)), null));
+        }
         return tracing.stage("publish", () -> patience.retry(publisher.publish(result, context, span)));
     }
 

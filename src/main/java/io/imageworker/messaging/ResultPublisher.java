@@ -15,9 +15,11 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -49,6 +51,9 @@ public class ResultPublisher {
     private final MutinyEmitter<byte[]> deadLetters;
     private final MutinyEmitter<byte[]> status;
     private final EventCodec codec;
+    private final String completedTopic;
+    private final String failedTopic;
+    private final String deadLetterTopic;
     private final boolean statusOn;
     private final int maxStatusOnTheirWay;
     private final AtomicInteger statusOnTheirWay = new AtomicInteger();
@@ -66,6 +71,9 @@ public class ResultPublisher {
         this.deadLetters = deadLetters;
         this.status = status;
         this.codec = codec;
+        this.completedTopic = config.topic().completed();
+        this.failedTopic = config.topic().failed();
+        this.deadLetterTopic = config.topic().dlq();
         this.statusOn =
                 config.topic().status().filter(topic -> !topic.isBlank()).isPresent();
         this.maxStatusOnTheirWay = config.inProgressLimit();
@@ -79,6 +87,53 @@ public class ResultPublisher {
         Message<byte[]> message =
                 cloudEvent(codec.write(event), event.ceType(), event.requestId(), request, requestSpan);
         return (event instanceof TerminalEvent.Completed ? completed : failed).sendMessage(message);
+    }
+
+    /**
+     * {@code event} as the Kafka record {@link #publish} sends, for a transaction ({@link ResultTransactions}): the same
+     * key, the same CloudEvents binary headers as SmallRye's connector writes ({@code ce_specversion}, {@code ce_id},
+     * {@code ce_type}, {@code ce_source}, {@code ce_subject}, {@code content-type}, {@code ce_time}), the same trace.
+     */
+    public ProducerRecord<byte[], byte[]> record(TerminalEvent event, RecordContext request, Span requestSpan) {
+        RecordHeaders headers = traceHeaders(request, requestSpan);
+        headers.add("ce_specversion", bytes("1.0"));
+        headers.add("ce_id", bytes(UUID.randomUUID().toString()));
+        headers.add("ce_type", bytes(event.ceType()));
+        headers.add("ce_source", bytes(SOURCE.toString()));
+        headers.add("ce_subject", bytes(event.requestId()));
+        headers.add("content-type", bytes("application/json"));
+        headers.add("ce_time", bytes(DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(ZonedDateTime.now())));
+        return new ProducerRecord<>(
+                event instanceof TerminalEvent.Completed ? completedTopic : failedTopic,
+                null,
+                keyOf(request, event.requestId()),
+                codec.write(event),
+                headers);
+    }
+
+    /**
+     * The DLQ copy {@link #deadLetter} sends, for a transaction; {@code cut}: with its value cut by {@value #CUT_BYTES}
+     * bytes, as when the whole copy is larger than Kafka takes.
+     */
+    public ProducerRecord<byte[], byte[]> deadLetterRecord(
+            byte[] value, RecordContext request, String reason, boolean cut) {
+        Message<byte[]> copy = cut && value != null
+                ? deadLetterCopy(
+                        Arrays.copyOf(value, Math.max(0, value.length - CUT_BYTES)),
+                        request,
+                        reason + "; the value is cut to its first " + Math.max(0, value.length - CUT_BYTES) + " of "
+                                + value.length + " bytes: the whole copy is larger than Kafka takes",
+                        value.length)
+                : deadLetterCopy(value, request, reason, null);
+        @SuppressWarnings("unchecked")
+        OutgoingKafkaRecordMetadata<byte[]> kafka =
+                copy.getMetadata(OutgoingKafkaRecordMetadata.class).orElseThrow();
+        return new ProducerRecord<>(deadLetterTopic, null, kafka.getKey(), copy.getPayload(), kafka.getHeaders());
+    }
+
+    /** Whether {@code failure} is Kafka refusing a record as too large (no retry heals it). */
+    public static boolean tooLarge(Throwable failure) {
+        return isTooLarge(failure);
     }
 
     /**
@@ -110,16 +165,8 @@ public class ResultPublisher {
     /** A CloudEvent in binary mode with the request's key (or its id) and its trace continued. */
     private static Message<byte[]> cloudEvent(
             byte[] payload, String type, String requestId, RecordContext request, Span requestSpan) {
-        RecordHeaders headers = new RecordHeaders();
-        String traceparent = Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
-        if (traceparent != null) {
-            headers.add("traceparent", bytes(traceparent));
-            String tracestate = RecordReader.header(request.headers(), "tracestate");
-            if (tracestate != null) {
-                headers.add("tracestate", bytes(tracestate));
-            }
-        }
-        byte[] key = request.key() != null ? request.key() : bytes(requestId);
+        RecordHeaders headers = traceHeaders(request, requestSpan);
+        byte[] key = keyOf(request, requestId);
         return Message.of(payload)
                 .addMetadata(OutgoingCloudEventMetadata.builder()
                         .withId(UUID.randomUUID().toString())
@@ -133,6 +180,25 @@ public class ResultPublisher {
                         .withKey(key)
                         .withHeaders(headers)
                         .build());
+    }
+
+    /** The request's trace continued: its {@code traceparent} with the worker's span, and its {@code tracestate}. */
+    private static RecordHeaders traceHeaders(RecordContext request, Span requestSpan) {
+        RecordHeaders headers = new RecordHeaders();
+        String traceparent = Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
+        if (traceparent != null) {
+            headers.add("traceparent", bytes(traceparent));
+            String tracestate = RecordReader.header(request.headers(), "tracestate");
+            if (tracestate != null) {
+                headers.add("tracestate", bytes(tracestate));
+            }
+        }
+        return headers;
+    }
+
+    /** A result's key: the request's, or its id when it had none. */
+    private static byte[] keyOf(RecordContext request, String requestId) {
+        return request.key() != null ? request.key() : bytes(requestId);
     }
 
     /**

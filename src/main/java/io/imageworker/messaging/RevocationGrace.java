@@ -47,11 +47,13 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
     private static final Duration COMMITTED_TIMEOUT = Duration.ofSeconds(10);
 
     private final PartitionWork work;
+    private final ResultTransactions transactions;
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, WorkerConfig config) {
+    RevocationGrace(PartitionWork work, ResultTransactions transactions, WorkerConfig config) {
         this.work = work;
+        this.transactions = transactions;
         this.grace = config.rebalanceGrace();
     }
 
@@ -66,6 +68,7 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     @Override
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        generation(consumer);
         if (partitions.isEmpty()) {
             work.assigned(partitions, Map.of());
             return;
@@ -101,6 +104,9 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     @Override
     public void onPartitionsRevoked(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
+        // Cooperative rebalancing revokes after the group moved to its new generation: the requests finishing during
+        // the grace commit under it.
+        generation(consumer);
         if (partitions.isEmpty()) {
             return;
         }
@@ -118,10 +124,16 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
             return;
         }
         if (!lost && !release.commits().isEmpty()) {
-            try {
-                consumer.commitSync(release.commits());
-            } catch (KafkaException e) {
-                Log.warnf("Rebalance: could not commit %s (%s); those records are redelivered", release.commits(), e);
+            if (transactions.enabled()) {
+                // After the transaction in progress, never below an offset one committed with its results.
+                transactions.commitReleased(release.commits(), COMMITTED_TIMEOUT);
+            } else {
+                try {
+                    consumer.commitSync(release.commits());
+                } catch (KafkaException e) {
+                    Log.warnf(
+                            "Rebalance: could not commit %s (%s); those records are redelivered", release.commits(), e);
+                }
             }
         }
         if (release.givenUp() > 0) {
@@ -133,6 +145,24 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
         Log.infof(
                 "Rebalance: released %s; %d request(s) finished during the wait, %d given up, committed %s",
                 partitions, release.finished(), release.givenUp(), release.commits());
+    }
+
+    /**
+     * Tells the results' transactions the consumer's group metadata after a rebalance: the generation their offsets
+     * are committed under (a zombie's transactions fail on it).
+     */
+    private void generation(Consumer<?, ?> consumer) {
+        if (!transactions.enabled()) {
+            return;
+        }
+        try {
+            var metadata = consumer.groupMetadata();
+            for (String topic : consumer.subscription()) {
+                transactions.groupOf(topic, metadata);
+            }
+        } catch (RuntimeException e) {
+            Log.warnf("Rebalance: could not read the group metadata (%s)", e.toString());
+        }
     }
 
     /** Whether this member lost its membership: its partitions are already another's, committing them fails. */

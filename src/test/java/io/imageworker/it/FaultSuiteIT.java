@@ -39,6 +39,7 @@ class FaultSuiteIT {
         assertThat(report.mustBeZero())
                 .containsKeys(
                         "missing",
+                        "duplicates",
                         "both",
                         "conflicting",
                         "unauthorized",

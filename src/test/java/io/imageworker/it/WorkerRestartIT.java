@@ -20,8 +20,9 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The packaged worker killed with SIGKILL while gateway calls are in flight, then started again: no request is lost,
@@ -40,12 +41,15 @@ class WorkerRestartIT {
     private static final Duration LATENCY = Duration.ofSeconds(1);
     private static final Duration WITHIN = Duration.ofSeconds(60);
 
-    @Test
+    /** With results in transactions (the default), and without (at least once: repeats allowed, nothing lost). */
+    @ParameterizedTest
+    @ValueSource(booleans = {true, false})
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
-    void everyRequestEndsWhenTheWorkerIsKilledMidCallAndStartedAgain() throws Exception {
+    void everyRequestEndsWhenTheWorkerIsKilledMidCallAndStartedAgain(boolean transactions) throws Exception {
         try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(LATENCY));
                 WorkerProcess worker = stack.worker("restart-worker", CONCURRENCY)
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
+                        .env("IMAGE_WORKER_TRANSACTIONS_ENABLED", Boolean.toString(transactions))
                         // So that the new worker gets the killed one's partitions quickly.
                         .shortConsumerSession()
                         .build();
@@ -83,10 +87,8 @@ class WorkerRestartIT {
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(200))
                     .until(stack::allCommitted);
-            long published = stack.published();
-            await("every published event read")
-                    .atMost(WITHIN)
-                    .until(() -> client.results().size() >= published);
+            Map<TopicPartition, Long> ends = stack.resultEnds();
+            await("every published event read").atMost(WITHIN).until(() -> client.caughtUpTo(ends));
 
             List<PipelineClient.Result> events = client.results().stream()
                     .filter(result -> sent.containsKey(result.requestId()))
@@ -156,10 +158,11 @@ class WorkerRestartIT {
                     .sum();
 
             System.out.printf(
-                    "WorkerRestartIT: %d requests; at the kill %d had a call in flight, %d were in progress, %d had"
+                    "WorkerRestartIT (transactions %s): %d requests; at the kill %d had a call in flight, %d were in progress, %d had"
                             + " ended, %d were not committed; %d requests got a duplicate terminal event (%d extra"
                             + " events); %d requests were called again: %d image calls and %d billed calls beyond one"
                             + " per request; worker log %s%n",
+                    transactions ? "on" : "off",
                     REQUESTS,
                     callInFlightAtKill.size(),
                     inProgressAtKill.size(),
@@ -177,6 +180,12 @@ class WorkerRestartIT {
                     .isNotEmpty();
             // A repeated event only for a record delivered again, i.e. not committed when the worker died.
             assertThat(duplicated).isSubsetOf(uncommittedAtKill);
+            if (transactions) {
+                // With the results published in transactions with their offsets, a read_committed reader sees none.
+                assertThat(duplicated)
+                        .as("requests with a repeated event, read_committed")
+                        .isEmpty();
+            }
             // A second gateway call only for a request the first worker was still working on.
             assertThat(calledAgain).isSubsetOf(inProgressAtKill);
             // A request that had ended is answered from its result document: a repeated event, never a new call.

@@ -26,7 +26,7 @@ class FinishedAboveCommitsTest {
 
     private final PartitionWork work = new PartitionWork();
     private final List<Map<TopicPartition, OffsetAndMetadata>> sent = new ArrayList<>();
-    private final FinishedAboveCommits<String, String> commits = new FinishedAboveCommits<>(recording(), work);
+    private final FinishedAboveCommits<String, String> commits = new FinishedAboveCommits<>(recording(), work, false);
 
     @SuppressWarnings("unchecked")
     private KafkaConsumer<String, String> recording() {

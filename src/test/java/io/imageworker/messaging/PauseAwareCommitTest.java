@@ -17,7 +17,8 @@ class PauseAwareCommitTest {
 
     private final AtomicLong now = new AtomicLong();
     private final Pauses pauses = new Pauses(now::get);
-    private final PauseAwareCommit commit = new PauseAwareCommit(null, pauses, new PartitionWork());
+    private final PauseAwareCommit commit =
+            new PauseAwareCommit(null, pauses, new PartitionWork(), io.imageworker.testing.TestConfig.worker());
 
     private void after(Duration time) {
         now.addAndGet(time.toNanos());

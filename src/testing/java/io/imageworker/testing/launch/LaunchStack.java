@@ -10,6 +10,7 @@ import io.smallrye.config.common.utils.StringUtil;
 import io.smallrye.reactive.messaging.kafka.companion.KafkaCompanion;
 import java.nio.file.Path;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -133,9 +134,11 @@ public final class LaunchStack implements AutoCloseable {
         return KafkaOffsets.committedToEnd(kafka, topics.consumerGroup(), topics.request());
     }
 
-    /** How many events the result topics ({@code completed}, {@code failed}) hold. */
-    public long published() {
-        return KafkaOffsets.records(kafka, topics.completed(), topics.failed());
+    /** The end offsets of the result topics ({@code completed}, {@code failed}): see {@link PipelineClient#caughtUpTo}. */
+    public Map<TopicPartition, Long> resultEnds() {
+        Map<TopicPartition, Long> ends = new HashMap<>(KafkaOffsets.endOffsets(kafka, topics.completed()));
+        ends.putAll(KafkaOffsets.endOffsets(kafka, topics.failed()));
+        return ends;
     }
 
     /** The simulator's image calls of each of these requests (the launch tests end each prompt with its id). */

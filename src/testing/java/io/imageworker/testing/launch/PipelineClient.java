@@ -62,6 +62,19 @@ public final class PipelineClient implements AutoCloseable {
      */
     public PipelineClient(
             String bootstrapServers, LaunchStack.Topics topics, boolean fromEnd, Consumer<Result> listener) {
+        this(bootstrapServers, topics, fromEnd, listener, true);
+    }
+
+    /**
+     * @param readCommitted read as the contract recommends ({@code isolation.level=read_committed}: only events of
+     *     committed transactions); false also sees the events of transactions a killed worker left to be aborted
+     */
+    public PipelineClient(
+            String bootstrapServers,
+            LaunchStack.Topics topics,
+            boolean fromEnd,
+            Consumer<Result> listener,
+            boolean readCommitted) {
         this.topics = topics;
         this.listener = listener;
         producer = new KafkaProducer<>(
@@ -86,7 +99,9 @@ public final class PipelineClient implements AutoCloseable {
                         false,
                         // Deliver each event as soon as the broker has it.
                         ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
-                        50),
+                        50,
+                        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                        readCommitted ? "read_committed" : "read_uncommitted"),
                 new ByteArrayDeserializer(),
                 new ByteArrayDeserializer());
         List<TopicPartition> partitions = new ArrayList<>();
@@ -107,6 +122,8 @@ public final class PipelineClient implements AutoCloseable {
         poller.start();
     }
 
+    private volatile Map<TopicPartition, Long> positions = Map.of();
+
     private void poll() {
         while (running) {
             try {
@@ -115,6 +132,11 @@ public final class PipelineClient implements AutoCloseable {
                     results.add(result);
                     listener.accept(result);
                 }
+                Map<TopicPartition, Long> now = new HashMap<>();
+                for (TopicPartition partition : consumer.assignment()) {
+                    now.put(partition, consumer.position(partition));
+                }
+                positions = Map.copyOf(now);
             } catch (WakeupException e) {
                 return;
             } catch (RuntimeException e) {
@@ -124,9 +146,27 @@ public final class PipelineClient implements AutoCloseable {
         }
     }
 
-    /** A client of the stack's topics that reads every event they hold and calls nothing back. */
+    /**
+     * Whether this client has read its topics up to {@code ends} (offsets, not record counts: a transaction's commit
+     * marker takes an offset too, and a {@code read_committed} reader passes an open transaction only once it ends).
+     */
+    public boolean caughtUpTo(Map<TopicPartition, Long> ends) {
+        Map<TopicPartition, Long> read = positions;
+        return ends.entrySet().stream().allMatch(end -> read.getOrDefault(end.getKey(), 0L) >= end.getValue());
+    }
+
+    /**
+     * A client of the stack's topics that reads every event they hold, as a consumer following the contract does
+     * ({@code read_committed}), and calls nothing back.
+     */
     public static PipelineClient on(LaunchStack stack) {
         return new PipelineClient(stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {});
+    }
+
+    /** {@link #on}, reading {@code read_uncommitted}: events of aborted transactions too. */
+    public static PipelineClient onUncommitted(LaunchStack stack) {
+        return new PipelineClient(
+                stack.infrastructure().kafkaBootstrapServers(), stack.topics(), false, event -> {}, false);
     }
 
     /** Waits until every one of {@code ids} has a terminal event, for at most {@code within}. */

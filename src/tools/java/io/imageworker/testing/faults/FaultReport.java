@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -123,7 +124,16 @@ public final class FaultReport {
         }
         long duplicates =
                 duplicateCauses.values().stream().mapToLong(Long::longValue).sum();
-        put("duplicates", "duplicate terminal events", duplicates, false, causes(duplicateCauses));
+        // Results go out in transactions with their offsets: a read_committed consumer sees each request end once.
+        mustBeZero("duplicates", "duplicate terminal events (read_committed)", duplicates, causes(duplicateCauses));
+        Map<String, Long> uncommittedCount = new HashMap<>();
+        outcome.uncommittedEvents().forEach(result -> uncommittedCount.merge(result.requestId(), 1L, Long::sum));
+        put(
+                "duplicates-uncommitted",
+                "  seen by a read_uncommitted consumer",
+                uncommittedCount.values().stream().mapToLong(count -> count - 1).sum(),
+                false,
+                "events of transactions left open by a kill, aborted");
         mustBeZero("both", "requests with completed AND failed events", both, "a contract break");
         mustBeZero("conflicting", "requests whose repeated events differ", conflicting, "");
 

@@ -41,6 +41,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
 import org.awaitility.core.ConditionTimeoutException;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
@@ -102,8 +103,9 @@ public final class FaultRun {
             try {
                 say("starting the worker (log " + worker.logFile() + ")");
                 worker.start();
-                try (PipelineClient client = PipelineClient.on(stack)) {
-                    Outcome outcome = drive(stack, worker, client, wallStart);
+                try (PipelineClient client = PipelineClient.on(stack);
+                        PipelineClient uncommitted = PipelineClient.onUncommitted(stack)) {
+                    Outcome outcome = drive(stack, worker, client, uncommitted, wallStart);
                     worker.stop();
                     return outcome;
                 }
@@ -115,7 +117,12 @@ public final class FaultRun {
         }
     }
 
-    private Outcome drive(LaunchStack stack, WorkerProcess worker, PipelineClient client, long wallStart) {
+    private Outcome drive(
+            LaunchStack stack,
+            WorkerProcess worker,
+            PipelineClient client,
+            PipelineClient uncommitted,
+            long wallStart) {
         GatewaySimulator gateway = stack.gateway();
         FaultMix mix = new FaultMix(gateway, scenario);
         String runId = UUID.randomUUID().toString().substring(0, 8);
@@ -183,11 +190,11 @@ public final class FaultRun {
                     .collect(Collectors.toSet())
                     .containsAll(published.keySet()));
             boolean committed = awaitQuietly("every request record committed", COMMIT_WAIT, stack::allCommitted);
-            long events = published(stack);
+            Map<TopicPartition, Long> ends = resultEnds(stack);
             awaitQuietly(
                     "every published event read",
                     Duration.ofSeconds(30),
-                    () -> client.results().size() >= events);
+                    () -> client.caughtUpTo(ends) && uncommitted.caughtUpTo(ends));
             supervisor.cancel(false);
             synchronized (workerLock) {
                 // Waits for a supervision step in progress; none acts after this.
@@ -207,6 +214,9 @@ public final class FaultRun {
                     ids,
                     published,
                     results,
+                    uncommitted.results().stream()
+                            .filter(result -> published.containsKey(result.requestId()))
+                            .toList(),
                     calls,
                     objects,
                     List.copyOf(happened),
@@ -512,12 +522,12 @@ public final class FaultRun {
     }
 
     /** How many events the result topics hold; more than any count when the broker does not say. */
-    private long published(LaunchStack stack) {
+    private Map<TopicPartition, Long> resultEnds(LaunchStack stack) {
         try {
-            return stack.published();
+            return stack.resultEnds();
         } catch (RuntimeException e) {
             say("cannot read the end offsets of the result topics: " + e);
-            return Long.MAX_VALUE;
+            return Map.of(new TopicPartition("unknown", 0), Long.MAX_VALUE);
         }
     }
 
@@ -578,7 +588,9 @@ public final class FaultRun {
      * @param origin when the first request was due
      * @param requestIds every request id, in publishing order
      * @param published the requests the broker acknowledged, with where they went
-     * @param events every terminal event of these requests, in arrival order
+     * @param events every terminal event of these requests, in arrival order, as a {@code read_committed} consumer
+     *     reads them
+     * @param uncommittedEvents the same, as a {@code read_uncommitted} consumer reads them (aborted transactions too)
      * @param calls every image call the gateway saw
      * @param objects each stored object named by a completed event, by {@code bucket/key}
      * @param happened the incidents as they happened
@@ -595,6 +607,7 @@ public final class FaultRun {
             List<String> requestIds,
             Map<String, RecordMetadata> published,
             List<PipelineClient.Result> events,
+            List<PipelineClient.Result> uncommittedEvents,
             List<RecordedCall> calls,
             Map<String, StoredObject> objects,
             List<Happened> happened,

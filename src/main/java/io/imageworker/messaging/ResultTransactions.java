@@ -1,0 +1,451 @@
+package io.imageworker.messaging;
+
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.AbandonedException;
+import io.imageworker.support.KafkaClientConfig;
+import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.Identifier;
+import io.smallrye.mutiny.Uni;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.UnsupportedVersionException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Exactly one visible terminal event per request: the results of finished requests (their terminal events, or their
+ * DLQ copies) are published together with the offsets they complete, finished-above metadata included ({@link
+ * PartitionWork#commitsIf}), in one Kafka transaction, a batch at a time: every {@code transactions.linger} or {@code
+ * transactions.max-batch} results. A consumer reading the result topics with {@code isolation.level=read_committed}
+ * sees a result only with its request's commit, so a worker killed at any moment leaves either both (the next owner
+ * starts after the request) or neither (the next owner does it again; the result ledger answers it without a gateway
+ * call, and publishes it in its own transaction). The offsets go with the consumer's group metadata ({@code
+ * sendOffsetsToTransaction(offsets, groupMetadata)}): a zombie whose partitions were given to another member since is
+ * fenced by the group's generation, and its transaction fails.
+ *
+ * <p>Each request topic (each lane) has its own producer, transaction and thread, since a transaction commits the
+ * offsets of one consumer; its {@code transactional.id} is unique to the process, so a transaction left open by a
+ * killed worker is aborted by the broker after {@code transactions.timeout}. Offsets are committed by transactions
+ * only: the commit strategy's own periodic commits are dropped ({@link FinishedAboveCommits}), and a rebalance's last
+ * commit is a transaction too ({@link #commitReleased}), never below one already made.
+ *
+ * <p>Off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers without transactions: results are then published
+ * one by one and the offsets committed every second (at least once).
+ */
+@ApplicationScoped
+public class ResultTransactions {
+
+    private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
+    private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(5);
+    private static final Duration PROGRESS_PERIOD = Duration.ofSeconds(1);
+
+    private final Map<String, Object> kafka;
+    private final WorkerConfig config;
+    private final PartitionWork work;
+    private final boolean enabled;
+    private final String instance = UUID.randomUUID().toString().substring(0, 8);
+    private final Map<String, Batcher> batchers = new ConcurrentHashMap<>();
+    private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
+
+    ResultTransactions(
+            @Identifier("default-kafka-broker") Map<String, Object> kafka, WorkerConfig config, PartitionWork work) {
+        this.kafka = kafka;
+        this.config = config;
+        this.work = work;
+        this.enabled = config.transactions().enabled();
+    }
+
+    /** Whether results go out in transactions (the default). */
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /**
+     * The group metadata of the consumer of {@code topic}, as it is after a rebalance: the generation a transaction's
+     * offsets are committed under. Called on Kafka's polling thread by {@link RevocationGrace}.
+     */
+    void groupOf(String topic, ConsumerGroupMetadata metadata) {
+        groups.put(topic, metadata);
+        batcher(topic);
+    }
+
+    /**
+     * Publishes {@code records} (the result of the request of {@code request}) in the next transaction of its topic,
+     * with the offsets it completes; the {@code Uni} completes when the transaction is committed. It fails with
+     * {@link AbandonedException} when the record's partition was given up before its result could be committed (the
+     * new owner does it), or with the error of the last try when Kafka refused the transaction for longer than the
+     * infrastructure patience.
+     *
+     * @param cut the same records with any DLQ copy's value cut, for a copy Kafka refuses as too large; or null
+     */
+    public Uni<Void> publish(
+            String requestId,
+            RecordContext request,
+            List<ProducerRecord<byte[], byte[]>> records,
+            List<ProducerRecord<byte[], byte[]>> cut) {
+        Item item = new Item(requestId, request, records, cut);
+        batcher(request.topic()).submit(item);
+        return Uni.createFrom().completionStage(item.done);
+    }
+
+    /**
+     * Commits a rebalance's last offsets of partitions given up ({@link PartitionWork#release}) in a transaction of its
+     * own, after the transaction in progress, never below an offset a transaction has committed. Waits for it (on
+     * Kafka's polling thread) at most {@code wait}.
+     *
+     * @return whether the offsets were committed
+     */
+    boolean commitReleased(Map<TopicPartition, OffsetAndMetadata> offsets, Duration wait) {
+        Map<String, Map<TopicPartition, OffsetAndMetadata>> byTopic = new HashMap<>();
+        offsets.forEach((partition, offset) -> byTopic.computeIfAbsent(partition.topic(), ignored -> new HashMap<>())
+                .put(partition, offset));
+        boolean all = true;
+        for (Map.Entry<String, Map<TopicPartition, OffsetAndMetadata>> topic : byTopic.entrySet()) {
+            CompletableFuture<Void> done = batcher(topic.getKey()).commitOffsets(topic.getValue());
+            try {
+                done.get(wait.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } catch (ExecutionException | TimeoutException e) {
+                Log.warnf("Rebalance: could not commit %s in a transaction (%s)", topic.getValue(), e.toString());
+                all = false;
+            }
+        }
+        return all;
+    }
+
+    private Batcher batcher(String topic) {
+        return batchers.computeIfAbsent(topic, Batcher::new);
+    }
+
+    @PreDestroy
+    void close() {
+        batchers.values().forEach(Batcher::close);
+    }
+
+    /** One request's result on its way. */
+    private record Item(
+            String requestId,
+            RecordContext request,
+            List<ProducerRecord<byte[], byte[]>> records,
+            List<ProducerRecord<byte[], byte[]>> cut,
+            CompletableFuture<Void> done) {
+
+        Item(
+                String requestId,
+                RecordContext request,
+                List<ProducerRecord<byte[], byte[]>> records,
+                List<ProducerRecord<byte[], byte[]>> cut) {
+            this(requestId, request, records, cut, new CompletableFuture<>());
+        }
+
+        TopicPartition partition() {
+            return new TopicPartition(request.topic(), request.partition());
+        }
+    }
+
+    /** The transactions of one request topic: a producer, a queue, a thread. */
+    private final class Batcher {
+
+        private final String topic;
+        private final ScheduledExecutorService thread;
+        private final ConcurrentLinkedQueue<Item> queue = new ConcurrentLinkedQueue<>();
+        private final AtomicBoolean scheduled = new AtomicBoolean();
+        /** The offsets transactions committed, so that a rebalance's last commit never goes below them. */
+        private final Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+
+        private KafkaProducer<byte[], byte[]> producer;
+
+        Batcher(String topic) {
+            this.topic = topic;
+            this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
+                Thread named = new Thread(runnable, "image-worker-transactions-" + topic);
+                named.setDaemon(true);
+                return named;
+            });
+            thread.scheduleWithFixedDelay(
+                    this::commitProgress,
+                    PROGRESS_PERIOD.toMillis(),
+                    PROGRESS_PERIOD.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        }
+
+        /**
+         * Commits, in a transaction of offsets only, what advanced without a result of this worker: records the last
+         * owner had finished (acknowledged as they are), the finished-above metadata of requests still running. Every
+         * second, like the commit strategy's own commits when transactions are off.
+         */
+        private void commitProgress() {
+            if (!queue.isEmpty() || groups.get(topic) == null) {
+                return;
+            }
+            Map<TopicPartition, OffsetAndMetadata> advanced = new HashMap<>();
+            work.commitsIf(topic, List.of()).forEach((partition, offset) -> {
+                OffsetAndMetadata already = committed.get(partition);
+                if (already == null
+                        || offset.offset() > already.offset()
+                        || offset.offset() == already.offset()
+                                && !offset.metadata().equals(already.metadata())) {
+                    advanced.put(partition, offset);
+                }
+            });
+            if (advanced.isEmpty()) {
+                return;
+            }
+            try {
+                transaction(List.of(), advanced, false);
+            } catch (RuntimeException e) {
+                Log.debugf("Committing the progress of %s failed (%s); the next period tries again", topic, e);
+            }
+        }
+
+        void submit(Item item) {
+            queue.add(item);
+            if (queue.size() >= config.transactions().maxBatch()) {
+                thread.execute(this::flush);
+            } else if (scheduled.compareAndSet(false, true)) {
+                thread.schedule(this::flush, config.transactions().linger().toMillis(), TimeUnit.MILLISECONDS);
+            }
+        }
+
+        /** Commits what waits, a batch at a time, until nothing does. */
+        private void flush() {
+            scheduled.set(false);
+            while (!queue.isEmpty()) {
+                List<Item> batch = new ArrayList<>();
+                Item item;
+                while (batch.size() < config.transactions().maxBatch() && (item = queue.poll()) != null) {
+                    batch.add(item);
+                }
+                commit(batch);
+            }
+        }
+
+        CompletableFuture<Void> commitOffsets(Map<TopicPartition, OffsetAndMetadata> offsets) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            thread.execute(() -> {
+                flush();
+                Map<TopicPartition, OffsetAndMetadata> ahead = new HashMap<>();
+                offsets.forEach((partition, offset) -> {
+                    OffsetAndMetadata already = committed.get(partition);
+                    ahead.put(partition, already != null && already.offset() > offset.offset() ? already : offset);
+                });
+                try {
+                    transaction(List.of(), ahead, false);
+                    done.complete(null);
+                } catch (RuntimeException e) {
+                    done.completeExceptionally(e);
+                }
+                offsets.keySet().forEach(committed::remove);
+            });
+            return done;
+        }
+
+        /** One batch: in one transaction with its offsets, tried again within the infrastructure patience. */
+        private void commit(List<Item> batch) {
+            long deadline =
+                    System.nanoTime() + config.retry().infrastructurePatience().toNanos();
+            Duration backoff = FIRST_BACKOFF;
+            boolean cut = false;
+            List<Item> pending = new ArrayList<>(batch);
+            while (true) {
+                // A partition given up meanwhile is its new owner's: its results are not published from here.
+                pending.removeIf(item -> {
+                    if (work.holds(item.partition())) {
+                        return false;
+                    }
+                    item.done.completeExceptionally(new AbandonedException(item.requestId(), null));
+                    return true;
+                });
+                if (pending.isEmpty()) {
+                    return;
+                }
+                try {
+                    Map<TopicPartition, OffsetAndMetadata> offsets = work.commitsIf(
+                            topic, pending.stream().map(Item::request).toList());
+                    transaction(pending, offsets, cut);
+                    // Ended here, before anything else reads the partition's progress: a commit of progress made
+                    // after this one must not find these requests still running and name fewer finished above it.
+                    pending.forEach(item -> {
+                        work.ended(item.request(), true);
+                        item.done.complete(null);
+                    });
+                    return;
+                } catch (RuntimeException e) {
+                    cut |= ResultPublisher.tooLarge(e);
+                    if (System.nanoTime() > deadline) {
+                        Log.errorf(
+                                "Results of %d request(s) could not be published in a transaction within the"
+                                        + " infrastructure patience: %s",
+                                pending.size(), e.toString());
+                        pending.forEach(item -> item.done.completeExceptionally(e));
+                        return;
+                    }
+                    Log.warnf("A transaction of %d result(s) failed (%s); trying again", pending.size(), e.toString());
+                    sleep(backoff);
+                    backoff = backoff.multipliedBy(2).compareTo(LONGEST_BACKOFF) > 0
+                            ? LONGEST_BACKOFF
+                            : backoff.multipliedBy(2);
+                }
+            }
+        }
+
+        private void transaction(List<Item> items, Map<TopicPartition, OffsetAndMetadata> offsets, boolean cut) {
+            ConsumerGroupMetadata group = groups.get(topic);
+            if (group == null && !offsets.isEmpty()) {
+                throw new IllegalStateException("no group metadata yet for " + topic);
+            }
+            KafkaProducer<byte[], byte[]> producer = producer();
+            try {
+                producer.beginTransaction();
+                for (Item item : items) {
+                    for (ProducerRecord<byte[], byte[]> record :
+                            cut && item.cut() != null ? item.cut() : item.records()) {
+                        producer.send(record);
+                    }
+                }
+                if (!offsets.isEmpty()) {
+                    producer.sendOffsetsToTransaction(offsets, group);
+                }
+                commitTransaction(producer);
+                offsets.forEach((partition, offset) ->
+                        committed.merge(partition, offset, (old, now) -> now.offset() >= old.offset() ? now : old));
+            } catch (ProducerFencedException
+                    | OutOfOrderSequenceException
+                    | AuthorizationException
+                    | UnsupportedVersionException e) {
+                // The producer cannot go on: a new one (a new transactional.id epoch) takes over.
+                closeProducer();
+                throw e;
+            } catch (KafkaException e) {
+                try {
+                    producer.abortTransaction();
+                } catch (KafkaException abortFailed) {
+                    closeProducer();
+                }
+                throw e;
+            }
+        }
+
+        /**
+         * Commits, and commits again after a timeout (the broker may be restarting): a commit that timed out may have
+         * gone through, so it is never given up for an abort and a new try, which could publish the batch twice.
+         */
+        private void commitTransaction(KafkaProducer<byte[], byte[]> producer) {
+            long deadline =
+                    System.nanoTime() + config.retry().infrastructurePatience().toNanos();
+            while (true) {
+                try {
+                    producer.commitTransaction();
+                    return;
+                } catch (org.apache.kafka.common.errors.TimeoutException e) {
+                    if (System.nanoTime() > deadline) {
+                        throw e;
+                    }
+                    Log.warnf("Committing a transaction of %s timed out (%s); committing again", topic, e.toString());
+                }
+            }
+        }
+
+        private KafkaProducer<byte[], byte[]> producer() {
+            if (producer == null) {
+                // The same id for every producer of this process and topic: a new one fences the last and settles its
+                // transaction first (a commit that timed out is completed or aborted before anything is sent again).
+                String id = "image-worker-" + topic + "-" + instance;
+                KafkaProducer<byte[], byte[]> created = new KafkaProducer<>(
+                        KafkaClientConfig.of(
+                                kafka,
+                                ProducerConfig.configNames(),
+                                Map.of(
+                                        ProducerConfig.CLIENT_ID_CONFIG,
+                                        id,
+                                        ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                                        id,
+                                        ProducerConfig.TRANSACTION_TIMEOUT_CONFIG,
+                                        (int) config.transactions().timeout().toMillis(),
+                                        ProducerConfig.ACKS_CONFIG,
+                                        "all",
+                                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                                        true,
+                                        ProducerConfig.LINGER_MS_CONFIG,
+                                        0)),
+                        new ByteArraySerializer(),
+                        new ByteArraySerializer());
+                try {
+                    created.initTransactions();
+                } catch (KafkaException e) {
+                    created.close(Duration.ZERO);
+                    throw e;
+                }
+                producer = created;
+                Log.infof("Results of %s are published in transactions (transactional.id %s)", topic, id);
+            }
+            return producer;
+        }
+
+        private void closeProducer() {
+            if (producer != null) {
+                try {
+                    producer.close(Duration.ZERO);
+                } catch (KafkaException e) {
+                    Log.debugf("Closing the transactional producer of %s: %s", topic, e.toString());
+                }
+                producer = null;
+            }
+        }
+
+        void close() {
+            try {
+                thread.submit(() -> {
+                            flush();
+                            closeProducer();
+                        })
+                        .get(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | TimeoutException | java.util.concurrent.RejectedExecutionException e) {
+                Log.debugf("Closing the transactions of %s: %s", topic, e.toString());
+            }
+            thread.shutdownNow();
+        }
+
+        private void sleep(Duration backoff) {
+            try {
+                Thread.sleep(backoff.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The request topics with a transaction open or done: for tests. */
+    Collection<String> topics() {
+        return List.copyOf(batchers.keySet());
+    }
+}
