@@ -1,4 +1,4 @@
-package io.imageworker.reference;
+package io.imageworker.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
