@@ -45,7 +45,10 @@ public interface AddressPolicy {
      * another IPv6 form: no host, however trusted, may lead to the credentials of the machine.
      */
     default AddressPolicy orInternal() {
-        return address -> refusal(address).filter(kind -> !Ranges.internal(address));
+        return address -> refusal(address)
+                .filter(kind -> !Ranges.internal(address))
+                // Private by its range, but refused for being the metadata range: the message says the latter.
+                .map(kind -> Ranges.AWS_SERVICES.contains(address.getAddress()) ? Ranges.AWS_SERVICES.kind() : kind);
     }
 
     /** The forbidden ranges, most specific first so that the message names the narrowest kind. */
@@ -85,7 +88,7 @@ public interface AddressPolicy {
                 range("fc00::/7", "private (unique local)"));
 
         /** Inside {@code fc00::/7}, but never internal: AWS serves its instance metadata at {@code fd00:ec2::254}. */
-        private static final Range AWS_SERVICES = range("fd00:ec2::/32", "cloud metadata");
+        private static final Range AWS_SERVICES = range("fd00:ec2::/32", "cloud metadata (AWS fd00:ec2::/32)");
 
         private static final Range MAPPED = range("::ffff:0:0/96", "IPv4-mapped");
         private static final Range NAT64 = range("64:ff9b::/96", "NAT64");
