@@ -211,6 +211,15 @@ public interface WorkerConfig {
 
         /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
         Optional<String> responseFormat();
+
+        /**
+         * Hosts of the gateway's {@code url} answers that run inside the operator's own network (the gateway's own
+         * file server, say), named exactly: an answer URL on one of them may be plain {@code http} and its addresses
+         * may be loopback, private or carrier-grade NAT ones. Every other answer URL must be {@code https} on public
+         * addresses only, as references are; link-local (cloud metadata) addresses are refused for every host. Empty
+         * (the default) lists none.
+         */
+        Optional<Set<String>> urlInternalHosts();
     }
 
     /** Log settings. */

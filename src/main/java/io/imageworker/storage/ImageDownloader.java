@@ -1,85 +1,156 @@
 package io.imageworker.storage;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.support.BoundedBody;
+import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.FetchException;
+import io.imageworker.net.GuardedFetcher;
+import io.imageworker.net.GuardedFetcher.Target;
+import io.imageworker.net.HostResolver;
 import io.smallrye.mutiny.Uni;
-import io.vertx.ext.web.client.WebClientOptions;
-import io.vertx.mutiny.core.Vertx;
-import io.vertx.mutiny.ext.web.client.WebClient;
+import io.vertx.core.Vertx;
+import io.vertx.core.net.TrustOptions;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.util.Locale;
+import java.util.Set;
 import java.util.function.LongConsumer;
+import java.util.stream.Collectors;
 
 /**
  * Downloads an image the gateway returned as a temporary {@code url}, at once (the gateway contract, Answers), with the download
  * timeout and the size cap enforced while reading. The URL itself is never passed on.
+ *
+ * <p>The URL comes from the gateway, not from the worker: a misbehaving or compromised gateway could point it at the
+ * cloud metadata endpoint, the worker's own machine or a service of its network. So it goes through the same checked
+ * download as an {@code https://} reference ({@link GuardedFetcher}: the address rule after name resolution, the
+ * connection to the checked address, every redirect checked again), with these rules for the URL and every redirect:
+ *
+ * <ul>
+ *   <li>{@code https} on public addresses only ({@link AddressPolicy#PUBLIC_ONLY}), on any host: a gateway's files may
+ *       be served by any CDN or store, so there is no host allow-list;
+ *   <li>except a host named in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS}: the operator runs it in its own
+ *       network, so plain {@code http} and loopback, private and carrier-grade NAT addresses are allowed for it
+ *       ({@link AddressPolicy#orInternal()}); link-local (cloud metadata) addresses never are;
+ *   <li>no user information in the URL.
+ * </ul>
+ *
+ * <p>A refused URL is never connected to; the download fails for good (not retried), and the request with {@code
+ * INVALID_OUTPUT} and a reason that names the host, the address and why ({@link ImageIntake}).
  */
 @ApplicationScoped
 public class ImageDownloader {
 
-    private final WebClient client;
-    private final WorkerConfig.Download config;
+    private final GuardedFetcher fetcher;
+    private final Rules rules;
 
+    @Inject
     ImageDownloader(Vertx vertx, WorkerConfig config) {
-        this.config = config.download();
-        this.client = WebClient.create(
+        this(vertx, config, AddressPolicy.PUBLIC_ONLY, HostResolver.SYSTEM, null);
+    }
+
+    /**
+     * Test hook: tests pass a policy that also allows the loopback address of their own local server, a resolver that
+     * gives test names their addresses, and the trust options of a self-signed certificate. Production code always
+     * goes through the injected constructor: {@link AddressPolicy#PUBLIC_ONLY}, the system's resolver and the JVM's
+     * trusted certificate authorities.
+     *
+     * @param addressPolicy the addresses of a host not in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS}
+     * @param trustOptions which certificates are trusted; {@code null} for the JVM's default trust store
+     */
+    ImageDownloader(
+            Vertx vertx,
+            WorkerConfig config,
+            AddressPolicy addressPolicy,
+            HostResolver resolver,
+            TrustOptions trustOptions) {
+        Set<String> internalHosts = config.gateway().urlInternalHosts().orElse(Set.of()).stream()
+                .map(GuardedFetcher::normalizedHost)
+                .filter(host -> !host.isEmpty())
+                .collect(Collectors.toUnmodifiableSet());
+        this.rules = new Rules(internalHosts, addressPolicy);
+        this.fetcher = new GuardedFetcher(
                 vertx,
-                new WebClientOptions()
-                        .setFollowRedirects(true)
-                        .setMaxRedirects(3)
-                        .setKeepAlive(true)
-                        .setMaxPoolSize(Math.max(1, config.concurrency()))
-                        .setConnectTimeout((int) Math.min(
-                                Integer.MAX_VALUE, this.config.timeout().toMillis()))
-                        .setUserAgent("image-worker"));
-        BoundedBody.install(client);
+                config.download().timeout(),
+                config.download().maxBytes(),
+                Math.max(1, config.concurrency()),
+                resolver,
+                trustOptions);
     }
 
     /**
      * The bytes at {@code url}, or a {@link DownloadException} that says why not; {@code holding} is told how many bytes
-     * the body holds as soon as that is known ({@link BoundedBody}).
+     * the body holds as soon as that is known ({@link io.imageworker.support.BoundedBody}).
      */
     public Uni<byte[]> download(String url, LongConsumer holding) {
-        return Uni.createFrom()
-                .deferred(() -> client.getAbs(url)
-                        .idleTimeout(config.timeout().toMillis())
-                        .as(new BoundedBody(config.maxBytes(), holding).codec())
-                        .send())
-                .ifNoItem()
-                .after(config.timeout())
-                .failWith(() -> new DownloadException(true, "the image download did not finish in time"))
-                .onFailure(error -> !(error instanceof DownloadException))
-                .transform(ImageDownloader::describe)
-                .map(response -> {
-                    if (response.statusCode() != 200) {
-                        // 403/404 is an expired temporary URL; other statuses may pass.
-                        boolean transientStatus = response.statusCode() >= 500 || response.statusCode() == 429;
-                        throw new DownloadException(
-                                false,
-                                transientStatus,
-                                "the image download answered " + response.statusCode()
-                                        + (response.statusCode() == 403 || response.statusCode() == 404
-                                                ? " (the temporary URL has expired or is wrong)"
-                                                : ""));
-                    }
-                    byte[] body = response.body();
-                    return body == null ? new byte[0] : body;
-                });
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            // The URL itself is not repeated: its query may hold a signature.
+            return Uni.createFrom()
+                    .failure(new DownloadException(false, false, "the gateway's image url is not a valid URL"));
+        }
+        return fetcher.fetch(uri, rules, holding).onFailure().transform(ImageDownloader::describe);
     }
 
     private static Throwable describe(Throwable error) {
-        if (error instanceof BoundedBody.BodyTooLargeException) {
-            return new DownloadException(false, false, "the downloaded image is " + error.getMessage());
+        if (!(error instanceof FetchException failure)) {
+            return new DownloadException(false, true, "the image download failed: " + error);
         }
-        if (error instanceof java.util.concurrent.TimeoutException) {
-            return new DownloadException(true, "the image download did not finish in time");
-        }
-        return new DownloadException(false, true, "the image download failed: " + error.getMessage());
+        return switch (failure.kind()) {
+            case REFUSED ->
+                new DownloadException(false, false, "the gateway's image url was refused: " + failure.getMessage());
+            case TIMED_OUT ->
+                new DownloadException(true, "the image download did not finish in time: " + failure.getMessage());
+            case STATUS -> {
+                int status = failure.status();
+                // 403/404 is an expired temporary URL; other statuses may pass.
+                boolean transientStatus = status >= 500 || status == 429;
+                yield new DownloadException(
+                        false,
+                        transientStatus,
+                        "the image download answered " + status
+                                + (status == 403 || status == 404 ? " (the temporary URL has expired or is wrong)" : "")
+                                + ": " + failure.getMessage());
+            }
+            case TOO_LARGE ->
+                new DownloadException(false, false, "the downloaded image is too large: " + failure.getMessage());
+            case FAILED, CANCELLED ->
+                new DownloadException(false, true, "the image download failed: " + failure.getMessage());
+        };
     }
 
     @PreDestroy
     void close() {
-        client.close();
+        fetcher.close();
+    }
+
+    /** Which URLs a gateway answer, and every redirect it leads to, may name. */
+    private record Rules(Set<String> internalHosts, AddressPolicy addressPolicy) implements GuardedFetcher.Rules {
+
+        @Override
+        public Target target(URI uri) {
+            String scheme = uri.getScheme() == null ? null : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!"https".equals(scheme) && !"http".equals(scheme)) {
+                throw FetchException.refused("only https:// answer URLs are fetched, not "
+                        + (scheme == null ? "a URL without scheme" : scheme + "://"));
+            }
+            String host = Target.host(uri, "gateway's image URL");
+            boolean internal = internalHosts.contains(host);
+            if (scheme.equals("http") && !internal) {
+                throw FetchException.refused("only https:// answer URLs are fetched, not http:// (host '" + host
+                        + "' is not in IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS)");
+            }
+            return Target.of(uri, host, scheme.equals("https"), internal ? addressPolicy.orInternal() : addressPolicy);
+        }
+
+        @Override
+        public String fetched() {
+            return "answer URLs";
+        }
     }
 
     /** Why a download gave no image. */

@@ -21,7 +21,8 @@ import jakarta.enterprise.context.ApplicationScoped;
  * Takes the image out of a gateway's answer: the bytes of its {@code b64_json} (already decoded), or a download of
  * its temporary {@code url} at once; then, on the CPU pool, reads what the bytes really are and hashes them. An answer
  * without a usable png, jpeg or webp of a readable size ends the request: {@code INVALID_OUTPUT} ({@code TIMEOUT} when
- * the download ran out of time). The call was billed either way, so nothing here calls the gateway again. An image of
+ * the download ran out of time), as does a {@code url} that the address rules refuse ({@link ImageDownloader}), at
+ * once and without a retry: asking the same gateway's URL again would only be refused again. The call was billed either way, so nothing here calls the gateway again. An image of
  * another size than the one sent is kept: the gateway's silent failure is logged, counted, and reported by the event
  * ({@code size.matched=false}).
  */

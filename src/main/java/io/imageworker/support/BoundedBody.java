@@ -77,6 +77,15 @@ public final class BoundedBody implements BodyCodec<byte[]> {
         return reusedConnection && !answered;
     }
 
+    /**
+     * This body, told the {@code Content-Length} of {@code response}: for a client without the interceptor of
+     * {@link #install(WebClient)}, such as a plain {@code HttpClient} that pipes the response into {@link #create}.
+     */
+    public BoundedBody declaredBy(HttpClientResponse response) {
+        answered(response);
+        return this;
+    }
+
     /** Adds to {@code client} the interceptor that tells each {@link BoundedBody} what only the wire knows. */
     public static void install(WebClient client) {
         Map<HttpConnection, Boolean> used = Collections.synchronizedMap(new WeakHashMap<>());

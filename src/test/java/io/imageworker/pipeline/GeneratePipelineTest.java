@@ -14,6 +14,7 @@ import io.imageworker.testing.gateway.ResponseForm;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -131,6 +132,38 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_OUTPUT");
         assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
         assertThat(callsFor(id)).hasSize(1);
+    }
+
+    /**
+     * A gateway that answers with a URL inside the worker's network (the cloud metadata endpoint, a private address,
+     * the worker's own machine, plain http) gets no download: the request ends INVALID_OUTPUT with a reason naming
+     * the host and why, without a retry. The simulator's own file host is allowed in these tests by name
+     * ({@code image-worker.gateway.url-internal-hosts=127.0.0.1}); {@code localhost} is not on that list.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "https://169.254.169.254/latest/meta-data/iam/security-credentials/ | host '169.254.169.254' has"
+                        + " address 169.254.169.254, which is link-local (cloud metadata)",
+                "https://10.0.0.5/files/a.png | host '10.0.0.5' has address 10.0.0.5, which is private",
+                "https://localhost:FILES/files/a.png | which is loopback",
+                "http://localhost:FILES/files/a.png | only https:// answer URLs are fetched, not http:// (host"
+                        + " 'localhost' is not in IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS)",
+            })
+    void failsWithInvalidOutputWithoutDownloadingWhenTheReturnedUrlIsInternal(String url, String reason) {
+        String filesPort = Integer.toString(URI.create(gateway.filesBaseUrl()).getPort());
+        gateway.control().injectFault(Fault.foreignUrl(url.replace("FILES", filesPort)));
+        String id = newId("internalurl");
+        JsonNode event = ended(id, "");
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_OUTPUT");
+        assertThat(event.path("error").path("message").asText())
+                .contains("the gateway's image url was refused: ")
+                .contains(reason);
+        assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
+        assertThat(callsFor(id)).hasSize(1);
+        assertThat(gateway.downloads()).isEmpty();
     }
 
     @Test

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.imageworker.image.ImageFormat;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.net.AddressPolicy;
+import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.buffer.Buffer;

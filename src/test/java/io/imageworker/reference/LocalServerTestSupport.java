@@ -1,6 +1,8 @@
 package io.imageworker.reference;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.net.AddressPolicy;
+import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.TestConfig;
 import io.vertx.core.Vertx;
 import io.vertx.core.net.SelfSignedCertificate;

@@ -14,7 +14,7 @@ import java.util.Objects;
  *
  * @param kind what goes wrong
  * @param status the HTTP status, where the kind has one
- * @param body the response body of {@link Kind#STATUS}
+ * @param body the response body of {@link Kind#STATUS}, the URL of {@link Kind#FOREIGN_URL}
  * @param retryAfterSeconds {@code Retry-After} of {@link Kind#RATE_LIMITED}; 0 sends none
  * @param delay how long {@link Kind#PROXY_HTML} waits before answering
  * @param width output width of {@link Kind#WRONG_OUTPUT_SIZE}; 0 lets the simulator pick another size
@@ -60,7 +60,9 @@ public record Fault(
         /** A {@code url} success whose download answers 404 or 403 at once. */
         EXPIRED_URL,
         /** A {@code url} success whose download never answers. */
-        HANGING_URL
+        HANGING_URL,
+        /** A {@code url} success whose URL is {@link Fault#body()}, not one of the simulator's files. */
+        FOREIGN_URL
     }
 
     public Fault {
@@ -170,6 +172,14 @@ public record Fault(
         return of(Kind.HANGING_URL, 200);
     }
 
+    /**
+     * A {@code url} success (whatever the configured form) whose URL is {@code url}: a misbehaving gateway that points
+     * its client at the cloud metadata endpoint, the client's own machine or a private address. Billed.
+     */
+    public static Fault foreignUrl(String url) {
+        return new Fault(Kind.FOREIGN_URL, 200, Objects.requireNonNull(url, "url"), 0, Duration.ZERO, 0, 0, null);
+    }
+
     /** The same fault, billed or not regardless of its kind's default. */
     public Fault billed(boolean value) {
         return new Fault(kind, status, body, retryAfterSeconds, delay, width, height, value);
@@ -197,7 +207,8 @@ public record Fault(
                     BAD_BASE64,
                     NON_IMAGE_BYTES,
                     EXPIRED_URL,
-                    HANGING_URL -> true;
+                    HANGING_URL,
+                    FOREIGN_URL -> true;
             default -> false;
         };
     }

@@ -524,7 +524,7 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
         ResponseForm form =
                 switch (kind == null ? Fault.Kind.STATUS : kind) {
                     case BAD_BASE64 -> ResponseForm.B64;
-                    case EXPIRED_URL, HANGING_URL -> ResponseForm.URL;
+                    case EXPIRED_URL, HANGING_URL, FOREIGN_URL -> ResponseForm.URL;
                     default -> state.nextForm(s);
                 };
         Size output = size;
@@ -564,6 +564,9 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
                                 kind == Fault.Kind.BAD_BASE64
                                         ? BAD_BASE64
                                         : Base64.getEncoder().encodeToString(bytes));
+                    } else if (kind == Fault.Kind.FOREIGN_URL) {
+                        url = fault.body();
+                        item.put("url", url);
                     } else {
                         FileOrigin.Mode mode = kind == Fault.Kind.EXPIRED_URL
                                 ? FileOrigin.Mode.EXPIRED

@@ -6,6 +6,7 @@ import io.vertx.core.VertxOptions;
 import io.vertx.core.file.FileSystemOptions;
 import io.vertx.core.http.HttpServer;
 import io.vertx.core.http.HttpServerOptions;
+import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
@@ -100,12 +101,18 @@ public final class GatewaySimulator implements AutoCloseable {
         return state.settings().apiKey();
     }
 
-    /** The settings that point a worker at this simulator with its valid key, for {@code model}. */
+    /**
+     * The settings that point a worker at this simulator with its valid key, for {@code model}. They also name the
+     * host of its returned URLs in {@code image-worker.gateway.url-internal-hosts}: that origin is plain {@code http}
+     * on 127.0.0.1 (or a container's private address), which the worker refuses for any host not named there.
+     */
     public Map<String, String> workerSettings(String model) {
         return Map.of(
                 "image-worker.gateway.base-url", baseUrl(),
                 "image-worker.gateway.api-key", validApiKey(),
-                "image-worker.gateway.model", model);
+                "image-worker.gateway.model", model,
+                "image-worker.gateway.url-internal-hosts",
+                        URI.create(filesBaseUrl()).getHost());
     }
 
     /** Run-time controls: latency, cap, form, token, quota, faults. */

@@ -1,4 +1,4 @@
-package io.imageworker.reference;
+package io.imageworker.net;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -8,17 +8,18 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Which IP addresses an {@code https://} reference may be fetched from. The worker runs inside a network the
- * producer of a request does not own: a reference must never make it reach a service on that network, its own
- * machine, or the cloud metadata endpoint ({@code 169.254.169.254}, {@code fd00:ec2::254}) that hands out its
- * credentials.
+ * Which IP addresses a URL that the worker did not choose may be fetched from: an {@code https://} reference, or the
+ * {@code url} a gateway answered with. The worker runs inside a network the producer of a request (or a misbehaving
+ * gateway) does not own: such a URL must never make it reach a service on that network, its own machine, or the cloud
+ * metadata endpoint ({@code 169.254.169.254}, {@code fd00:ec2::254}) that hands out its credentials.
  *
- * <p>{@link #PUBLIC_ONLY} is the only policy used in production. The interface exists so that a test can allow the
- * loopback address of its own local server for one test, through {@link HttpsReferenceFetcher}'s package-private
- * constructor; there is no configuration that weakens it.
+ * <p>{@link #PUBLIC_ONLY} is the policy of every host by default. The one loosening is {@link #orInternal()}, for a
+ * gateway answer host the operator names in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS} because it runs inside
+ * its own network; references have no such setting. The interface also exists so that a test can allow the loopback
+ * address of its own local server, through the package-private constructors of the fetchers.
  */
 @FunctionalInterface
-interface AddressPolicy {
+public interface AddressPolicy {
 
     /**
      * Why {@code address} must not be connected to, or empty when it may be.
@@ -35,6 +36,20 @@ interface AddressPolicy {
      * 6to4 {@code 2002::/16}). Deprecated IPv4-compatible {@code ::a.b.c.d} addresses are refused whole.
      */
     AddressPolicy PUBLIC_ONLY = Ranges::refusal;
+
+    /**
+     * This policy, except that loopback, private ({@code 10/8}, {@code 172.16/12}, {@code 192.168/16}, unique local
+     * {@code fc00::/7}) and carrier-grade NAT addresses are allowed: the addresses a service inside the operator's own
+     * network has. Link-local (cloud metadata), the AWS service range {@code fd00:ec2::/32} (its IPv6 metadata
+     * endpoint), unspecified, multicast and reserved addresses stay refused, as do internal addresses carried inside
+     * another IPv6 form: no host, however trusted, may lead to the credentials of the machine.
+     */
+    default AddressPolicy orInternal() {
+        return address -> refusal(address)
+                .filter(kind -> !Ranges.internal(address))
+                // Private by its range, but refused for being the metadata range: the message says the latter.
+                .map(kind -> Ranges.AWS_SERVICES.contains(address.getAddress()) ? Ranges.AWS_SERVICES.kind() : kind);
+    }
 
     /** The forbidden ranges, most specific first so that the message names the narrowest kind. */
     final class Ranges {
@@ -62,6 +77,19 @@ interface AddressPolicy {
                 range("fec0::/10", "private (site-local)"),
                 range("ff00::/8", "multicast"));
 
+        /** What {@link AddressPolicy#orInternal()} allows: the addresses of a network of one's own. */
+        private static final List<Range> INTERNAL = List.of(
+                range("10.0.0.0/8", "private"),
+                range("100.64.0.0/10", "carrier-grade NAT"),
+                range("127.0.0.0/8", "loopback"),
+                range("172.16.0.0/12", "private"),
+                range("192.168.0.0/16", "private"),
+                range("::1/128", "loopback"),
+                range("fc00::/7", "private (unique local)"));
+
+        /** Inside {@code fc00::/7}, but never internal: AWS serves its instance metadata at {@code fd00:ec2::254}. */
+        private static final Range AWS_SERVICES = range("fd00:ec2::/32", "cloud metadata (AWS fd00:ec2::/32)");
+
         private static final Range MAPPED = range("::ffff:0:0/96", "IPv4-mapped");
         private static final Range NAT64 = range("64:ff9b::/96", "NAT64");
         private static final Range SIX_TO_FOUR = range("2002::/16", "6to4");
@@ -84,6 +112,11 @@ interface AddressPolicy {
                 return first(V4, slice(bytes, 2)).map(kind -> kind + " (in 6to4 IPv6)");
             }
             return first(V6, bytes);
+        }
+
+        static boolean internal(InetAddress address) {
+            byte[] bytes = address.getAddress();
+            return !AWS_SERVICES.contains(bytes) && first(INTERNAL, bytes).isPresent();
         }
 
         private static String kindOf(byte[] bytes) {

@@ -1,4 +1,4 @@
-package io.imageworker.reference;
+package io.imageworker.net;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,9 +6,11 @@ import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Optional;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -114,6 +116,55 @@ class AddressPolicyTest {
             })
     void allowsPublicAddresses(String address) throws UnknownHostException {
         assertThat(POLICY.refusal(InetAddress.getByName(address))).isEmpty();
+    }
+
+    /** For a host named as internal: the addresses of a network of one's own, and nothing more. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(
+            strings = {
+                "127.0.0.1",
+                "127.0.0.2",
+                "10.0.0.5",
+                "172.16.0.1",
+                "192.168.1.20",
+                "100.64.0.1",
+                "::1",
+                "fd12:3456::1",
+                "8.8.8.8",
+                "2606:4700:4700::1111"
+            })
+    void orInternalAllowsLoopbackPrivateAndPublicAddresses(String address) throws UnknownHostException {
+        assertThat(POLICY.orInternal().refusal(InetAddress.getByName(address))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0} is {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "169.254.169.254  | link-local (cloud metadata)",
+                "169.254.0.1      | link-local (cloud metadata)",
+                "fe80::1          | link-local",
+                "fd00:ec2::254    | cloud metadata (AWS fd00:ec2::/32)",
+                "0.0.0.0          | unspecified",
+                "::               | unspecified",
+                "224.0.0.1        | multicast",
+                "255.255.255.255  | broadcast",
+                "240.0.0.1        | reserved",
+                "64:ff9b::a9fe:a9fe | link-local (cloud metadata) (in NAT64 IPv6)",
+                "::7f00:1         | IPv4-compatible (deprecated)",
+            })
+    void orInternalStillRefusesMetadataAndEverythingElse(String address, String kind) throws UnknownHostException {
+        assertThat(POLICY.orInternal().refusal(InetAddress.getByName(address))).contains(kind);
+    }
+
+    @Test
+    void orInternalLiftsOnlyTheRefusalsOfInternalAddresses() throws UnknownHostException {
+        AddressPolicy nothing = address -> Optional.of("refused by the test");
+
+        assertThat(nothing.orInternal().refusal(InetAddress.getByName("8.8.8.8")))
+                .contains("refused by the test");
+        assertThat(nothing.orInternal().refusal(InetAddress.getByName("10.0.0.5")))
+                .isEmpty();
     }
 
     @Property

@@ -1,4 +1,4 @@
-package io.imageworker.reference;
+package io.imageworker.testing;
 
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
@@ -19,20 +19,21 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A local HTTP(S) server on one loopback address, counting what the fetcher did to it: connections opened and
  * closed, requests, the SNI name and {@code Host} header it was sent, and the body bytes it wrote before the
- * connection was closed.
+ * connection was closed. For the tests of the fetchers of URLs the worker did not choose (references, gateway
+ * answers): a count of 0 connections is how a test shows that a refused address was never reached.
  */
-final class LocalServer implements AutoCloseable {
+public final class LocalServer implements AutoCloseable {
 
-    final AtomicInteger connections = new AtomicInteger();
-    final AtomicInteger closedConnections = new AtomicInteger();
-    final AtomicInteger requests = new AtomicInteger();
-    final AtomicLong bodyBytesWritten = new AtomicLong();
-    final AtomicBoolean finishedWriting = new AtomicBoolean();
-    final List<String> serverNames = new CopyOnWriteArrayList<>();
-    final List<String> hostHeaders = new CopyOnWriteArrayList<>();
+    public final AtomicInteger connections = new AtomicInteger();
+    public final AtomicInteger closedConnections = new AtomicInteger();
+    public final AtomicInteger requests = new AtomicInteger();
+    public final AtomicLong bodyBytesWritten = new AtomicLong();
+    public final AtomicBoolean finishedWriting = new AtomicBoolean();
+    public final List<String> serverNames = new CopyOnWriteArrayList<>();
+    public final List<String> hostHeaders = new CopyOnWriteArrayList<>();
 
     /** How long {@link #stream} holds still before writing past its hold point. */
-    static final Duration HOLD = Duration.ofSeconds(5);
+    public static final Duration HOLD = Duration.ofSeconds(5);
 
     private final Vertx vertx;
     private final HttpServer server;
@@ -47,7 +48,8 @@ final class LocalServer implements AutoCloseable {
     }
 
     /** An HTTPS server on {@code bindAddress} presenting {@code certificate}, or plain HTTP when it is null. */
-    static LocalServer start(Vertx vertx, String bindAddress, SelfSignedCertificate certificate) throws Exception {
+    public static LocalServer start(Vertx vertx, String bindAddress, SelfSignedCertificate certificate)
+            throws Exception {
         HttpServerOptions options = new HttpServerOptions().setHost(bindAddress).setPort(0);
         if (certificate != null) {
             options.setSsl(true).setSni(true).setKeyCertOptions(certificate.keyCertOptions());
@@ -71,17 +73,17 @@ final class LocalServer implements AutoCloseable {
     }
 
     /** What the server answers from now on. */
-    LocalServer answering(Handler<HttpServerRequest> handler) {
+    public LocalServer answering(Handler<HttpServerRequest> handler) {
         this.handler = handler;
         return this;
     }
 
-    int port() {
+    public int port() {
         return server.actualPort();
     }
 
     /** A URL of this server under {@code host}, which the fetcher resolves itself. */
-    String url(String host, String path) {
+    public String url(String host, String path) {
         return (tls ? "https://" : "http://") + host + ":" + port() + path;
     }
 
@@ -94,7 +96,7 @@ final class LocalServer implements AutoCloseable {
      * reads to the end makes the server finish ({@link #finishedWriting}). {@link #bodyBytesWritten} counts what
      * reached the socket.
      */
-    void stream(HttpServerResponse response, long total, long holdAt) {
+    public void stream(HttpServerResponse response, long total, long holdAt) {
         Buffer chunk = Buffer.buffer(new byte[64 * 1024]);
         AtomicLong queued = new AtomicLong();
         AtomicBoolean held = new AtomicBoolean();
@@ -124,11 +126,11 @@ final class LocalServer implements AutoCloseable {
     }
 
     /** Sends a redirect to {@code location}. */
-    static void redirect(HttpServerRequest request, String location) {
+    public static void redirect(HttpServerRequest request, String location) {
         request.response().setStatusCode(302).putHeader("Location", location).end();
     }
 
-    static Duration patience() {
+    public static Duration patience() {
         return Duration.ofSeconds(20);
     }
 
