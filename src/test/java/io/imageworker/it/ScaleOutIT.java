@@ -52,6 +52,7 @@ class ScaleOutIT {
     private static final int REQUESTS = 720;
     /** Published just before the kill. */
     private static final int KILL_BACKLOG = 240;
+
     private static final int CONCURRENCY = 8;
     private static final Duration MIN_LATENCY = Duration.ofSeconds(1);
     private static final Duration MAX_LATENCY = Duration.ofSeconds(2);
