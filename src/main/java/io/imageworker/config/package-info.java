@@ -1,0 +1,10 @@
+/**
+ * The settings: {@link io.imageworker.config.WorkerConfig}, every setting under the prefix {@code image-worker} (each
+ * also an environment variable, named as in the README's Configuration table), and {@link
+ * io.imageworker.config.PriorityLaneSwitch}, which turns the priority lane's channel on exactly when its topic is
+ * named.
+ *
+ * <p>Every layer above may read the settings; this package may use only the contract records of {@code io.imageworker}
+ * (it uses none), so that a setting never depends on the code it configures.
+ */
+package io.imageworker.config;

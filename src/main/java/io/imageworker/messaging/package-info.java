@@ -1,0 +1,18 @@
+/**
+ * Kafka in and out, at the top of the layers. {@link io.imageworker.messaging.RequestConsumer} consumes the request
+ * topic and the optional priority lane, each with its own limit of requests in progress, has {@link
+ * io.imageworker.messaging.RecordReader} read each record (plain JSON or a CloudEvent) on the CPU pool, hands a
+ * readable request to {@code processing}, and acknowledges the record only once {@link
+ * io.imageworker.messaging.ResultPublisher} has had its terminal event (or an unreadable record's DLQ copy)
+ * acknowledged by Kafka. {@link io.imageworker.messaging.RecordContext} is where a record came from.
+ *
+ * <p>The commits: {@link io.imageworker.messaging.PauseAwareCommit} is SmallRye's throttled strategy told which records
+ * wait by design, and with {@link io.imageworker.messaging.FinishedAboveCommits} every commit carries the records
+ * finished above its offset ({@link io.imageworker.messaging.FinishedAbove}); {@link
+ * io.imageworker.messaging.PartitionWork} tracks the requests in progress per partition, and {@link
+ * io.imageworker.messaging.RevocationGrace} lets those on partitions taken away finish and commit before they go.
+ * {@link io.imageworker.messaging.IdleConnector} is the source of the priority lane when it is off.
+ *
+ * <p>It may use every package below it; no package may use it, so Kafka's records, channels and commits stay here.
+ */
+package io.imageworker.messaging;
