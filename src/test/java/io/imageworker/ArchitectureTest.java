@@ -25,7 +25,16 @@ class ArchitectureTest {
 
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
-            "messaging", "health", "processing", "reference", "storage", "gateway", "image", "support", "config");
+            "messaging",
+            "health",
+            "processing",
+            "reference",
+            "storage",
+            "gateway",
+            "net",
+            "image",
+            "support",
+            "config");
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)

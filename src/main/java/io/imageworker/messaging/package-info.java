@@ -2,11 +2,14 @@
  * Kafka in and out, at the top of the layers. {@link io.imageworker.messaging.RequestConsumer} consumes the request
  * topic and the optional priority lane, each with its own limit of requests in progress, has {@link
  * io.imageworker.messaging.RecordReader} read each record (plain JSON or a CloudEvent) on the CPU pool, hands a
- * readable request to {@code processing}, and acknowledges the record only once {@link
- * io.imageworker.messaging.ResultPublisher} has had its terminal event (or an unreadable record's DLQ copy)
- * acknowledged by Kafka. {@link io.imageworker.messaging.RecordContext} is where a record came from.
+ * readable request to {@code processing}, and acknowledges the record only once its terminal event (or an unreadable
+ * record's DLQ copy, both made by {@link io.imageworker.messaging.ResultPublisher}) is published: by default in a Kafka
+ * transaction with the offsets it completes ({@link io.imageworker.messaging.ResultTransactions}), so that a
+ * {@code read_committed} consumer sees exactly one per request. {@link io.imageworker.messaging.RecordContext} is where
+ * a record came from.
  *
- * <p>The commits: {@link io.imageworker.messaging.PauseAwareCommit} is SmallRye's throttled strategy told which records
+ * <p>The commits (by the results' transactions, or, with them off, by the strategy): {@link
+ * io.imageworker.messaging.PauseAwareCommit} is SmallRye's throttled strategy told which records
  * wait by design, and with {@link io.imageworker.messaging.FinishedAboveCommits} every commit carries the records
  * finished above its offset ({@link io.imageworker.messaging.FinishedAbove}); {@link
  * io.imageworker.messaging.PartitionWork} tracks the requests in progress per partition, and {@link
