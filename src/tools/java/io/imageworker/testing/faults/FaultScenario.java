@@ -53,7 +53,8 @@ public record FaultScenario(
      * timeline: a storm of 20 upstream 429 without {@code Retry-After}, the worker killed with SIGKILL and restarted,
      * the broker stopped for 10 s, a 429 storm from a concurrency cap of 2 with {@code Retry-After} while the backlog
      * drains, a storm of 15 upstream 429 with {@code Retry-After}, the store down for 30 s, the token revoked for
-     * 12 s, and a second SIGKILL.
+     * 12 s, a second SIGKILL and a third (with {@code -Dfaults.publish-over-s} long enough, in the middle of the
+     * backlog).
      */
     public static FaultScenario full() {
         return new FaultScenario(
@@ -77,7 +78,8 @@ public record FaultScenario(
                         new Incident.RateLimitBurst(seconds(69), 15, 2),
                         new Incident.StoreOutage(seconds(75), seconds(30)),
                         new Incident.TokenRevoked(seconds(115), seconds(12), seconds(35)),
-                        new Incident.WorkerKill(seconds(140))));
+                        new Incident.WorkerKill(seconds(140)),
+                        new Incident.WorkerKill(seconds(170))));
     }
 
     /**
