@@ -92,7 +92,8 @@ public class ResultPublisher {
     /**
      * {@code event} as the Kafka record {@link #publish} sends, for a transaction ({@link ResultTransactions}): the same
      * key, the same CloudEvents binary headers as SmallRye's connector writes ({@code ce_specversion}, {@code ce_id},
-     * {@code ce_type}, {@code ce_source}, {@code ce_subject}, {@code content-type}, {@code ce_time}), the same trace.
+     * {@code ce_type}, {@code ce_source}, {@code ce_subject}, {@code ce_datacontenttype}, {@code content-type},
+     * {@code ce_time}), the same trace.
      */
     public ProducerRecord<byte[], byte[]> record(TerminalEvent event, RecordContext request, Span requestSpan) {
         RecordHeaders headers = traceHeaders(request, requestSpan);
@@ -101,6 +102,7 @@ public class ResultPublisher {
         headers.add("ce_type", bytes(event.ceType()));
         headers.add("ce_source", bytes(SOURCE.toString()));
         headers.add("ce_subject", bytes(event.requestId()));
+        headers.add("ce_datacontenttype", bytes("application/json"));
         headers.add("content-type", bytes("application/json"));
         headers.add("ce_time", bytes(DateTimeFormatter.ISO_OFFSET_DATE_TIME.format(ZonedDateTime.now())));
         return new ProducerRecord<>(

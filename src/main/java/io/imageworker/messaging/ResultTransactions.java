@@ -298,7 +298,14 @@ public class ResultTransactions {
                     });
                     return;
                 } catch (RuntimeException e) {
-                    cut |= ResultPublisher.tooLarge(e);
+                    if (ResultPublisher.tooLarge(e)) {
+                        if (pending.size() > 1) {
+                            // Kafka does not say which record it refused: each result in a transaction of its own.
+                            pending.forEach(one -> commit(new ArrayList<>(List.of(one))));
+                            return;
+                        }
+                        cut = true;
+                    }
                     if (System.nanoTime() > deadline) {
                         Log.errorf(
                                 "Results of %d request(s) could not be published in a transaction within the"

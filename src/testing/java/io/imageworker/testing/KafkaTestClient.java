@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -47,8 +48,10 @@ public final class KafkaTestClient implements AutoCloseable {
                 Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers, ProducerConfig.ACKS_CONFIG, "all"),
                 new ByteArraySerializer(),
                 new ByteArraySerializer());
-        // A group of its own, from the earliest offset: every record the topics hold.
+        // A group of its own, from the earliest offset: every record the topics hold, as a consumer following the
+        // contract reads them (read_committed: not the records of a transaction that was aborted).
         received = kafka.consumeWithDeserializers(new ByteArrayDeserializer(), new ByteArrayDeserializer())
+                .withProp(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed")
                 .fromTopics(Set.copyOf(resultTopics), records -> records.invoke(this::checkContract));
     }
 
