@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -249,22 +250,30 @@ public class ResultTransactions {
 
         CompletableFuture<Void> commitOffsets(Map<TopicPartition, OffsetAndMetadata> offsets) {
             CompletableFuture<Void> done = new CompletableFuture<>();
-            thread.execute(() -> {
-                flush();
-                Map<TopicPartition, OffsetAndMetadata> ahead = new HashMap<>();
-                offsets.forEach((partition, offset) -> {
-                    OffsetAndMetadata already = committed.get(partition);
-                    ahead.put(partition, already != null && already.offset() > offset.offset() ? already : offset);
-                });
-                try {
-                    transaction(List.of(), ahead, false);
-                    done.complete(null);
-                } catch (RuntimeException e) {
-                    done.completeExceptionally(e);
-                }
-                offsets.keySet().forEach(committed::remove);
-            });
+            try {
+                thread.execute(() -> commitOffsets(offsets, done));
+            } catch (RejectedExecutionException e) {
+                // Closed at shutdown before the consumer's last revocation: what had results is committed already.
+                done.completeExceptionally(e);
+            }
             return done;
+        }
+
+        private void commitOffsets(Map<TopicPartition, OffsetAndMetadata> offsets, CompletableFuture<Void> done) {
+            flush();
+            Map<TopicPartition, OffsetAndMetadata> ahead = new HashMap<>();
+            offsets.forEach((partition, offset) -> {
+                OffsetAndMetadata already = committed.get(partition);
+                ahead.put(partition, already != null && already.offset() > offset.offset() ? already : offset);
+            });
+            try {
+                transaction(List.of(), ahead, false);
+                done.complete(null);
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+            // The partitions are another's now; if they come back, what was committed is read again.
+            offsets.keySet().forEach(committed::remove);
         }
 
         /** One batch: in one transaction with its offsets, tried again within the infrastructure patience. */
@@ -436,7 +445,7 @@ public class ResultTransactions {
                         .get(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            } catch (ExecutionException | TimeoutException | java.util.concurrent.RejectedExecutionException e) {
+            } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
                 Log.debugf("Closing the transactions of %s: %s", topic, e.toString());
             }
             thread.shutdownNow();
