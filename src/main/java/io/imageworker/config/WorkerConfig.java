@@ -149,9 +149,10 @@ public interface WorkerConfig {
 
         /**
          * Kafka's {@code transaction.timeout.ms}: a worker killed in the middle of a transaction leaves it open this
-         * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long.
+         * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long (so
+         * does the partitions' next owner, to read their committed offsets).
          */
-        @WithDefault("15s")
+        @WithDefault("10s")
         Duration timeout();
     }
 

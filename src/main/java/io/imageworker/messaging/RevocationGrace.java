@@ -45,6 +45,7 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
     public static final String NAME = "image-worker-rebalance";
 
     private static final Duration COMMITTED_TIMEOUT = Duration.ofSeconds(10);
+    private static final int COMMITTED_ATTEMPTS = 4;
 
     private final PartitionWork work;
     private final ResultTransactions transactions;
@@ -85,20 +86,30 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
      */
     private static Map<TopicPartition, OffsetAndMetadata> committed(
             Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-        try {
-            Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-            consumer.committed(new HashSet<>(partitions), COMMITTED_TIMEOUT).forEach((partition, offset) -> {
-                if (offset != null) {
-                    committed.put(partition, offset);
+        // A transaction a killed owner left open holds its offsets unstable until the broker aborts it
+        // (IMAGE_WORKER_TRANSACTIONS_TIMEOUT): Kafka answers the read only then, so it is tried for longer than that.
+        for (int attempt = 1; ; attempt++) {
+            try {
+                Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+                consumer.committed(new HashSet<>(partitions), COMMITTED_TIMEOUT).forEach((partition, offset) -> {
+                    if (offset != null) {
+                        committed.put(partition, offset);
+                    }
+                });
+                return committed;
+            } catch (KafkaException e) {
+                if (attempt < COMMITTED_ATTEMPTS) {
+                    Log.infof(
+                            "Rebalance: the committed offsets of %s are not readable yet (%s); reading again",
+                            partitions, e.toString());
+                    continue;
                 }
-            });
-            return committed;
-        } catch (KafkaException e) {
-            Log.warnf(
-                    "Rebalance: could not read the committed offsets of %s (%s); what their last owner finished"
-                            + " beyond them is done again",
-                    partitions, e.toString());
-            return Map.of();
+                Log.warnf(
+                        "Rebalance: could not read the committed offsets of %s (%s); what their last owner finished"
+                                + " beyond them is done again",
+                        partitions, e.toString());
+                return Map.of();
+            }
         }
     }
 
