@@ -324,7 +324,7 @@ public class RequestConsumer {
                             context.position(),
                             context,
                             List.of(publisher.deadLetterRecord(value, context, reason, false)),
-                            List.of(publisher.deadLetterRecord(value, context, reason, true))));
+                            () -> List.of(publisher.deadLetterRecord(value, context, reason, true))));
         }
         return tracing.stage(
                 "dead letter", () -> patience.retry(publisher.deadLetter(message.getPayload(), context, reason)));

@@ -119,23 +119,12 @@ public class ResultPublisher {
      */
     public ProducerRecord<byte[], byte[]> deadLetterRecord(
             byte[] value, RecordContext request, String reason, boolean cut) {
-        Message<byte[]> copy = cut && value != null
-                ? deadLetterCopy(
-                        Arrays.copyOf(value, Math.max(0, value.length - CUT_BYTES)),
-                        request,
-                        reason + "; the value is cut to its first " + Math.max(0, value.length - CUT_BYTES) + " of "
-                                + value.length + " bytes: the whole copy is larger than Kafka takes",
-                        value.length)
-                : deadLetterCopy(value, request, reason, null);
+        Message<byte[]> copy =
+                cut && value != null ? cutCopy(value, request, reason) : deadLetterCopy(value, request, reason, null);
         @SuppressWarnings("unchecked")
         OutgoingKafkaRecordMetadata<byte[]> kafka =
                 copy.getMetadata(OutgoingKafkaRecordMetadata.class).orElseThrow();
         return new ProducerRecord<>(deadLetterTopic, null, kafka.getKey(), copy.getPayload(), kafka.getHeaders());
-    }
-
-    /** Whether {@code failure} is Kafka refusing a record as too large (no retry heals it). */
-    public static boolean tooLarge(Throwable failure) {
-        return isTooLarge(failure);
     }
 
     /**
@@ -221,17 +210,23 @@ public class ResultPublisher {
                     if (value == null) {
                         return Uni.createFrom().failure(tooLarge);
                     }
-                    byte[] cut = Arrays.copyOf(value, Math.max(0, value.length - CUT_BYTES));
-                    return deadLetters.sendMessage(deadLetterCopy(
-                            cut,
-                            request,
-                            reason + "; the value is cut to its first " + cut.length + " of " + value.length
-                                    + " bytes: the whole copy is larger than Kafka takes",
-                            value.length));
+                    return deadLetters.sendMessage(cutCopy(value, request, reason));
                 });
     }
 
-    private static boolean isTooLarge(Throwable failure) {
+    /** The DLQ copy of {@code value} cut by {@value #CUT_BYTES} bytes, its headers saying so. */
+    private static Message<byte[]> cutCopy(byte[] value, RecordContext request, String reason) {
+        byte[] cut = Arrays.copyOf(value, Math.max(0, value.length - CUT_BYTES));
+        return deadLetterCopy(
+                cut,
+                request,
+                reason + "; the value is cut to its first " + cut.length + " of " + value.length
+                        + " bytes: the whole copy is larger than Kafka takes",
+                value.length);
+    }
+
+    /** Whether {@code failure} is Kafka refusing a record as too large (no retry heals it). */
+    static boolean isTooLarge(Throwable failure) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
             if (cause instanceof RecordTooLargeException) {
                 return true;

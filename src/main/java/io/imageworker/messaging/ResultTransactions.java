@@ -10,7 +10,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +24,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -102,13 +102,14 @@ public class ResultTransactions {
      * new owner does it), or with the error of the last try when Kafka refused the transaction for longer than the
      * infrastructure patience.
      *
-     * @param cut the same records with any DLQ copy's value cut, for a copy Kafka refuses as too large; or null
+     * @param cut makes the same records with any DLQ copy's value cut, for a copy Kafka refuses as too large (made only
+     *     then); or null
      */
     public Uni<Void> publish(
             String requestId,
             RecordContext request,
             List<ProducerRecord<byte[], byte[]>> records,
-            List<ProducerRecord<byte[], byte[]>> cut) {
+            Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
         Item item = new Item(requestId, request, records, cut);
         batcher(request.topic()).submit(item);
         return Uni.createFrom().completionStage(item.done);
@@ -155,14 +156,14 @@ public class ResultTransactions {
             String requestId,
             RecordContext request,
             List<ProducerRecord<byte[], byte[]>> records,
-            List<ProducerRecord<byte[], byte[]>> cut,
+            Supplier<List<ProducerRecord<byte[], byte[]>>> cut,
             CompletableFuture<Void> done) {
 
         Item(
                 String requestId,
                 RecordContext request,
                 List<ProducerRecord<byte[], byte[]>> records,
-                List<ProducerRecord<byte[], byte[]>> cut) {
+                Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
             this(requestId, request, records, cut, new CompletableFuture<>());
         }
 
@@ -307,7 +308,7 @@ public class ResultTransactions {
                     });
                     return;
                 } catch (RuntimeException e) {
-                    if (ResultPublisher.tooLarge(e)) {
+                    if (ResultPublisher.isTooLarge(e)) {
                         if (pending.size() > 1) {
                             // Kafka does not say which record it refused: each result in a transaction of its own.
                             pending.forEach(one -> commit(new ArrayList<>(List.of(one))));
@@ -342,7 +343,7 @@ public class ResultTransactions {
                 producer.beginTransaction();
                 for (Item item : items) {
                     for (ProducerRecord<byte[], byte[]> record :
-                            cut && item.cut() != null ? item.cut() : item.records()) {
+                            cut && item.cut() != null ? item.cut().get() : item.records()) {
                         producer.send(record);
                     }
                 }
@@ -458,10 +459,5 @@ public class ResultTransactions {
                 Thread.currentThread().interrupt();
             }
         }
-    }
-
-    /** The request topics with a transaction open or done: for tests. */
-    Collection<String> topics() {
-        return List.copyOf(batchers.keySet());
     }
 }
