@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.NavigableSet;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -101,7 +102,7 @@ public class PartitionWork {
             progress.acknowledged(record.offset());
             return Start.DONE;
         }
-        progress.running.add(record.offset());
+        progress.running.put(record.offset(), record);
         return Start.RUN;
     }
 
@@ -143,7 +144,7 @@ public class PartitionWork {
             for (RecordContext record : ending) {
                 if (record.partition() == partition.partition()
                         && record.topic().equals(topic)
-                        && after.running.remove(record.offset())) {
+                        && after.removeRunning(record)) {
                     after.acknowledged(record.offset());
                 }
             }
@@ -162,8 +163,9 @@ public class PartitionWork {
      */
     public synchronized void ended(RecordContext record, boolean acknowledged) {
         Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
-        if (progress == null || !progress.running.remove(record.offset())) {
-            // Given up to another worker already: its new owner commits it.
+        if (progress == null || !progress.removeRunning(record)) {
+            // Given up already: its partition's new owner commits it, even when that is this worker again (the
+            // record taken again is another copy, with its own end).
             return;
         }
         if (acknowledged) {
@@ -175,11 +177,15 @@ public class PartitionWork {
     }
 
     /**
-     * Whether this worker still holds requests of this partition: from its first record taken to the end of its release
-     * (a revoked partition is held while its requests in progress finish within the grace).
+     * Whether this copy of a record still runs here: from {@link #started} until it {@link #ended}, or its partition
+     * was released (a revoked partition is held while its requests in progress finish within the grace). A copy given
+     * up does not run here any more even when the partition comes back to this worker: its record is taken again from
+     * the committed offset, and only that new copy may publish and commit (a lost partition's requests go on running
+     * unawaited, and two copies of one request must not both end in a result).
      */
-    public synchronized boolean holds(TopicPartition partition) {
-        return partitions.containsKey(partition);
+    public synchronized boolean runs(RecordContext record) {
+        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        return progress != null && progress.running.get(record.offset()) == record;
     }
 
     /** Whether records of this partition are taken: false from its revocation until it is assigned again. */
@@ -240,16 +246,27 @@ public class PartitionWork {
 
     /** The requests of one partition. */
     private static final class Progress {
-        final TreeSet<Long> running = new TreeSet<>();
+        /** The copy of each record running, by offset: only that copy's end counts. */
+        final TreeMap<Long, RecordContext> running = new TreeMap<>();
+
         final TreeSet<Long> unacknowledged = new TreeSet<>();
         /** Acknowledged offsets at or above the committable one: the commit's metadata. */
         final TreeSet<Long> finished = new TreeSet<>();
 
         long lastAcknowledged = -1;
 
+        /** Removes this copy of its record from those running, if it is the one running. */
+        boolean removeRunning(RecordContext record) {
+            if (running.get(record.offset()) != record) {
+                return false;
+            }
+            running.remove(record.offset());
+            return true;
+        }
+
         Progress copy() {
             Progress copy = new Progress();
-            copy.running.addAll(running);
+            copy.running.putAll(running);
             copy.unacknowledged.addAll(unacknowledged);
             copy.finished.addAll(finished);
             copy.lastAcknowledged = lastAcknowledged;
@@ -265,7 +282,7 @@ public class PartitionWork {
         OptionalLong committable() {
             long first = Long.MAX_VALUE;
             if (!running.isEmpty()) {
-                first = running.first();
+                first = running.firstKey();
             }
             if (!unacknowledged.isEmpty()) {
                 first = Math.min(first, unacknowledged.first());

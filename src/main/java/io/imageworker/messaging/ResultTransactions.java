@@ -11,8 +11,10 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -25,6 +27,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
+import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -72,6 +78,9 @@ public class ResultTransactions {
     private final String instance = UUID.randomUUID().toString().substring(0, 8);
     private final Map<String, Batcher> batchers = new ConcurrentHashMap<>();
     private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
+    private Admin admin;
+    /** How a transaction's commit is made: as it is, except in tests that lose its answer. */
+    volatile CommitStep commitStep = Runnable::run;
 
     ResultTransactions(
             @Identifier("default-kafka-broker") Map<String, Object> kafka, WorkerConfig config, PartitionWork work) {
@@ -149,6 +158,65 @@ public class ResultTransactions {
     @PreDestroy
     void close() {
         batchers.values().forEach(Batcher::close);
+        synchronized (this) {
+            if (admin != null) {
+                admin.close(Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    /** A test seam around a transaction's commit, to make it fail in doubt as a broker restarting can. */
+    @FunctionalInterface
+    interface CommitStep {
+        void commit(Runnable commit);
+    }
+
+    /** A transaction's commit failed without saying whether it went through. */
+    private static final class CommitInDoubt extends RuntimeException {
+        CommitInDoubt(KafkaException cause) {
+            super(cause);
+        }
+
+        @Override
+        public synchronized KafkaException getCause() {
+            return (KafkaException) super.getCause();
+        }
+    }
+
+    /**
+     * The committed offsets of {@code partitions} in {@code group}, read stable (a transaction still open on them is
+     * waited for).
+     */
+    private Map<TopicPartition, OffsetAndMetadata> committedOffsets(String group, Set<TopicPartition> partitions) {
+        try {
+            Map<TopicPartition, OffsetAndMetadata> read = admin().listConsumerGroupOffsets(
+                            Map.of(group, new ListConsumerGroupOffsetsSpec().topicPartitions(partitions)),
+                            new ListConsumerGroupOffsetsOptions().requireStable(true))
+                    .partitionsToOffsetAndMetadata(group)
+                    .get(config.transactions().timeout().toMillis() * 2, TimeUnit.MILLISECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
+            read.forEach((partition, offset) -> {
+                if (offset != null) {
+                    committed.put(partition, offset);
+                }
+            });
+            return committed;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new KafkaException("interrupted while reading the committed offsets", e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new KafkaException("could not read the committed offsets of " + partitions, e);
+        }
+    }
+
+    private synchronized Admin admin() {
+        if (admin == null) {
+            admin = Admin.create(KafkaClientConfig.of(
+                    kafka,
+                    AdminClientConfig.configNames(),
+                    Map.of(AdminClientConfig.CLIENT_ID_CONFIG, "image-worker-transactions-" + instance)));
+        }
+        return admin;
     }
 
     /** One request's result on its way. */
@@ -165,10 +233,6 @@ public class ResultTransactions {
                 List<ProducerRecord<byte[], byte[]>> records,
                 Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
             this(requestId, request, records, cut, new CompletableFuture<>());
-        }
-
-        TopicPartition partition() {
-            return new TopicPartition(request.topic(), request.partition());
         }
     }
 
@@ -284,10 +348,13 @@ public class ResultTransactions {
             Duration backoff = FIRST_BACKOFF;
             boolean cut = false;
             List<Item> pending = new ArrayList<>(batch);
+            // The offsets of a transaction whose commit failed in a way that does not say whether it went through.
+            Map<TopicPartition, OffsetAndMetadata> inDoubt = null;
             while (true) {
-                // A partition given up meanwhile is its new owner's: its results are not published from here.
+                // A partition given up meanwhile is its new owner's (maybe this worker again, with a copy of the
+                // record of its own): results of copies given up are not published.
                 pending.removeIf(item -> {
-                    if (work.holds(item.partition())) {
+                    if (work.runs(item.request())) {
                         return false;
                     }
                     item.done.completeExceptionally(new AbandonedException(item.requestId(), null));
@@ -297,19 +364,37 @@ public class ResultTransactions {
                     return;
                 }
                 try {
+                    if (inDoubt != null) {
+                        // Published again only if it did not go through: the results were published if and only if
+                        // their offsets were committed, with them, in the same transaction.
+                        Set<Integer> held = new HashSet<>();
+                        pending.forEach(item -> held.add(item.request().partition()));
+                        Map<TopicPartition, OffsetAndMetadata> stillHeld = new HashMap<>(inDoubt);
+                        stillHeld.keySet().removeIf(partition -> !held.contains(partition.partition()));
+                        boolean went = wentThrough(stillHeld);
+                        inDoubt = null;
+                        if (went) {
+                            Log.infof(
+                                    "The transaction of %d result(s) of %s whose commit failed had gone through;"
+                                            + " not publishing them again",
+                                    pending.size(), topic);
+                            ended(pending);
+                            return;
+                        }
+                    }
                     Map<TopicPartition, OffsetAndMetadata> offsets = work.commitsIf(
                             topic, pending.stream().map(Item::request).toList());
-                    transaction(pending, offsets, cut);
-                    // Ended here, before anything else reads the partition's progress: a commit of progress made
-                    // after this one must not find these requests still running and name fewer finished above it.
-                    pending.forEach(item -> {
-                        work.ended(item.request(), true);
-                        item.done.complete(null);
-                    });
+                    try {
+                        transaction(pending, offsets, cut);
+                    } catch (CommitInDoubt e) {
+                        inDoubt = offsets;
+                        throw e.getCause();
+                    }
+                    ended(pending);
                     return;
                 } catch (RuntimeException e) {
                     if (ResultPublisher.isTooLarge(e)) {
-                        if (pending.size() > 1) {
+                        if (pending.size() > 1 && inDoubt == null) {
                             // Kafka does not say which record it refused: each result in a transaction of its own.
                             pending.forEach(one -> commit(new ArrayList<>(List.of(one))));
                             return;
@@ -333,12 +418,44 @@ public class ResultTransactions {
             }
         }
 
+        /**
+         * Ended here, before anything else reads the partition's progress: a commit of progress made after this one
+         * must not find these requests still running and name fewer finished above it.
+         */
+        private void ended(List<Item> items) {
+            items.forEach(item -> {
+                work.ended(item.request(), true);
+                item.done.complete(null);
+            });
+        }
+
+        /**
+         * Whether the transaction that committed {@code offsets} went through, its commit having failed without
+         * saying: a new producer of the same {@code transactional.id} settles it first (completes a commit the
+         * coordinator had prepared, aborts one it had not), then the committed offsets are read, stable, from the
+         * group; they are this transaction's if and only if it was committed (this thread is the only one committing
+         * the partitions it holds, and a commit of finished requests always moves a partition's offset or metadata).
+         */
+        private boolean wentThrough(Map<TopicPartition, OffsetAndMetadata> offsets) {
+            closeProducer();
+            producer();
+            Map<TopicPartition, OffsetAndMetadata> now =
+                    committedOffsets(groups.get(topic).groupId(), offsets.keySet());
+            return offsets.entrySet().stream().allMatch(sent -> {
+                OffsetAndMetadata read = now.get(sent.getKey());
+                return read != null
+                        && read.offset() == sent.getValue().offset()
+                        && read.metadata().equals(sent.getValue().metadata());
+            });
+        }
+
         private void transaction(List<Item> items, Map<TopicPartition, OffsetAndMetadata> offsets, boolean cut) {
             ConsumerGroupMetadata group = groups.get(topic);
             if (group == null && !offsets.isEmpty()) {
                 throw new IllegalStateException("no group metadata yet for " + topic);
             }
             KafkaProducer<byte[], byte[]> producer = producer();
+            boolean committing = false;
             try {
                 producer.beginTransaction();
                 for (Item item : items) {
@@ -350,7 +467,8 @@ public class ResultTransactions {
                 if (!offsets.isEmpty()) {
                     producer.sendOffsetsToTransaction(offsets, group);
                 }
-                commitTransaction(producer);
+                committing = true;
+                commitStep.commit(() -> commitTransaction(producer));
                 offsets.forEach((partition, offset) ->
                         committed.merge(partition, offset, (old, now) -> now.offset() >= old.offset() ? now : old));
             } catch (ProducerFencedException
@@ -359,8 +477,14 @@ public class ResultTransactions {
                     | UnsupportedVersionException e) {
                 // The producer cannot go on: a new one (a new transactional.id epoch) takes over.
                 closeProducer();
-                throw e;
+                throw committing && !items.isEmpty() ? new CommitInDoubt(e) : e;
             } catch (KafkaException e) {
+                if (committing && !items.isEmpty()) {
+                    // The commit may have gone through (a broker restarting answers late, or not at all): never
+                    // aborted and published again on a guess.
+                    closeProducer();
+                    throw new CommitInDoubt(e);
+                }
                 try {
                     producer.abortTransaction();
                 } catch (KafkaException abortFailed) {

@@ -50,7 +50,8 @@ class FaultSuiteIT {
                         "objects-missing",
                         "sha-mismatches",
                         "liveness-restarts")
-                .allSatisfy((figure, value) -> assertThat(value).as(figure).isZero());
+                .allSatisfy((figure, value) ->
+                        assertThat(value).as(figure + " " + report.violations()).isZero());
         assertThat(report.figure("peak")).as("peak concurrent image calls").isLessThanOrEqualTo(scenario.concurrency());
         assertThat(report.figure("uncommitted"))
                 .as("request records left uncommitted")

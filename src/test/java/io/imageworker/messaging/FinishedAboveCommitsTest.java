@@ -8,6 +8,7 @@ import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
 import java.lang.reflect.Proxy;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -40,7 +41,15 @@ class FinishedAboveCommitsTest {
                 });
     }
 
-    private static RecordContext record(TopicPartition partition, long offset) {
+    private final Map<String, RecordContext> taken = new HashMap<>();
+
+    /** The copy of the record at this offset the worker took (one per test: the same record taken once). */
+    private RecordContext record(TopicPartition partition, long offset) {
+        return taken.computeIfAbsent(partition + "@" + offset, ignored -> takenAgain(partition, offset));
+    }
+
+    /** Another copy of the record at this offset, as Kafka delivers it again after a rebalance. */
+    private static RecordContext takenAgain(TopicPartition partition, long offset) {
         return new RecordContext(null, null, partition.topic(), partition.partition(), offset, Instant.now());
     }
 

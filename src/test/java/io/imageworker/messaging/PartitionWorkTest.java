@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.messaging.PartitionWork.Start;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +22,15 @@ class PartitionWorkTest {
 
     private final PartitionWork work = new PartitionWork();
 
-    private static RecordContext record(TopicPartition partition, long offset) {
+    private final Map<String, RecordContext> taken = new HashMap<>();
+
+    /** The copy of the record at this offset the worker took (one per test: the same record taken once). */
+    private RecordContext record(TopicPartition partition, long offset) {
+        return taken.computeIfAbsent(partition + "@" + offset, ignored -> takenAgain(partition, offset));
+    }
+
+    /** Another copy of the record at this offset, as Kafka delivers it again after a rebalance. */
+    private static RecordContext takenAgain(TopicPartition partition, long offset) {
         return new RecordContext(null, null, partition.topic(), partition.partition(), offset, Instant.now());
     }
 
@@ -160,5 +169,31 @@ class PartitionWorkTest {
         work.ended(record(P0, 5), true);
 
         assertThat(work.release(List.of(P0), Duration.ZERO).commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(7)));
+    }
+
+    @Test
+    void aCopyGivenUpNeitherRunsOnNorEndsTheCopyTakenAgainWhenThePartitionComesBack() throws Exception {
+        RecordContext first = record(P0, 30);
+        assertThat(work.started(first)).isEqualTo(Start.RUN);
+        assertThat(work.runs(first)).isTrue();
+        // Lost (fenced out of the group) and assigned again: the first copy goes on running, unawaited.
+        work.release(List.of(P0), Duration.ZERO);
+        work.assigned(List.of(P0), Map.of());
+        RecordContext again = takenAgain(P0, 30);
+        assertThat(work.started(again)).isEqualTo(Start.RUN);
+
+        // Only the copy taken again may publish and commit.
+        assertThat(work.runs(first)).isFalse();
+        assertThat(work.runs(again)).isTrue();
+        assertThat(work.commitsIf(P0.topic(), List.of(first)).get(P0).offset()).isEqualTo(30);
+        assertThat(work.commitsIf(P0.topic(), List.of(again)).get(P0).offset()).isEqualTo(31);
+        // The first copy's end changes nothing: the copy taken again still holds the partition's commit at 30.
+        work.ended(first, true);
+        assertThat(work.runs(again)).isTrue();
+        assertThat(work.commitsIf(P0.topic(), List.of()).get(P0).offset()).isEqualTo(30);
+        work.ended(again, true);
+        assertThat(work.runs(again)).isFalse();
+        assertThat(work.release(List.of(P0), Duration.ZERO).commits().get(P0).offset())
+                .isEqualTo(31);
     }
 }

@@ -106,12 +106,14 @@ public final class FaultReport {
         mustBeZero("missing", "requests with no terminal event", missing, "");
 
         Map<String, Long> duplicateCauses = new TreeMap<>();
+        List<String> repeated = new ArrayList<>();
         long both = 0;
         long conflicting = 0;
         for (List<Result> list : events.values()) {
             Result first = list.get(0);
             for (Result repeat : list.subList(1, list.size())) {
                 duplicateCauses.merge(duplicateCause(first, repeat, kills), 1L, Long::sum);
+                repeated.add(first.requestId() + " (" + first.createdAt() + ", again " + repeat.createdAt() + ")");
             }
             boolean completed = list.stream().anyMatch(Result::completed);
             boolean failed = list.stream().anyMatch(result -> !result.completed());
@@ -125,7 +127,14 @@ public final class FaultReport {
         long duplicates =
                 duplicateCauses.values().stream().mapToLong(Long::longValue).sum();
         // Results go out in transactions with their offsets: a read_committed consumer sees each request end once.
-        mustBeZero("duplicates", "duplicate terminal events (read_committed)", duplicates, causes(duplicateCauses));
+        mustBeZero(
+                "duplicates",
+                "duplicate terminal events (read_committed)",
+                duplicates,
+                causes(duplicateCauses)
+                        + (repeated.isEmpty()
+                                ? ""
+                                : "; e.g. " + String.join(", ", repeated.subList(0, Math.min(3, repeated.size())))));
         Map<String, Long> uncommittedCount = new HashMap<>();
         outcome.uncommittedEvents().forEach(result -> uncommittedCount.merge(result.requestId(), 1L, Long::sum));
         put(

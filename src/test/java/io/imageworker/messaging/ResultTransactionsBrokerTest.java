@@ -1,0 +1,146 @@
+package io.imageworker.messaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.testing.TestConfig;
+import io.imageworker.testing.infra.Infrastructure;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Results and their offsets in one transaction, on a real broker, when a commit fails without saying whether it went
+ * through (a broker restarting mid-commit): the result is visible to a {@code read_committed} consumer exactly once,
+ * whether the commit had gone through (its answer lost) or not (never made).
+ */
+class ResultTransactionsBrokerTest {
+
+    private final String requests = "transactions-requests-" + UUID.randomUUID();
+    private final String results = "transactions-results-" + UUID.randomUUID();
+    private final String group = "transactions-group-" + UUID.randomUUID();
+    private final TopicPartition partition = new TopicPartition(requests, 0);
+    private final PartitionWork work = new PartitionWork();
+    private final AtomicBoolean armed = new AtomicBoolean(true);
+
+    private ResultTransactions transactions;
+
+    @AfterEach
+    void close() {
+        if (transactions != null) {
+            transactions.close();
+        }
+    }
+
+    @Test
+    void aCommitThatWentThroughButWhoseAnswerWasLostIsNotPublishedAgain() {
+        start();
+        transactions.commitStep = commit -> {
+            commit.run();
+            if (armed.compareAndSet(true, false)) {
+                throw new KafkaException("the commit's answer was lost, for the test");
+            }
+        };
+
+        publishOne();
+
+        assertThat(armed).as("the commit did fail once").isFalse();
+        assertThat(committedResults()).containsExactly("r-1");
+        assertThat(committedOffset()).isEqualTo(1);
+    }
+
+    @Test
+    void aCommitThatFailedBeforeItWasMadeIsPublishedOnce() {
+        start();
+        transactions.commitStep = commit -> {
+            if (armed.compareAndSet(true, false)) {
+                // The transaction stays open: the broker aborts it once a new producer of its id starts.
+                throw new KafkaException("the commit was never made, for the test");
+            }
+            commit.run();
+        };
+
+        publishOne();
+
+        assertThat(armed).as("the commit did fail once").isFalse();
+        assertThat(committedResults()).containsExactly("r-1");
+        assertThat(committedOffset()).isEqualTo(1);
+    }
+
+    private void start() {
+        Infrastructure.get().kafka().createTopics(1, requests, results);
+        transactions = new ResultTransactions(
+                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()), TestConfig.worker(), work);
+        transactions.groupOf(requests, new ConsumerGroupMetadata(group));
+        work.assigned(List.of(partition), Map.of());
+    }
+
+    private void publishOne() {
+        RecordContext request = new RecordContext(null, new RecordHeaders(), requests, 0, 0, Instant.now());
+        assertThat(work.started(request)).isEqualTo(PartitionWork.Start.RUN);
+        ProducerRecord<byte[], byte[]> result = new ProducerRecord<>(
+                results, "r-1".getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
+        transactions.publish("r-1", request, List.of(result), null).await().atMost(Duration.ofSeconds(90));
+        assertThat(work.runs(request)).as("ended with its commit").isFalse();
+    }
+
+    /** The keys of the results a read_committed consumer reads, up to the end of the topic. */
+    private List<String> committedResults() {
+        TopicPartition out = new TopicPartition(results, 0);
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
+                Map.of(
+                        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        bootstrap(),
+                        ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                        "read_committed"),
+                new ByteArrayDeserializer(),
+                new ByteArrayDeserializer())) {
+            consumer.assign(List.of(out));
+            consumer.seekToBeginning(List.of(out));
+            long end = consumer.endOffsets(List.of(out)).get(out);
+            List<String> keys = new ArrayList<>();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (consumer.position(out) < end && System.nanoTime() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
+                    keys.add(new String(record.key(), StandardCharsets.UTF_8));
+                }
+            }
+            assertThat(consumer.position(out)).as("read to the end").isEqualTo(end);
+            return keys;
+        }
+    }
+
+    private long committedOffset() throws RuntimeException {
+        try (Admin admin = Admin.create(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+            OffsetAndMetadata offset = admin.listConsumerGroupOffsets(group)
+                    .partitionsToOffsetAndMetadata()
+                    .get()
+                    .get(partition);
+            return offset == null ? -1 : offset.offset();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String bootstrap() {
+        return Infrastructure.get().kafka().bootstrapServers();
+    }
+}
