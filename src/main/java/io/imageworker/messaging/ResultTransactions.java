@@ -3,6 +3,9 @@ package io.imageworker.messaging;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.KafkaClientConfig;
+import io.imageworker.support.WorkerMetrics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
@@ -78,16 +81,41 @@ public class ResultTransactions {
     private final String instance = UUID.randomUUID().toString().substring(0, 8);
     private final Map<String, Batcher> batchers = new ConcurrentHashMap<>();
     private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
+    private final Counter committedResults;
+    private final Counter failedTries;
+    private final Counter inDoubtCommitted;
+    private final Counter inDoubtNot;
     private Admin admin;
     /** How a transaction's commit is made: as it is, except in tests that lose its answer. */
     volatile CommitStep commitStep = Runnable::run;
 
     ResultTransactions(
-            @Identifier("default-kafka-broker") Map<String, Object> kafka, WorkerConfig config, PartitionWork work) {
+            @Identifier("default-kafka-broker") Map<String, Object> kafka,
+            WorkerConfig config,
+            PartitionWork work,
+            MeterRegistry registry) {
         this.kafka = kafka;
         this.config = config;
         this.work = work;
         this.enabled = config.transactions().enabled();
+        this.committedResults = WorkerMetrics.counter(
+                registry,
+                "image_worker_transactions_committed",
+                "Transactions committed with the results of finished requests and their offsets");
+        this.failedTries = WorkerMetrics.counter(
+                registry,
+                "image_worker_transactions_failed",
+                "Tries of a transaction of results that failed (tried again within the infrastructure patience)");
+        this.inDoubtCommitted = inDoubt(registry, "committed");
+        this.inDoubtNot = inDoubt(registry, "not_committed");
+    }
+
+    private static Counter inDoubt(MeterRegistry registry, String settled) {
+        return Counter.builder("image_worker_transactions_in_doubt")
+                .description("Commits of results that failed without saying whether they went through, by what the"
+                        + " committed offsets said (never published again when they had)")
+                .tag("settled", settled)
+                .register(registry);
     }
 
     /** Whether results go out in transactions (the default). */
@@ -373,6 +401,7 @@ public class ResultTransactions {
                         stillHeld.keySet().removeIf(partition -> !held.contains(partition.partition()));
                         boolean went = wentThrough(stillHeld);
                         inDoubt = null;
+                        (went ? inDoubtCommitted : inDoubtNot).increment();
                         if (went) {
                             Log.infof(
                                     "The transaction of %d result(s) of %s whose commit failed had gone through;"
@@ -390,9 +419,11 @@ public class ResultTransactions {
                         inDoubt = offsets;
                         throw e.getCause();
                     }
+                    committedResults.increment();
                     ended(pending);
                     return;
                 } catch (RuntimeException e) {
+                    failedTries.increment();
                     if (ResultPublisher.isTooLarge(e)) {
                         if (pending.size() > 1 && inDoubt == null) {
                             // Kafka does not say which record it refused: each result in a transaction of its own.

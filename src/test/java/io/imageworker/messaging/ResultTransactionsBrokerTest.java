@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,6 +41,7 @@ class ResultTransactionsBrokerTest {
     private final TopicPartition partition = new TopicPartition(requests, 0);
     private final PartitionWork work = new PartitionWork();
     private final AtomicBoolean armed = new AtomicBoolean(true);
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
     private ResultTransactions transactions;
 
@@ -65,6 +67,8 @@ class ResultTransactionsBrokerTest {
         assertThat(armed).as("the commit did fail once").isFalse();
         assertThat(committedResults()).containsExactly("r-1");
         assertThat(committedOffset()).isEqualTo(1);
+        assertThat(inDoubt("committed")).isEqualTo(1);
+        assertThat(inDoubt("not_committed")).isZero();
     }
 
     @Test
@@ -83,12 +87,22 @@ class ResultTransactionsBrokerTest {
         assertThat(armed).as("the commit did fail once").isFalse();
         assertThat(committedResults()).containsExactly("r-1");
         assertThat(committedOffset()).isEqualTo(1);
+        assertThat(inDoubt("not_committed")).isEqualTo(1);
+        assertThat(registry.get("image_worker_transactions_committed").counter().count())
+                .isEqualTo(1);
+    }
+
+    private double inDoubt(String settled) {
+        return registry.get("image_worker_transactions_in_doubt")
+                .tag("settled", settled)
+                .counter()
+                .count();
     }
 
     private void start() {
         Infrastructure.get().kafka().createTopics(1, requests, results);
         transactions = new ResultTransactions(
-                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()), TestConfig.worker(), work);
+                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()), TestConfig.worker(), work, registry);
         transactions.groupOf(requests, new ConsumerGroupMetadata(group));
         work.assigned(List.of(partition), Map.of());
     }
