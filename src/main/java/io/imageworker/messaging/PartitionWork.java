@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.logging.Log;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -33,6 +34,8 @@ public class PartitionWork {
     private final Map<TopicPartition, Progress> partitions = new HashMap<>();
     private final Set<TopicPartition> revoked = new HashSet<>();
     private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
+    /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
+    private boolean uncommittable;
 
     /** Bookkeeping without metrics, for tests. */
     PartitionWork() {}
@@ -193,6 +196,16 @@ public class PartitionWork {
         return !revoked.contains(partition);
     }
 
+    /**
+     * A commit of results was refused because the group no longer knows this worker as a member of its generation (a
+     * session that expired during a broker restart, say): a revocation in progress waits no longer, since no result of
+     * its requests can be committed until the next rebalance, which cannot come while the revocation blocks the poll.
+     */
+    public synchronized void uncommittable() {
+        uncommittable = true;
+        notifyAll();
+    }
+
     /** Requests in progress on these partitions now. */
     public synchronized int running(Collection<TopicPartition> these) {
         return these.stream()
@@ -213,8 +226,15 @@ public class PartitionWork {
         int before = running(taken);
         long deadline = System.nanoTime() + grace.toNanos();
         long remaining;
-        while (running(taken) > 0 && (remaining = deadline - System.nanoTime()) > 0) {
+        uncommittable = false;
+        while (running(taken) > 0 && !uncommittable && (remaining = deadline - System.nanoTime()) > 0) {
             wait(Math.max(1, remaining / 1_000_000));
+        }
+        if (uncommittable) {
+            Log.warnf(
+                    "Rebalance: the group refuses this worker's commits (it is no longer a member, or not of this"
+                            + " generation); not waiting for the %d request(s) in progress on %s",
+                    running(taken), taken);
         }
         int givenUp = running(taken);
         Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
@@ -231,7 +251,7 @@ public class PartitionWork {
                 });
             }
         }
-        return new Release(commits, before - givenUp, givenUp);
+        return new Release(commits, before - givenUp, givenUp, uncommittable);
     }
 
     /**
@@ -241,8 +261,11 @@ public class PartitionWork {
      *     above it in the metadata ({@link FinishedAbove})
      * @param finished requests that ended while the release waited
      * @param givenUp requests still running when the grace ended: their records go to the new owner
+     * @param uncommittable the group refused this worker's commits during the wait ({@link #uncommittable()}): the
+     *     commits would be refused too
      */
-    public record Release(Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp) {}
+    public record Release(
+            Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp, boolean uncommittable) {}
 
     /** The requests of one partition. */
     private static final class Progress {

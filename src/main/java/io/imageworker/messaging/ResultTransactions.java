@@ -34,6 +34,7 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsOptions;
 import org.apache.kafka.clients.admin.ListConsumerGroupOffsetsSpec;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -424,6 +425,10 @@ public class ResultTransactions {
                     return;
                 } catch (RuntimeException e) {
                     failedTries.increment();
+                    if (e instanceof CommitFailedException) {
+                        // Not a member of the group's generation: a revocation waiting for these results waits in vain.
+                        work.uncommittable();
+                    }
                     if (ResultPublisher.isTooLarge(e)) {
                         if (pending.size() > 1 && inDoubt == null) {
                             // Kafka does not say which record it refused: each result in a transaction of its own.

@@ -134,7 +134,7 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
             Thread.currentThread().interrupt();
             return;
         }
-        if (!lost && !release.commits().isEmpty()) {
+        if (!lost && !release.uncommittable() && !release.commits().isEmpty()) {
             if (transactions.enabled()) {
                 // After the transaction in progress, never below an offset one committed with its results.
                 transactions.commitReleased(release.commits(), COMMITTED_TIMEOUT);

@@ -196,4 +196,23 @@ class PartitionWorkTest {
         assertThat(work.release(List.of(P0), Duration.ZERO).commits().get(P0).offset())
                 .isEqualTo(31);
     }
+
+    @Test
+    void aRevocationWaitsNoLongerOnceTheGroupRefusesThisWorkersCommits() throws Exception {
+        start(P0, 40);
+        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.release(List.of(P0), Duration.ofMinutes(5));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> !work.takes(P0));
+
+        work.uncommittable();
+
+        PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
+        assertThat(released.givenUp()).isEqualTo(1);
+        assertThat(work.runs(record(P0, 40))).isFalse();
+    }
 }
