@@ -64,8 +64,11 @@ public class Cancellations {
                 registry);
     }
 
-    /** Cancellations on {@code clock}, holding at most {@code maxHeld} cancels, each for {@code retention}. */
-    Cancellations(Clock clock, Duration retention, int maxHeld, boolean enabled, MeterRegistry registry) {
+    /**
+     * Cancellations on {@code clock}, holding at most {@code maxHeld} cancels, each for {@code retention}; on or off
+     * ({@code enabled}). Public for the tests of the layers above, which build one without the configuration.
+     */
+    public Cancellations(Clock clock, Duration retention, int maxHeld, boolean enabled, MeterRegistry registry) {
         if (retention.isNegative() || retention.isZero()) {
             throw new IllegalArgumentException("the cancel retention must be positive, got " + retention);
         }
