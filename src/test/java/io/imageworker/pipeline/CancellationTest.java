@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.testing.WorkerTestResource;
@@ -16,28 +17,43 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * Cancellation and the {@code producer} field (contract v1.2) on the real broker, with a worker that reads a cancel
  * topic of several partitions: a request cancelled before any of its calls left ends {@code CANCELLED} with no call,
  * whether the cancel comes while it waits for a slot, while it waits in Kafka, or before it is even sent; one whose
- * call is under way finishes and reports normally, with that one call.
+ * call is under way finishes and reports normally, with that one call. The worker has a spend cap, so that the last
+ * test can have a request held by the spend guard and cancel it there.
  */
 @QuarkusTest
 @WithTestResource(CancellationTest.WithCancelTopic.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CancellationTest extends PipelineTestSupport {
 
     /** The cancel topic of these tests. */
     static final String CANCELS = "image-cancel";
 
-    /** The tests' servers and settings, with cancellation on. */
+    /**
+     * The spend guard's cap on this worker's calls, on a budget log of its own, per day: room for every test, the last
+     * one filling it to have a request held by the guard.
+     */
+    static final int MAX_CALLS = 24;
+
+    /** The tests' servers and settings, with cancellation and a spend cap on. */
     public static class WithCancelTopic extends WorkerTestResource {
         @Override
         public Map<String, String> start() {
             Map<String, String> config = super.start();
             Infrastructure.get().kafka().createTopics(CANCELS);
             config.put("image-worker.topic.cancel", CANCELS);
+            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
+            config.put("image-worker.budget.max-calls", Integer.toString(MAX_CALLS));
+            config.put("image-worker.budget.window", "1d");
             return config;
         }
     }
@@ -50,6 +66,9 @@ class CancellationTest extends PipelineTestSupport {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    BudgetGuard budget;
 
     @Test
     void requestsCancelledWhileTheyWaitForASlotOrInKafkaMakeNoCallAndTheOthersComplete() {
@@ -154,6 +173,32 @@ class CancellationTest extends PipelineTestSupport {
 
         String unnamed = newId("unnamed");
         assertThat(ended(unnamed, "").has("producer")).isFalse();
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aRequestHeldByTheSpendGuardIsCancelledWhileItWaitsAndTakesNoPlace() {
+        // The day's budget filled, by requests that complete.
+        List<String> filling = new ArrayList<>();
+        for (int i = budget.used(); i < MAX_CALLS; i++) {
+            String id = newId("filling");
+            filling.add(id);
+            send(request(id, ""));
+        }
+        filling.forEach(id ->
+                assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());
+        String held = newId("held");
+        send(request(held, ""));
+        await().atMost(WITHIN).until(() -> budget.held() == 1);
+
+        cancel(held);
+        JsonNode event = body(result(held));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("CANCELLED");
+        assertThat(event.path("billing").path("calls").asInt()).isZero();
+        assertThat(callsFor(held)).isEmpty();
+        assertThat(budget.held()).isZero();
+        assertThat(budget.used()).isEqualTo(MAX_CALLS);
     }
 
     /** A cancel of {@code requestId}, keyed by it, as a producer sends one. */
