@@ -119,8 +119,8 @@ JAVA_OPTS_APPEND for the base image's run-java.sh: its two flags, the processor 
 
 {{/*
 The topics the worker uses, with the partitions each gets: the request and result topics (and the priority lane's and
-the image.started topic, when named) topics.partitions, the DLQ topics.dlqPartitions, and the spend guard's log one,
-when a cap is set. A list of "name:partitions".
+the image.started topic, when named) topics.partitions, the DLQ topics.dlqPartitions, the cancel topic one (when
+named), and the spend guard's log one, when a cap is set. A list of "name:partitions".
 */}}
 {{- define "image-worker.topics" -}}
 {{- $topics := list }}
@@ -128,6 +128,9 @@ when a cap is set. A list of "name:partitions".
 {{- $topics = append $topics (printf "%s:%d" . (int $.Values.topics.partitions)) }}
 {{- end }}
 {{- $topics = append $topics (printf "%s:%d" .Values.kafka.topics.dlq (int .Values.topics.dlqPartitions)) }}
+{{- with .Values.kafka.topics.cancel }}
+{{- $topics = append $topics (printf "%s:1" .) }}
+{{- end }}
 {{- if not (kindIs "invalid" .Values.budget.maxCalls) }}
 {{- $topics = append $topics (printf "%s:1" .Values.kafka.topics.budget) }}
 {{- end }}

@@ -25,7 +25,12 @@ public enum ErrorCode {
     /** The image could not be stored through every allowed retry. */
     STORAGE_ERROR(true),
     /** The spend guard refused another billed call. */
-    BUDGET_EXCEEDED(true);
+    BUDGET_EXCEEDED(true),
+    /**
+     * Contract v1.2: a record on the cancel topic named the request before any gateway call of it was made. Not
+     * retryable: the producer asked for it.
+     */
+    CANCELLED(false);
 
     private final boolean retryable;
 

@@ -3,6 +3,7 @@ package io.imageworker;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * An {@code image-request} that has passed validation against the event contract.
@@ -19,6 +20,8 @@ import java.util.Map;
  * @param metadata echoed unchanged on the result
  * @param count how many variants to make, 1 to {@link #MAX_COUNT} (contract v1.1): one gateway call each, one
  *     terminal event
+ * @param producer who asked (contract v1.2), 1 to 64 characters of {@code [A-Za-z0-9._-]}, or null when the request
+ *     names none ({@link #producerName()} is then {@value #DEFAULT_PRODUCER}); echoed on the result only when named
  */
 public record ImageRequest(
         String requestId,
@@ -31,8 +34,20 @@ public record ImageRequest(
         String keyPrefix,
         Instant deadline,
         Map<String, String> metadata,
-        int count) {
+        int count,
+        String producer) {
 
     /** The most variants one request may ask for. */
     public static final int MAX_COUNT = 8;
+
+    /** The producer of a request that names none (contract v1.2). */
+    public static final String DEFAULT_PRODUCER = "default";
+
+    /** The rule of a {@code producer} (contract v1.2). */
+    public static final Pattern PRODUCER = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+    /** Who asked: the request's {@code producer}, or {@value #DEFAULT_PRODUCER} when it names none. */
+    public String producerName() {
+        return producer == null ? DEFAULT_PRODUCER : producer;
+    }
 }

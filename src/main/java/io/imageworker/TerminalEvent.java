@@ -15,6 +15,12 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
     /** The request this event ends. */
     String requestId();
 
+    /**
+     * The request's {@code producer} (contract v1.2) when it named a valid one; null (absent from the event)
+     * otherwise, so that a consumer of an earlier contract sees what it always saw.
+     */
+    String producer();
+
     /** The CloudEvents type of this event. */
     @JsonIgnore
     String ceType();
@@ -35,7 +41,8 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
             int attempts,
             Billing billing,
             Timings timings,
-            Map<String, String> metadata)
+            Map<String, String> metadata,
+            String producer)
             implements TerminalEvent {
         @Override
         public String ceType() {
@@ -57,7 +64,8 @@ public sealed interface TerminalEvent permits TerminalEvent.Completed, TerminalE
             int attempts,
             Billing billing,
             Timings timings,
-            Map<String, String> metadata)
+            Map<String, String> metadata,
+            String producer)
             implements TerminalEvent {
         @Override
         public String ceType() {

@@ -88,6 +88,9 @@ public interface WorkerConfig {
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
 
+    /** Cancellation (contract v1.2), on when {@link Topic#cancel()} names a topic. */
+    Cancel cancel();
+
     /**
      * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
      * priority lane on ({@link Topic#requestPriority()}), a free slot goes to a waiting priority request first, except
@@ -258,6 +261,17 @@ public interface WorkerConfig {
         BudgetAction onExceeded();
     }
 
+    /** Cancellation settings (contract v1.2). */
+    interface Cancel {
+        /**
+         * How long a cancel is remembered, from its record's time ({@code IMAGE_WORKER_CANCEL_RETENTION}): a request
+         * that arrives within it is cancelled; after it the cancel is forgotten. Also how far back a worker that
+         * starts reads the cancel topic.
+         */
+        @WithDefault("1h")
+        Duration retention();
+    }
+
     /** What the spend guard does over its cap. */
     enum BudgetAction {
         /** Hold requests until the window allows another call. */
@@ -319,6 +333,13 @@ public interface WorkerConfig {
          * leaves, never waited for. Empty: none are published.
          */
         Optional<String> status();
+
+        /**
+         * Cancellations (contract v1.2): records {@code {"requestId": "..."}} keyed by {@code requestId}, on a
+         * compacted topic, read by every replica from all its partitions (no consumer group). A request named there
+         * before any gateway call of it was made ends {@code CANCELLED}. Empty: no cancellation.
+         */
+        Optional<String> cancel();
 
         /**
          * The spend guard's log, used only when {@code budget.max-calls} is set: every replica that names the same

@@ -18,6 +18,8 @@ public enum FailureKind {
     STALE_CONNECTION(CallCost.NOT_SENT, ErrorCode.UPSTREAM_ERROR),
     /** The spend guard allows no more calls in this window ({@code budget.on-exceeded=fail}): nothing was sent. */
     BUDGET_EXCEEDED(CallCost.NOT_SENT, ErrorCode.BUDGET_EXCEEDED),
+    /** Contract v1.2: the request was cancelled before any of its calls left: nothing was sent. */
+    CANCELLED(CallCost.NOT_SENT, ErrorCode.CANCELLED),
     /** 429: refused before any work, repeat after a back-off. */
     RATE_LIMITED(CallCost.REFUSED, ErrorCode.RATE_LIMITED),
     /** 401: the token is wrong, deleted, exhausted, or the header is malformed. */

@@ -15,6 +15,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The gateway loop of one request: call until the gateway gives an image or the retry policy gives up. Before each
@@ -22,6 +24,11 @@ import java.util.Optional;
  * backlog) and a place in the spend budget ({@link BudgetGuard}), holding no call slot meanwhile; the call itself runs
  * within the adaptive {@link ConcurrencyLimiter}; what a failed call cost decides whether and when it is tried again
  * ({@link RetryPolicy}). Every answer is accounted once: billing, metrics, budget, limiter and guard.
+ *
+ * <p>A {@link CallGate} decides, in its slot, right before each call leaves, whether it may: a request cancelled
+ * (contract v1.2) before any of its calls left ends {@code CANCELLED} with no call, also when the cancel comes while it
+ * waits for the gateway guard, the spend guard or a slot (the wait is cut short, a place taken in the budget given
+ * back); once a call of the request has left, the gate lets every later one go.
  *
  * <p>From SIGTERM on ({@link Shutdown}) no call starts: a request that would make one, or waits for one (a pause, a
  * back-off, the budget), ends as {@link AbandonedException} and is redelivered, while a call in flight finishes. Once
@@ -71,7 +78,57 @@ public class GatewayCalls {
      */
     public Uni<Result> call(
             String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
-        return new Attempts(requestId, request, lane, sent, memory).next();
+        return call(requestId, request, lane, sent, memory, CallGate.OPEN);
+    }
+
+    /**
+     * {@link #call(String, GatewayRequest, Lane, CallSent, MemoryBudget.Lease)}, each call leaving only if {@code
+     * gate} lets it: otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
+     */
+    public Uni<Result> call(
+            String requestId,
+            GatewayRequest request,
+            Lane lane,
+            CallSent sent,
+            MemoryBudget.Lease memory,
+            CallGate gate) {
+        return new Attempts(requestId, request, lane, sent, memory, gate).next();
+    }
+
+    /**
+     * Whether the calls of a request may leave (contract v1.2, cancellation): asked right before each call is sent,
+     * and able to cut short the waits before it.
+     */
+    public interface CallGate {
+        /** A gate that lets every call go. */
+        CallGate OPEN = new CallGate() {
+            @Override
+            public boolean cancelled() {
+                return false;
+            }
+
+            @Override
+            public boolean mayCall() {
+                return true;
+            }
+
+            @Override
+            public <T> Uni<T> unlessCancelled(Uni<T> wait, Supplier<T> whenCancelled) {
+                return wait;
+            }
+        };
+
+        /** Whether the request is cancelled: no call of it will leave. Claims nothing. */
+        boolean cancelled();
+
+        /**
+         * Asked in the call's slot, right before it leaves: whether it may. True once any call of the request has
+         * left; false when the request was cancelled before that. Must return at once.
+         */
+        boolean mayCall();
+
+        /** {@code wait}, or {@code whenCancelled}'s item if the request is cancelled meanwhile (the wait cancelled). */
+        <T> Uni<T> unlessCancelled(Uni<T> wait, Supplier<T> whenCancelled);
     }
 
     /** Told as each call leaves for the gateway, on the thread that sends it: must return at once and never throw. */
@@ -105,6 +162,15 @@ public class GatewayCalls {
     /** A call's answer and the call's span. */
     private record Sent(GatewayAnswer answer, Span span) {}
 
+    /** The gate refused a call in its slot: the request was cancelled before any of its calls left. */
+    private static final class CancelledBeforeCall extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        CancelledBeforeCall() {
+            super("cancelled before any gateway call", null, false, false);
+        }
+    }
+
     /** The attempts of one request: the only mutable state of the loop, confined to it. */
     private final class Attempts {
         private final String requestId;
@@ -112,6 +178,10 @@ public class GatewayCalls {
         private final Lane lane;
         private final CallSent sent;
         private final MemoryBudget.Lease memory;
+        private final CallGate gate;
+        /** True while this loop holds a place in the spend budget that no call has used yet. */
+        private final AtomicBoolean placeUnused = new AtomicBoolean();
+
         private final Instant startedAt = Instant.now();
         private Billing billing = Billing.NONE;
         private int attempts;
@@ -119,7 +189,14 @@ public class GatewayCalls {
         private int unknownAttempts;
         private long gatewayMs;
 
-        Attempts(String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
+        Attempts(
+                String requestId,
+                GatewayRequest request,
+                Lane lane,
+                CallSent sent,
+                MemoryBudget.Lease memory,
+                CallGate gate) {
+            this.gate = gate;
             this.requestId = requestId;
             this.request = request;
             this.lane = lane;
@@ -131,27 +208,66 @@ public class GatewayCalls {
             if (!shutdown.callsAllowed()) {
                 return abandoned();
             }
+            if (gate.cancelled()) {
+                return Uni.createFrom().item(cancelled());
+            }
             long queuedSince = System.nanoTime();
-            // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call.
-            return shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve()))
-                    .chain(allowed -> allowed
-                            ? limiter.run(lane, () -> memory.reserve(sizes.reservation(request.size()))
-                                            .chain(() -> send(queuedSince)))
-                                    .chain(this::onAnswer)
-                            : Uni.createFrom()
+            // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call,
+            // and so does a cancel (a null verdict).
+            return gate.unlessCancelled(
+                            shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve())),
+                            () -> null)
+                    .chain(allowed -> {
+                        if (allowed == null) {
+                            return Uni.createFrom().item(cancelled());
+                        }
+                        if (!allowed) {
+                            return Uni.createFrom()
                                     .item(ended(GatewayFailure.noAnswer(
                                             FailureKind.BUDGET_EXCEEDED,
                                             "the spend guard allows no more gateway calls in this window"
-                                                    + " (IMAGE_WORKER_BUDGET_MAX_CALLS)"))));
+                                                    + " (IMAGE_WORKER_BUDGET_MAX_CALLS)")));
+                        }
+                        placeUnused.set(true);
+                        // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
+                        return gate.unlessCancelled(
+                                limiter.run(lane, () -> memory.reserve(sizes.reservation(request.size()))
+                                                .chain(() -> send(queuedSince)))
+                                        .chain(this::onAnswer)
+                                        .onFailure(CancelledBeforeCall.class)
+                                        .recoverWithItem(this::cancelled),
+                                this::cancelled);
+                    });
+        }
+
+        /**
+         * The loop's end when the request is cancelled before any of its calls left: the place it took in the spend
+         * budget, if any, given back (once, whichever path sees the cancel first).
+         */
+        private Result cancelled() {
+            if (placeUnused.compareAndSet(true, false)) {
+                budget.settle(Billing.CallCost.NOT_SENT);
+            }
+            return ended(GatewayFailure.noAnswer(
+                    FailureKind.CANCELLED,
+                    "cancelled before any gateway call was made (a record on the cancel topic named this request)"));
         }
 
         /** One call, in a span of its own that {@link #onAnswer} ends once it knows what comes next. */
         private Uni<Sent> send(long queuedSince) {
             if (!shutdown.callsAllowed()) {
                 // Draining: a call started now could be cut off by the exit, then billed again by the next worker.
-                budget.settle(Billing.CallCost.NOT_SENT);
+                if (placeUnused.compareAndSet(true, false)) {
+                    budget.settle(Billing.CallCost.NOT_SENT);
+                }
                 return abandoned();
             }
+            if (!gate.mayCall()) {
+                // Cancelled before any call of the request left: this one never does (cancelled() gives the place).
+                return Uni.createFrom().failure(new CancelledBeforeCall());
+            }
+            // The call leaves: it accounts for its place in the budget (onAnswer).
+            placeUnused.set(false);
             return tracing.withRequestSpan(parent -> {
                 long queuedMs = (System.nanoTime() - queuedSince) / 1_000_000;
                 Span span = tracing.client(parent, "gateway call");

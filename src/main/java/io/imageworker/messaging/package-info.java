@@ -14,7 +14,9 @@
  * finished above its offset ({@link io.imageworker.messaging.FinishedAbove}); {@link
  * io.imageworker.messaging.PartitionWork} tracks the requests in progress per partition, and {@link
  * io.imageworker.messaging.RevocationGrace} lets those on partitions taken away finish and commit before they go.
- * {@link io.imageworker.messaging.IdleConnector} is the source of the priority lane when it is off.
+ * {@link io.imageworker.messaging.IdleConnector} is the source of the priority lane when it is off. {@link
+ * io.imageworker.messaging.CancelReader} reads the optional cancel topic (contract v1.2) from every partition, without
+ * a consumer group, and hands each cancel to {@code processing.Cancellations}.
  *
  * <p>It may use every package below it; no package may use it, so Kafka's records, channels and commits stay here.
  */

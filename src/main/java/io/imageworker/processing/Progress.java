@@ -63,6 +63,11 @@ record Progress(
         return ended.isEmpty() && request.deadline() != null && startedAt.isAfter(request.deadline());
     }
 
+    /** Whether an earlier attempt made gateway calls for the request (its recorded variants): no cancel undoes them. */
+    boolean called() {
+        return ended.stream().anyMatch(variant -> variant.attempts() > 0);
+    }
+
     /** The numbers of the variants still to make, in call order. */
     List<Integer> pending() {
         return IntStream.rangeClosed(1, request.count())
@@ -136,7 +141,8 @@ record Progress(
                     attempts,
                     billing,
                     timings(gatewayMs, null),
-                    request.metadata());
+                    request.metadata(),
+                    request.producer());
         }
         VariantOutcome first = delivered.get(0);
         return new TerminalEvent.Completed(
@@ -153,7 +159,8 @@ record Progress(
                 timings(
                         gatewayMs,
                         sum(delivered.stream().map(VariantOutcome::storeMs).toList())),
-                request.metadata());
+                request.metadata(),
+                request.producer());
     }
 
     /**
@@ -182,7 +189,8 @@ record Progress(
                 0,
                 Billing.NONE,
                 new TerminalEvent.Timings(receivedAt, now, now, null, null),
-                RequestValidator.echoableMetadata(json));
+                RequestValidator.echoableMetadata(json),
+                RequestValidator.echoableProducer(json));
     }
 
     private TerminalEvent.SizeReport sizeReport(ImageSize actual, Boolean matched) {

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
 
 /**
  * The story of one request, top to bottom: already recorded? replay it. Else validate, recall the variants an
- * earlier attempt recorded, check the deadline, plan the call (size, references), make the variants (call the gateway,
+ * earlier attempt recorded, check for a cancel (contract v1.2) and the deadline, plan the call (size, references), make the variants (call the gateway,
  * take each image out of its answer, store it: {@link Variants}), record the outcome. The returned event is published
  * by the caller, which then commits.
  *
@@ -39,6 +39,7 @@ public class RequestProcessor {
     private final WorkerMetrics metrics;
     private final Shutdown shutdown;
     private final Tracing tracing;
+    private final Cancellations cancellations;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
 
     RequestProcessor(
@@ -48,7 +49,9 @@ public class RequestProcessor {
             Variants variants,
             WorkerMetrics metrics,
             Shutdown shutdown,
-            Tracing tracing) {
+            Tracing tracing,
+            Cancellations cancellations) {
+        this.cancellations = cancellations;
         this.ledger = ledger;
         this.validator = validator;
         this.planner = planner;
@@ -111,18 +114,33 @@ public class RequestProcessor {
                 });
     }
 
-    /** A valid request whose earlier variants are known: expired, or planned and made. */
+    /**
+     * A valid request whose earlier variants are known: cancelled (contract v1.2: a cancel came before any of its
+     * calls), expired, or planned and made, its calls let go by its cancellation ticket.
+     */
     private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane, Consumer<ImageStarted> started) {
+        Cancellations.Ticket ticket = cancellations.ticket(recalled.request().requestId(), recalled.called());
+        if (ticket.cancelled()) {
+            ticket.close();
+            return Uni.createFrom()
+                    .item(recalled.stopped(
+                            ErrorCode.CANCELLED,
+                            "cancelled before any gateway call was made (a record on the cancel topic named this"
+                                    + " request)"));
+        }
         if (recalled.expired()) {
+            ticket.close();
             return Uni.createFrom()
                     .item(recalled.stopped(
                             ErrorCode.EXPIRED,
                             "the deadline " + recalled.request().deadline() + " passed before the work started"));
         }
         return endedAs(recalled, planner.plan(recalled.request()).chain(plan -> variants.make(
-                        recalled.sized(plan.size()), plan, lane, started)
+                                recalled.sized(plan.size()), plan, lane, started, ticket)
+                        .onTermination()
+                        .invoke(plan::release)))
                 .onTermination()
-                .invoke(plan::release)));
+                .invoke(ticket::close);
     }
 
     /** {@code work}, or the event of {@code progress} stopped where a stage refused to go on, or by a defect. */
@@ -152,7 +170,11 @@ public class RequestProcessor {
         if (failure != null) {
             return Uni.createFrom().failure(failure);
         }
-        return outcome.replayed() ? Uni.createFrom().item(outcome.event()) : ledger.record(outcome.event());
+        if (outcome.replayed()) {
+            return Uni.createFrom().item(outcome.event());
+        }
+        cancellations.ended(outcome.event());
+        return ledger.record(outcome.event());
     }
 
     /** A request's event, and whether it was replayed from its record. */

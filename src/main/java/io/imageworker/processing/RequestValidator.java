@@ -79,6 +79,19 @@ public class RequestValidator {
                 : null;
     }
 
+    /**
+     * The producer as an event may echo it (contract v1.2): the request's {@code producer} when it follows the rule,
+     * otherwise null, which leaves it out of the event (as when the request names none).
+     */
+    public static String echoableProducer(JsonNode json) {
+        JsonNode node = json.get("producer");
+        return node != null
+                        && node.isTextual()
+                        && ImageRequest.PRODUCER.matcher(node.asText()).matches()
+                ? node.asText()
+                : null;
+    }
+
     /** The accepted request, or the reason it breaks the contract. */
     public Result validate(JsonNode json) {
         try {
@@ -129,7 +142,20 @@ public class RequestValidator {
                 keyPrefix(json),
                 deadline(json),
                 metadata(json),
-                count(json));
+                count(json),
+                producer(json));
+    }
+
+    /**
+     * {@code producer} (contract v1.2): absent (or null) is none, the {@code default} producer; otherwise 1 to 64
+     * characters of {@code [A-Za-z0-9._-]}.
+     */
+    private static String producer(JsonNode json) {
+        String producer = optionalText(json, "producer");
+        if (producer != null && !ImageRequest.PRODUCER.matcher(producer).matches()) {
+            throw new Refusal("producer must be 1 to 64 characters of [A-Za-z0-9._-], not " + quote(producer));
+        }
+        return producer;
     }
 
     /**

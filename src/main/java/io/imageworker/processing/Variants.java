@@ -69,16 +69,22 @@ class Variants {
 
     /**
      * Makes every variant still to make, at once, and gives the request's terminal event. {@code started} is told of
-     * the first call of each attempt number ({@code image.started}); it must return at once.
+     * the first call of each attempt number ({@code image.started}); it must return at once. {@code gate} lets each
+     * call leave or not (a request cancelled before any of its calls left: every variant ends {@code CANCELLED}).
      */
-    Uni<TerminalEvent> make(Progress sized, CallPlanner.Plan plan, Lane lane, Consumer<ImageStarted> started) {
+    Uni<TerminalEvent> make(
+            Progress sized,
+            CallPlanner.Plan plan,
+            Lane lane,
+            Consumer<ImageStarted> started,
+            GatewayCalls.CallGate gate) {
         List<Integer> pending = sized.pending();
         if (pending.isEmpty()) {
             return Uni.createFrom().item(sized.ended(List.of()));
         }
         Starts starts = new Starts(sized.request(), started);
         List<Uni<VariantOutcome>> variants = pending.stream()
-                .map(number -> variant(sized, plan, number, lane, starts))
+                .map(number -> variant(sized, plan, number, lane, starts, gate))
                 .toList();
         // Every variant runs to its end, even when another fails: an image still coming is stored and recorded.
         return Uni.join()
@@ -105,11 +111,12 @@ class Variants {
      * One variant, its bytes held by a lease of its own in the memory budget from the reservation of its call to the
      * end of its store: no call is sent while the budget is full ({@link GatewayCalls}).
      */
-    private Uni<VariantOutcome> variant(Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts) {
+    private Uni<VariantOutcome> variant(
+            Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts, GatewayCalls.CallGate gate) {
         ImageRequest request = sized.request();
         return Uni.createFrom().deferred(() -> {
             MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
-            return gateway.call(request.requestId(), plan.request(), lane, starts.of(number), lease)
+            return gateway.call(request.requestId(), plan.request(), lane, starts.of(number), lease, gate)
                     .chain(calls -> calls.image() == null
                             ? Uni.createFrom().item(sized.failed(number, calls))
                             : keep(sized, plan, number, calls, lease))

@@ -92,6 +92,43 @@ class HelmChartProductionTest {
     }
 
     @Test
+    void theCancelTopicOfContractOnePointTwoIsOffUntilNamedThenCreatedCompacted() {
+        Map<String, Rendering.Variable> off =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        assertThat(off.get("IMAGE_WORKER_TOPIC_CANCEL").value()).isEmpty();
+        assertThat(off.get("IMAGE_WORKER_CANCEL_RETENTION").value()).isEqualTo("1h");
+
+        Map<String, Object> values = Map.of("kafka.topics.cancel", "image-cancel", "cancel.retention", "2h");
+        Rendering withHooks = HelmChart.renderWithHooks(DEFAULTS, values);
+        Container topics = withHooks
+                .one(Job.class)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
+        assertThat(env(topics).get("TOPICS").split(" ")).contains("image-cancel:1");
+        assertThat(env(topics)).containsEntry("CANCEL_TOPIC", "image-cancel");
+        assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact");
+        Map<String, Rendering.Variable> on = HelmChart.render(DEFAULTS, values).environment();
+        assertThat(on.get("IMAGE_WORKER_TOPIC_CANCEL").value()).isEqualTo("image-cancel");
+        assertThat(on.get("IMAGE_WORKER_CANCEL_RETENTION").value()).isEqualTo("2h");
+
+        List<StrictManifests.KafkaTopic> strimzi = HelmChart.renderWithHooks(
+                        DEFAULTS,
+                        Map.of(
+                                "topics.create", "strimzi",
+                                "topics.strimzi.cluster", "events",
+                                "kafka.topics.cancel", "image-cancel"))
+                .all(StrictManifests.KafkaTopic.class)
+                .filter(topic -> topic.spec().topicName().equals("image-cancel"))
+                .toList();
+        assertThat(strimzi).hasSize(1);
+        assertThat(strimzi.get(0).spec().partitions()).isEqualTo(1);
+        assertThat(strimzi.get(0).spec().config()).containsEntry("cleanup.policy", "compact");
+    }
+
+    @Test
     void theTopicJobPodIsNotTakenForAWorker() {
         Rendering withHooks =
                 HelmChart.renderWithHooks(DEFAULTS, Map.of("podDisruptionBudget.enabled", true, "replicaCount", 2));

@@ -67,7 +67,7 @@ class AsyncApiDocumentTest {
     }
 
     @Test
-    void isAnAsyncApi3DocumentOfTheFourTopicsAndTheTwoOptionalOnes() throws IOException {
+    void isAnAsyncApi3DocumentOfTheFourTopicsAndTheThreeOptionalOnes() throws IOException {
         JsonNode document = document();
 
         assertThat(document.path("asyncapi").asText()).isEqualTo("3.0.0");
@@ -81,7 +81,8 @@ class AsyncApiDocumentTest {
                         "image-completed",
                         "image-failed",
                         "image-request-dlq",
-                        "image-status");
+                        "image-status",
+                        "image-cancel");
         // Every local reference points at something.
         for (String reference : references(document)) {
             if (reference.startsWith("#/")) {
@@ -183,6 +184,7 @@ class AsyncApiDocumentTest {
                 "{\"requestId\":\"r-1\"}",
                 "{\"requestId\":\"r-1\",\"prompt\":\"   \"}",
                 "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"count\":9}",
+                "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"producer\":\"team a\"}",
                 "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"size\":\"big\"}",
                 "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"operation\":\"edit\"}",
                 "{\"requestId\":\"r-1\",\"prompt\":\"a\",\"deadline\":\"tomorrow\"}",

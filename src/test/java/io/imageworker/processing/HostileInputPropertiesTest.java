@@ -186,7 +186,8 @@ class HostileInputPropertiesTest {
                 0,
                 io.imageworker.Billing.NONE,
                 new TerminalEvent.Timings(Instant.EPOCH, Instant.EPOCH, Instant.EPOCH, null, null),
-                request.metadata());
+                request.metadata(),
+                request.producer());
         assertTimeoutPreemptively(IN_TIME, () -> mapper.writeValueAsBytes(event));
     }
 

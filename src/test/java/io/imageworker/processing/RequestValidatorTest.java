@@ -231,4 +231,39 @@ class RequestValidatorTest {
         assertThat(refusal(json)).startsWith("count must be an integer from 1 to 8");
         assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
     }
+
+    @ParameterizedTest(name = "producer {0} is {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {"|default", "\"catalogue\"|catalogue", "\"a.B_9-z\"|a.B_9-z"})
+    void acceptsAProducerOfTheRuleAndTakesNoneAsTheDefault(String producer, String name) throws Exception {
+        String json =
+                "{\"requestId\":\"r\",\"prompt\":\"p\"" + (producer == null ? "" : ",\"producer\":" + producer) + "}";
+
+        assertThat(valid(json).producerName()).isEqualTo(name);
+        assertThat(valid(json).producer()).isEqualTo(name.equals("default") ? null : name);
+        assertThat(EventContract.requestProblems(mapper.readTree(json))).isEmpty();
+    }
+
+    @ParameterizedTest(name = "producer {0}")
+    @ValueSource(strings = {"\"\"", "\"team a\"", "\"a/b\"", "\"caf\u00e9\"", "7", "[\"a\"]", "{}"})
+    void refusesAProducerThatBreaksTheRuleWithNoCallAndEchoesNone(String producer) throws Exception {
+        String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":" + producer + "}";
+
+        RequestValidator.Result result = validate(json);
+        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
+        assertThat(((RequestValidator.Result.Invalid) result).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(refusal(json)).startsWith("producer must be");
+        assertThat(RequestValidator.echoableProducer(mapper.readTree(json))).isNull();
+        assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
+    }
+
+    @Test
+    void refusesAProducerOfSixtyFiveCharacters() throws Exception {
+        assertThat(valid("{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":\"" + "p".repeat(64) + "\"}")
+                        .producer())
+                .hasSize(64);
+        assertThat(refusal("{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":\"" + "p".repeat(65) + "\"}"))
+                .startsWith("producer must be");
+    }
 }

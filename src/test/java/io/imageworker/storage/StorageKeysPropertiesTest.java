@@ -118,6 +118,17 @@ class StorageKeysPropertiesTest {
 
     private static ImageRequest request(String requestId, int count, String keyPrefix) {
         return new ImageRequest(
-                requestId, Operation.GENERATE, "a cat", null, null, List.of(), null, keyPrefix, null, Map.of(), count);
+                requestId,
+                Operation.GENERATE,
+                "a cat",
+                null,
+                null,
+                List.of(),
+                null,
+                keyPrefix,
+                null,
+                Map.of(),
+                count,
+                null);
     }
 }

@@ -1,0 +1,212 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.gateway.BudgetGuard;
+import io.imageworker.gateway.ConcurrencyLimiter;
+import io.imageworker.processing.Cancellations;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.infra.Infrastructure;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * Cancellation and the {@code producer} field (contract v1.2) on the real broker, with a worker that reads a cancel
+ * topic of several partitions: a request cancelled before any of its calls left ends {@code CANCELLED} with no call,
+ * whether the cancel comes while it waits for a slot, while it waits in Kafka, or before it is even sent; one whose
+ * call is under way finishes and reports normally, with that one call. The worker has a spend cap, so that the last
+ * test can have a request held by the spend guard and cancel it there.
+ */
+@QuarkusTest
+@WithTestResource(CancellationTest.WithCancelTopic.class)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class CancellationTest extends PipelineTestSupport {
+
+    /** The cancel topic of these tests. */
+    static final String CANCELS = "image-cancel";
+
+    /**
+     * The spend guard's cap on this worker's calls, on a budget log of its own, per day: room for every test, the last
+     * one filling it to have a request held by the guard.
+     */
+    static final int MAX_CALLS = 24;
+
+    /** The tests' servers and settings, with cancellation and a spend cap on. */
+    public static class WithCancelTopic extends WorkerTestResource {
+        @Override
+        public Map<String, String> start() {
+            Map<String, String> config = super.start();
+            Infrastructure.get().kafka().createTopics(CANCELS);
+            config.put("image-worker.topic.cancel", CANCELS);
+            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
+            config.put("image-worker.budget.max-calls", Integer.toString(MAX_CALLS));
+            config.put("image-worker.budget.window", "1d");
+            return config;
+        }
+    }
+
+    @Inject
+    ConcurrencyLimiter limiter;
+
+    @Inject
+    Cancellations cancellations;
+
+    @Inject
+    MeterRegistry registry;
+
+    @Inject
+    BudgetGuard budget;
+
+    @Test
+    void requestsCancelledWhileTheyWaitForASlotOrInKafkaMakeNoCallAndTheOthersComplete() {
+        // The worker's consumer has its partitions (a worker just started may still be joining the group).
+        String first = newId("warm");
+        assertThat(ended(first, "").path("image").isObject()).isTrue();
+        double cancelledBefore = cancelledCount();
+        // Slow calls: the four slots stay taken while the cancels come.
+        gateway.control().setLatency(Duration.ofSeconds(3));
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            String id = newId("queued");
+            ids.add(id);
+            send(request(id, ""));
+        }
+        // Four calls in flight, four more requests waiting for a slot, the rest held in Kafka by the in-progress limit.
+        await().atMost(WITHIN)
+                .until(() -> gateway.imageCallsInFlight() == 4
+                        && limiter.waiting() == 4
+                        && ids.stream().filter(id -> !callsFor(id).isEmpty()).count() == 4);
+        List<String> waiting = ids.stream().filter(id -> callsFor(id).isEmpty()).toList();
+        assertThat(waiting).hasSize(8);
+        List<String> cancelled = waiting.subList(0, 6);
+        cancelled.forEach(CancellationTest::cancel);
+
+        for (String id : ids) {
+            JsonNode event = body(result(id));
+            if (cancelled.contains(id)) {
+                assertThat(event.path("error").path("code").asText()).as(id).isEqualTo("CANCELLED");
+                assertThat(event.path("attempts").asInt()).isZero();
+                assertThat(event.path("billing").path("calls").asInt()).isZero();
+                assertThat(callsFor(id)).as("calls of %s", id).isEmpty();
+            } else {
+                assertThat(event.path("image").isObject()).as(id).isTrue();
+                assertThat(callsFor(id)).hasSize(1);
+            }
+        }
+        assertThat(cancelledCount() - cancelledBefore).isEqualTo(6.0);
+    }
+
+    @Test
+    void aCancelThatComesDuringTheCallLetsItFinishAndReportNormally() {
+        gateway.control().setLatency(Duration.ofSeconds(2));
+        String id = newId("calling");
+        send(request(id, "\"producer\":\"edits\""));
+        await().atMost(WITHIN).until(() -> callsFor(id).size() == 1);
+
+        cancel(id);
+        await().atMost(WITHIN).until(() -> cancellations.isCancelled(id));
+        JsonNode event = body(result(id));
+
+        assertThat(event.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
+        assertThat(event.path("billing").path("calls").asInt()).isEqualTo(1);
+        assertThat(event.path("producer").asText()).isEqualTo("edits");
+        assertThat(callsFor(id)).hasSize(1);
+    }
+
+    @Test
+    void aCancelThatComesBeforeItsRequestCancelsItWithNoCall() {
+        String id = newId("early");
+        cancel(id);
+        await().atMost(WITHIN).until(() -> cancellations.isCancelled(id));
+
+        JsonNode event = ended(id, "\"producer\":\"catalogue\",\"count\":2");
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("CANCELLED");
+        assertThat(event.path("error").path("retryable").asBoolean()).isFalse();
+        assertThat(event.path("attempts").asInt()).isZero();
+        assertThat(event.path("billing").path("calls").asInt()).isZero();
+        assertThat(event.path("variants").path("delivered").asInt()).isZero();
+        assertThat(event.path("producer").asText()).isEqualTo("catalogue");
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    @Test
+    void anInvalidProducerIsRefusedWithNoCallAndAValidOneIsEchoed() {
+        String invalid = newId("badproducer");
+        JsonNode refused = ended(invalid, "\"producer\":\"team a/b\"");
+
+        assertThat(refused.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(refused.path("error").path("message").asText()).contains("producer");
+        assertThat(refused.has("producer")).isFalse();
+        assertThat(callsFor(invalid)).isEmpty();
+
+        String tooLong = newId("longproducer");
+        assertThat(ended(tooLong, "\"producer\":\"" + "p".repeat(65) + "\"")
+                        .path("error")
+                        .path("code")
+                        .asText())
+                .isEqualTo("INVALID_REQUEST");
+        assertThat(ended(newId("numberproducer"), "\"producer\":7")
+                        .path("error")
+                        .path("code")
+                        .asText())
+                .isEqualTo("INVALID_REQUEST");
+        assertThat(callsFor(tooLong)).isEmpty();
+
+        String named = newId("named");
+        JsonNode completed = ended(named, "\"producer\":\"catalogue.v2_A-1\"");
+        assertThat(completed.path("image").isObject()).isTrue();
+        assertThat(completed.path("producer").asText()).isEqualTo("catalogue.v2_A-1");
+
+        String unnamed = newId("unnamed");
+        assertThat(ended(unnamed, "").has("producer")).isFalse();
+    }
+
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aRequestHeldByTheSpendGuardIsCancelledWhileItWaitsAndTakesNoPlace() {
+        // The day's budget filled, by requests that complete.
+        List<String> filling = new ArrayList<>();
+        for (int i = budget.used(); i < MAX_CALLS; i++) {
+            String id = newId("filling");
+            filling.add(id);
+            send(request(id, ""));
+        }
+        filling.forEach(id ->
+                assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());
+        String held = newId("held");
+        send(request(held, ""));
+        await().atMost(WITHIN).until(() -> budget.held() == 1);
+
+        cancel(held);
+        JsonNode event = body(result(held));
+
+        assertThat(event.path("error").path("code").asText()).isEqualTo("CANCELLED");
+        assertThat(event.path("billing").path("calls").asInt()).isZero();
+        assertThat(callsFor(held)).isEmpty();
+        assertThat(budget.held()).isZero();
+        assertThat(budget.used()).isEqualTo(MAX_CALLS);
+    }
+
+    /** A cancel of {@code requestId}, keyed by it, as a producer sends one. */
+    private static void cancel(String requestId) {
+        kafka.send(CANCELS, requestId, "{\"requestId\":\"" + requestId + "\"}", Map.of());
+    }
+
+    private double cancelledCount() {
+        return registry.get("image_worker_requests_cancelled").counter().count();
+    }
+}

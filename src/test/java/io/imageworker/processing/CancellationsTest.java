@@ -1,0 +1,189 @@
+package io.imageworker.processing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.imageworker.Billing;
+import io.imageworker.ErrorCode;
+import io.imageworker.TerminalEvent;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.smallrye.mutiny.Uni;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The cancels a worker remembers, on a clock the test moves: kept for the retention from their time, then forgotten. */
+class CancellationsTest {
+
+    private static final Duration RETENTION = Duration.ofHours(1);
+
+    private final MovingClock clock = new MovingClock(Instant.parse("2026-01-05T10:00:00Z"));
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final Cancellations cancellations = new Cancellations(clock, RETENTION, 3, true, registry);
+
+    @Test
+    void aCancelIsRememberedForTheRetentionFromItsRecordsTimeThenForgotten() {
+        cancellations.cancel("r-1", clock.millis());
+        clock.advance(Duration.ofMinutes(59));
+
+        assertThat(cancellations.isCancelled("r-1")).isTrue();
+        assertThat(cancellations.isCancelled("r-2")).isFalse();
+        assertThat(cancellations.held()).isEqualTo(1);
+
+        clock.advance(Duration.ofMinutes(1));
+
+        assertThat(cancellations.isCancelled("r-1")).isFalse();
+        assertThat(cancellations.held()).isZero();
+    }
+
+    @Test
+    void aCancelOlderThanTheRetentionIsIgnoredAndAYoungerOneCounts() {
+        cancellations.cancel("old", clock.millis() - RETENTION.toMillis());
+        cancellations.cancel(
+                "recent", clock.millis() - RETENTION.minusMinutes(5).toMillis());
+
+        assertThat(cancellations.isCancelled("old")).isFalse();
+        assertThat(cancellations.isCancelled("recent")).isTrue();
+        clock.advance(Duration.ofMinutes(5));
+        assertThat(cancellations.isCancelled("recent")).isFalse();
+    }
+
+    @Test
+    void aRepeatedCancelExtendsItsExpiryAndItsOldExpiryForgetsNothing() {
+        cancellations.cancel("r-1", clock.millis());
+        clock.advance(Duration.ofMinutes(30));
+        cancellations.cancel("r-1", clock.millis());
+        clock.advance(Duration.ofMinutes(40));
+
+        assertThat(cancellations.isCancelled("r-1")).isTrue();
+        assertThat(cancellations.held()).isEqualTo(1);
+        clock.advance(Duration.ofMinutes(20));
+        assertThat(cancellations.isCancelled("r-1")).isFalse();
+    }
+
+    @Test
+    void beyondTheBoundTheCancelsNearestToTheirExpiryAreForgottenFirst() {
+        for (int i = 1; i <= 5; i++) {
+            cancellations.cancel("r-" + i, clock.millis());
+            clock.advance(Duration.ofMinutes(1));
+        }
+
+        assertThat(cancellations.held()).isEqualTo(3);
+        assertThat(cancellations.isCancelled("r-1")).isFalse();
+        assertThat(cancellations.isCancelled("r-2")).isFalse();
+        assertThat(cancellations.isCancelled("r-3")).isTrue();
+        assertThat(cancellations.isCancelled("r-5")).isTrue();
+    }
+
+    @Test
+    void aTicketIsStoppedByACancelUntilItsFirstCallThenNeverAgain() {
+        Cancellations.Ticket before = cancellations.ticket("known", false);
+        cancellations.cancel("known", clock.millis());
+        assertThat(before.cancelled()).isTrue();
+        assertThat(before.mayCall()).isFalse();
+
+        Cancellations.Ticket called = cancellations.ticket("called", false);
+        assertThat(called.mayCall()).isTrue();
+        cancellations.cancel("called", clock.millis());
+        assertThat(called.cancelled()).isFalse();
+        assertThat(called.mayCall()).isTrue();
+
+        Cancellations.Ticket later = cancellations.ticket("known", false);
+        assertThat(later.mayCall()).isFalse();
+
+        Cancellations.Ticket recorded = cancellations.ticket("known", true);
+        assertThat(recorded.cancelled()).isFalse();
+        assertThat(recorded.mayCall()).isTrue();
+    }
+
+    @Test
+    void aWaitIsCutShortByACancelThatComesMeanwhile() {
+        Cancellations.Ticket ticket = cancellations.ticket("waiting", false);
+        var result = ticket.unlessCancelled(Uni.createFrom().<String>nothing(), () -> "cancelled")
+                .subscribe()
+                .asCompletionStage();
+
+        assertThat(result).isNotDone();
+        cancellations.cancel("waiting", clock.millis());
+
+        assertThat(result).isCompletedWithValue("cancelled");
+        ticket.close();
+    }
+
+    @Test
+    void onlyRequestsThatEndCancelledAreCounted() {
+        cancellations.ended(failed(ErrorCode.CANCELLED));
+        cancellations.ended(failed(ErrorCode.EXPIRED));
+
+        assertThat(registry.get("image_worker_requests_cancelled").counter().count())
+                .isEqualTo(1.0);
+    }
+
+    @Test
+    void offItNeverCancelsAndExportsNothing() {
+        SimpleMeterRegistry quiet = new SimpleMeterRegistry();
+        Cancellations off = new Cancellations(clock, RETENTION, 3, false, quiet);
+        Cancellations.Ticket ticket = off.ticket("r-1", false);
+
+        assertThat(ticket.cancelled()).isFalse();
+        assertThat(ticket.mayCall()).isTrue();
+        assertThat(quiet.getMeters()).isEmpty();
+    }
+
+    @Test
+    void aRetentionMustBePositive() {
+        assertThatThrownBy(() -> new Cancellations(clock, Duration.ZERO, 3, true, registry))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("retention");
+    }
+
+    private static TerminalEvent failed(ErrorCode code) {
+        return new TerminalEvent.Failed(
+                "r-1",
+                "generate",
+                new TerminalEvent.Error(code, "m", false, null, null),
+                null,
+                null,
+                0,
+                Billing.NONE,
+                new TerminalEvent.Timings(Instant.EPOCH, Instant.EPOCH, Instant.EPOCH, null, null),
+                Map.of(),
+                null);
+    }
+
+    /** A clock that moves only when told. */
+    private static final class MovingClock extends Clock {
+        private Instant now;
+
+        MovingClock(Instant start) {
+            this.now = start;
+        }
+
+        void advance(Duration duration) {
+            now = now.plus(duration);
+        }
+
+        @Override
+        public Instant instant() {
+            return now;
+        }
+
+        @Override
+        public long millis() {
+            return now.toEpochMilli();
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+    }
+}
