@@ -10,6 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -28,8 +29,8 @@ public class ConcurrencyLimiter {
     private final int floor;
     private final int ceiling;
     private final double minShare;
-    private final Deque<UniEmitter<? super Boolean>> normal = new ArrayDeque<>();
-    private final Deque<UniEmitter<? super Boolean>> priority = new ArrayDeque<>();
+    private final Deque<Waiter> normal = new ArrayDeque<>();
+    private final Deque<Waiter> priority = new ArrayDeque<>();
     private double normalCredit;
     private int limit;
     private int inFlight;
@@ -93,40 +94,84 @@ public class ConcurrencyLimiter {
         return run(Lane.NORMAL, work);
     }
 
-    /** Runs {@code work} once a permit is free for its lane, and frees the permit when it ends, however it ends. */
+    /**
+     * Runs {@code work} once a permit is free for its lane, and frees the permit when it ends, however it ends: also
+     * when the caller cancels between the permit's grant and its delivery (a cancel, the drain), which would otherwise
+     * leave the permit with no one.
+     */
     public <T> Uni<T> run(Lane lane, Supplier<Uni<T>> work) {
-        return acquire(lane)
+        // Whoever ends the run first gives the permit back: the work's end, or a cancel that reached the wait before
+        // the permit was delivered.
+        AtomicBoolean held = new AtomicBoolean();
+        AtomicBoolean delivered = new AtomicBoolean();
+        return acquire(lane, held, delivered)
                 .onItem()
-                .transformToUni(ignored ->
-                        Uni.createFrom().deferred(work::get).onTermination().invoke(this::release));
+                .transformToUni(ignored -> Uni.createFrom().deferred(work::get))
+                .onTermination()
+                .invoke(() -> giveBack(held));
     }
 
-    private Uni<Boolean> acquire(Lane lane) {
-        Deque<UniEmitter<? super Boolean>> queue = lane == Lane.PRIORITY ? priority : normal;
-        return Uni.createFrom().emitter(emitter -> {
+    private void giveBack(AtomicBoolean held) {
+        if (held.compareAndSet(true, false)) {
+            release();
+        }
+    }
+
+    /**
+     * Completes when a permit is given: {@code held} is set, under the lock, as it is; {@code delivered} once the
+     * permit reached the caller (a cancel before that gives it back).
+     */
+    private Uni<Boolean> acquire(Lane lane, AtomicBoolean held, AtomicBoolean delivered) {
+        Deque<Waiter> queue = lane == Lane.PRIORITY ? priority : normal;
+        Uni<Boolean> permit = Uni.createFrom().emitter(emitter -> {
+            Waiter waiter = new Waiter(emitter, held);
             boolean granted;
             synchronized (this) {
                 granted = inFlight < limit;
                 if (granted) {
                     inFlight++;
+                    held.set(true);
                 } else {
-                    queue.addLast(emitter);
+                    queue.addLast(waiter);
                 }
             }
             if (granted) {
                 emitter.complete(Boolean.TRUE);
             } else {
+                // On a cancel, or after the permit was delivered (then the work's end gives it back).
                 emitter.onTermination(() -> {
                     synchronized (this) {
-                        queue.remove(emitter);
+                        queue.remove(waiter);
+                    }
+                    if (!delivered.get()) {
+                        // Cancelled while waiting, or as the permit was given: not delivered, so back it goes.
+                        giveBack(held);
                     }
                 });
             }
         });
+        return permit.invoke(() -> delivered.set(true));
     }
 
-    /** The waiter the next free permit goes to, taken off its queue; null when none waits. Holds the lock. */
-    private UniEmitter<? super Boolean> nextWaiter() {
+    /** A caller waiting for a permit, and the flag that says it holds one once given. */
+    private record Waiter(UniEmitter<? super Boolean> emitter, AtomicBoolean held) {
+        /** Gives the permit; holds the limiter's lock. */
+        Waiter granted() {
+            held.set(true);
+            return this;
+        }
+    }
+
+    /**
+     * The waiter the next free permit goes to, taken off its queue and marked as holding it; null when none waits.
+     * Holds the lock.
+     */
+    private Waiter nextWaiter() {
+        Waiter next = nextInLine();
+        return next == null ? null : next.granted();
+    }
+
+    private Waiter nextInLine() {
         if (!priority.isEmpty() && !normal.isEmpty()) {
             normalCredit += minShare;
             if (normalCredit >= 1) {
@@ -139,7 +184,7 @@ public class ConcurrencyLimiter {
     }
 
     private void release() {
-        UniEmitter<? super Boolean> next;
+        Waiter next;
         synchronized (this) {
             inFlight--;
             next = inFlight < limit ? nextWaiter() : null;
@@ -148,13 +193,13 @@ public class ConcurrencyLimiter {
             }
         }
         if (next != null) {
-            next.complete(Boolean.TRUE);
+            next.emitter().complete(Boolean.TRUE);
         }
     }
 
     /** A call succeeded: after {@code limit} successes in a row at this limit, allow one more call in flight. */
     public void onSuccess() {
-        UniEmitter<? super Boolean> next = null;
+        Waiter next = null;
         synchronized (this) {
             if (limit < ceiling && ++successesSinceIncrease >= limit) {
                 limit++;
@@ -168,7 +213,7 @@ public class ConcurrencyLimiter {
             }
         }
         if (next != null) {
-            next.complete(Boolean.TRUE);
+            next.emitter().complete(Boolean.TRUE);
         }
     }
 

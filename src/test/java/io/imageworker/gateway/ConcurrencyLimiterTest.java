@@ -170,4 +170,44 @@ class ConcurrencyLimiterTest {
         assertThatThrownBy(() -> new ConcurrencyLimiter(1, 2, -0.1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new ConcurrencyLimiter(1, 2, Double.NaN)).isInstanceOf(IllegalArgumentException.class);
     }
+
+    @Test
+    void aPermitGivenToACallerThatCancelsAtThatMomentGoesBackToTheLimiter() throws Exception {
+        // A cancel (contract v1.2) or the drain cuts a wait for a permit short; racing the permit's grant, it must
+        // neither keep the permit nor leave it with no one.
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1);
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            for (int round = 0; round < 3_000; round++) {
+                List<UniEmitter<? super String>> holder = new ArrayList<>();
+                limiter.run(Lane.NORMAL, () -> Uni.createFrom().<String>emitter(holder::add))
+                        .subscribe()
+                        .with(ignored -> {});
+                io.smallrye.mutiny.subscription.Cancellable waiting = limiter.run(
+                                Lane.NORMAL, () -> Uni.createFrom().item("second"))
+                        .subscribe()
+                        .with(ignored -> {});
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                var ended = threads.submit(() -> {
+                    go.await();
+                    holder.get(0).complete("first");
+                    return null;
+                });
+                var cancelled = threads.submit(() -> {
+                    go.await();
+                    waiting.cancel();
+                    return null;
+                });
+                go.countDown();
+                ended.get();
+                cancelled.get();
+                assertThat(limiter.inFlight())
+                        .as("permits held after round %d", round)
+                        .isZero();
+                assertThat(limiter.waiting()).isZero();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
 }
