@@ -10,7 +10,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -96,79 +96,107 @@ public class ConcurrencyLimiter {
 
     /**
      * Runs {@code work} once a permit is free for its lane, and frees the permit when it ends, however it ends: also
-     * when the caller cancels between the permit's grant and its delivery (a cancel, the drain), which would otherwise
-     * leave the permit with no one.
+     * when the caller cancels (a cancel, the drain) while it waits, as the permit is given, or before the work starts,
+     * which would otherwise leave the permit with no one.
      */
     public <T> Uni<T> run(Lane lane, Supplier<Uni<T>> work) {
-        // Whoever ends the run first gives the permit back: the work's end, or a cancel that reached the wait before
-        // the permit was delivered.
-        AtomicBoolean held = new AtomicBoolean();
-        AtomicBoolean delivered = new AtomicBoolean();
-        return acquire(lane, held, delivered)
+        Waiter waiter = new Waiter();
+        return acquire(lane, waiter)
                 .onItem()
-                .transformToUni(ignored -> Uni.createFrom().deferred(work::get))
+                .transformToUni(ignored -> waiter.start()
+                        ? Uni.createFrom().deferred(work::get)
+                        // Cancelled as its permit was given: nobody waits for this, and the permit went back.
+                        : Uni.createFrom().<T>nothing())
                 .onTermination()
-                .invoke(() -> giveBack(held));
+                .invoke(() -> {
+                    if (waiter.end()) {
+                        release();
+                    }
+                });
     }
 
-    private void giveBack(AtomicBoolean held) {
-        if (held.compareAndSet(true, false)) {
-            release();
-        }
-    }
-
-    /**
-     * Completes when a permit is given: {@code held} is set, under the lock, as it is; {@code delivered} once the
-     * permit reached the caller (a cancel before that gives it back).
-     */
-    private Uni<Boolean> acquire(Lane lane, AtomicBoolean held, AtomicBoolean delivered) {
+    /** Completes when a permit is given to {@code waiter}. */
+    private Uni<Boolean> acquire(Lane lane, Waiter waiter) {
         Deque<Waiter> queue = lane == Lane.PRIORITY ? priority : normal;
-        Uni<Boolean> permit = Uni.createFrom().emitter(emitter -> {
-            Waiter waiter = new Waiter(emitter, held);
+        return Uni.createFrom().emitter(emitter -> {
             boolean granted;
             synchronized (this) {
-                granted = inFlight < limit;
+                granted = inFlight < limit && waiter.grant();
                 if (granted) {
                     inFlight++;
-                    held.set(true);
                 } else {
+                    waiter.emitter = emitter;
                     queue.addLast(waiter);
                 }
             }
             if (granted) {
                 emitter.complete(Boolean.TRUE);
             } else {
-                // On a cancel, or after the permit was delivered (then the work's end gives it back).
                 emitter.onTermination(() -> {
                     synchronized (this) {
                         queue.remove(waiter);
                     }
-                    if (!delivered.get()) {
-                        // Cancelled while waiting, or as the permit was given: not delivered, so back it goes.
-                        giveBack(held);
-                    }
                 });
             }
         });
-        return permit.invoke(() -> delivered.set(true));
     }
 
-    /** A caller waiting for a permit, and the flag that says it holds one once given. */
-    private record Waiter(UniEmitter<? super Boolean> emitter, AtomicBoolean held) {
-        /** Gives the permit; holds the limiter's lock. */
-        Waiter granted() {
-            held.set(true);
-            return this;
+    /**
+     * One run's claim on a permit, through its states: waiting, granted (it holds a permit), started (its work runs
+     * with it), ended (the permit given back, once), or gone (ended while waiting: a permit is never given to it).
+     */
+    private static final class Waiter {
+        private static final int WAITING = 0;
+        private static final int GRANTED = 1;
+        private static final int STARTED = 2;
+        private static final int ENDED = 3;
+        private static final int GONE = 4;
+
+        private final AtomicInteger state = new AtomicInteger(WAITING);
+        /** Set under the limiter's lock before it is queued. */
+        private UniEmitter<? super Boolean> emitter;
+
+        /** Gives it a permit, under the limiter's lock; false when it is gone. */
+        boolean grant() {
+            return state.compareAndSet(WAITING, GRANTED);
+        }
+
+        /** Its work starts with the permit; false when the run ended (cancelled) before. */
+        boolean start() {
+            return state.compareAndSet(GRANTED, STARTED);
+        }
+
+        /** The run ended, however: whether it held a permit, which the caller gives back. */
+        boolean end() {
+            while (true) {
+                int now = state.get();
+                if (now == WAITING) {
+                    if (state.compareAndSet(WAITING, GONE)) {
+                        return false;
+                    }
+                } else if (now == GRANTED || now == STARTED) {
+                    if (state.compareAndSet(now, ENDED)) {
+                        return true;
+                    }
+                } else {
+                    return false;
+                }
+            }
         }
     }
 
     /**
-     * The waiter the next free permit goes to, taken off its queue and marked as holding it; null when none waits.
-     * Holds the lock.
+     * The waiter the next free permit goes to, taken off its queue and granted it (waiters gone meanwhile skipped);
+     * null when none waits. Holds the lock.
      */
     private Waiter nextWaiter() {
-        Waiter next = nextInLine();
-        return next == null ? null : next.granted();
+        Waiter next;
+        while ((next = nextInLine()) != null) {
+            if (next.grant()) {
+                return next;
+            }
+        }
+        return null;
     }
 
     private Waiter nextInLine() {
@@ -193,7 +221,7 @@ public class ConcurrencyLimiter {
             }
         }
         if (next != null) {
-            next.emitter().complete(Boolean.TRUE);
+            next.emitter.complete(Boolean.TRUE);
         }
     }
 
@@ -213,7 +241,7 @@ public class ConcurrencyLimiter {
             }
         }
         if (next != null) {
-            next.emitter().complete(Boolean.TRUE);
+            next.emitter.complete(Boolean.TRUE);
         }
     }
 

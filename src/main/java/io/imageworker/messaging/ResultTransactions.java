@@ -276,6 +276,8 @@ public class ResultTransactions {
         private final Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
 
         private KafkaProducer<byte[], byte[]> producer;
+        /** The group metadata the last transaction was made under. */
+        private ConsumerGroupMetadata lastGroup;
 
         Batcher(String topic) {
             this.topic = topic;
@@ -425,8 +427,10 @@ public class ResultTransactions {
                     return;
                 } catch (RuntimeException e) {
                     failedTries.increment();
-                    if (e instanceof CommitFailedException) {
-                        // Not a member of the group's generation: a revocation waiting for these results waits in vain.
+                    if (e instanceof CommitFailedException && lastGroup == groups.get(topic)) {
+                        // Refused under the group metadata of the last rebalance (not a stale one a rebalance has
+                        // replaced since: that try is simply made again under the new one): this worker is no member
+                        // of the group's generation, and a revocation waiting for these results waits in vain.
                         work.uncommittable();
                     }
                     if (ResultPublisher.isTooLarge(e)) {
@@ -487,6 +491,7 @@ public class ResultTransactions {
 
         private void transaction(List<Item> items, Map<TopicPartition, OffsetAndMetadata> offsets, boolean cut) {
             ConsumerGroupMetadata group = groups.get(topic);
+            lastGroup = group;
             if (group == null && !offsets.isEmpty()) {
                 throw new IllegalStateException("no group metadata yet for " + topic);
             }
