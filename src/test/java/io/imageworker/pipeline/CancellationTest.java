@@ -39,10 +39,13 @@ class CancellationTest extends PipelineTestSupport {
     static final String CANCELS = "image-cancel";
 
     /**
-     * The spend guard's cap on this worker's calls, on a budget log of its own, per day: room for every test, the last
-     * one filling it to have a request held by the guard.
+     * The spend guard's cap on this worker's calls, on a budget log of its own, in one window: room for every test, the
+     * last one filling it to have a request held by the guard.
      */
     static final int MAX_CALLS = 24;
+
+    /** The spend guard's window: no window boundary falls inside a run. */
+    static final String WINDOW = "3650d";
 
     /** The tests' servers and settings, with cancellation and a spend cap on. */
     public static class WithCancelTopic extends WorkerTestResource {
@@ -53,7 +56,10 @@ class CancellationTest extends PipelineTestSupport {
             config.put("image-worker.topic.cancel", CANCELS);
             config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
             config.put("image-worker.budget.max-calls", Integer.toString(MAX_CALLS));
-            config.put("image-worker.budget.window", "1d");
+            // Windows are aligned on the epoch: one of ten years (the current one runs from December 2019 to December
+            // 2029) holds every test of a run, where a day's window would empty at midnight UTC in the middle of a run
+            // and fail the last test.
+            config.put("image-worker.budget.window", WINDOW);
             return config;
         }
     }
@@ -178,7 +184,7 @@ class CancellationTest extends PipelineTestSupport {
     @Test
     @Order(Integer.MAX_VALUE)
     void aRequestHeldByTheSpendGuardIsCancelledWhileItWaitsAndTakesNoPlace() {
-        // The day's budget filled, by requests that complete.
+        // The window's budget filled, by requests that complete.
         List<String> filling = new ArrayList<>();
         for (int i = budget.used(); i < MAX_CALLS; i++) {
             String id = newId("filling");
