@@ -16,16 +16,17 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top, the orchestration below it, the adapters and their stages below that, pure image rules, shared helpers,
- * settings, and the records of the contract at the bottom. And the tests' own layout: the test infrastructure
- * ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the integration test that
- * runs the fault suite's engine.
+ * top, the HTTP status queries below it, then the orchestration, the adapters and their stages below that, pure image
+ * rules, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
+ * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
+ * integration test that runs the fault suite's engine.
  */
 class ArchitectureTest {
 
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
             "messaging",
+            "api",
             "health",
             "processing",
             "reference",

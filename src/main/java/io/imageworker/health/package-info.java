@@ -8,6 +8,6 @@
  *
  * <p>It may use every package below it ({@code processing}, {@code reference}, {@code storage}, {@code gateway}, {@code
  * image}, {@code support}, {@code config} and the contract records of {@code io.imageworker}); only {@code messaging}
- * may use it.
+ * and {@code api} may use it.
  */
 package io.imageworker.health;

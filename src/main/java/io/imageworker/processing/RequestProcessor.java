@@ -40,6 +40,7 @@ public class RequestProcessor {
     private final Shutdown shutdown;
     private final Tracing tracing;
     private final Cancellations cancellations;
+    private final RequestStates states;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
 
     RequestProcessor(
@@ -50,8 +51,10 @@ public class RequestProcessor {
             WorkerMetrics metrics,
             Shutdown shutdown,
             Tracing tracing,
-            Cancellations cancellations) {
+            Cancellations cancellations,
+            RequestStates states) {
         this.cancellations = cancellations;
+        this.states = states;
         this.ledger = ledger;
         this.validator = validator;
         this.planner = planner;
@@ -74,10 +77,15 @@ public class RequestProcessor {
     public Uni<TerminalEvent> process(
             String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
         return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
-                .deferred(() -> outcome(id, json, receivedAt, lane, started))
+                .deferred(() -> {
+                    states.held(id);
+                    return outcome(id, json, receivedAt, lane, started);
+                })
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(id, outcome, failure))
                 .invoke(metrics::ended)
+                .onTermination()
+                .invoke(() -> states.ended(id))
                 .onTermination()
                 .invoke(() -> inFlight.remove(id))
                 .memoize()

@@ -40,6 +40,7 @@ class Variants {
     private final ResultLedger ledger;
     private final Shutdown shutdown;
     private final MemoryBudget memory;
+    private final RequestStates states;
 
     Variants(
             GatewayCalls gateway,
@@ -47,8 +48,10 @@ class Variants {
             ImageStorage storage,
             ResultLedger ledger,
             Shutdown shutdown,
-            MemoryBudget memory) {
+            MemoryBudget memory,
+            RequestStates states) {
         this.memory = memory;
+        this.states = states;
         this.gateway = gateway;
         this.intake = intake;
         this.storage = storage;
@@ -149,7 +152,7 @@ class Variants {
     }
 
     /** {@code image.started}, at most once per attempt number of a request, whichever variant's call leaves first. */
-    private static final class Starts {
+    private final class Starts {
         private final ImageRequest request;
         private final Consumer<ImageStarted> listener;
         private final Set<Integer> told = ConcurrentHashMap.newKeySet();
@@ -161,6 +164,7 @@ class Variants {
 
         GatewayCalls.CallSent of(int variant) {
             return (attempt, queuedMs) -> {
+                states.calling(request.requestId());
                 if (!told.add(attempt)) {
                     return;
                 }

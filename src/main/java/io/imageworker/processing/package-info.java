@@ -11,7 +11,7 @@
  * ({@code CANCELLED}) while none has. What comes out is a terminal event, which the caller publishes.
  *
  * <p>It may use {@code reference}, {@code storage}, {@code gateway}, {@code image}, {@code support}, {@code config} and
- * the contract records of {@code io.imageworker}; only {@code health} and {@code messaging} may use it. It knows
- * nothing of Kafka: a request comes in as its id and JSON, and leaves as an event.
+ * the contract records of {@code io.imageworker}; only {@code health}, {@code api} and {@code messaging} may use it.
+ * It knows nothing of Kafka: a request comes in as its id and JSON, and leaves as an event.
  */
 package io.imageworker.processing;

@@ -70,17 +70,31 @@ public class ResultLedger {
     }
 
     private TerminalEvent read(String requestId, byte[] document) {
+        TerminalEvent recorded = decode(requestId, document);
+        Log.infof(
+                "[%s] already ended as %s; replaying the recorded result, no gateway call",
+                requestId, recorded.ceType());
+        metrics.replayed();
+        return recorded;
+    }
+
+    /**
+     * The recorded outcome of {@code requestId} as a status query sees it: one read, not retried (the caller asks
+     * again), neither logged nor counted as a replay. Fails with the store's own failure when it cannot be read, and
+     * with {@link RequestFailure} ({@code STORAGE_ERROR}) when the record cannot be read as an event.
+     */
+    public Uni<Optional<TerminalEvent>> peek(String requestId) {
+        return store.findResult(requestId).map(document -> document.map(bytes -> decode(requestId, bytes)));
+    }
+
+    private TerminalEvent decode(String requestId, byte[] document) {
         try {
-            TerminalEvent recorded = codec.read(document);
-            Log.infof(
-                    "[%s] already ended as %s; replaying the recorded result, no gateway call",
-                    requestId, recorded.ceType());
-            metrics.replayed();
-            return recorded;
+            return codec.read(document);
         } catch (IOException e) {
             // Neither crash the consumer on it (it would be redelivered forever) nor call again (it may be billed).
             Log.errorf(
-                    "[%s] the recorded result is unreadable (%s); not calling the gateway again",
+                    "[%s] the recorded result is unreadable (%s); no gateway call is made for it again, and its"
+                            + " status cannot be told",
                     requestId, e.toString());
             throw new RequestFailure(
                     ErrorCode.STORAGE_ERROR,

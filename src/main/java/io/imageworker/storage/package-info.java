@@ -9,7 +9,7 @@
  * document, which is what makes {@code requestId} an idempotency key.
  *
  * <p>It may use {@code gateway} (the answer an image is taken from), {@code image}, {@code support}, {@code config} and
- * the contract records of {@code io.imageworker}; {@code reference}, {@code processing}, {@code health} and {@code
- * messaging} may use it.
+ * the contract records of {@code io.imageworker}; {@code reference}, {@code processing}, {@code health}, {@code
+ * api} and {@code messaging} may use it.
  */
 package io.imageworker.storage;

@@ -1,0 +1,67 @@
+package io.imageworker.api;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.imageworker.TerminalEvent;
+import io.imageworker.processing.RequestStates;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+
+/** The answer of {@code GET /requests/{requestId}}: where a request is, and for an ended one how it ended. */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@Schema(
+        name = "RequestStatus",
+        description = "Where a request is. queued: this worker holds it and no gateway call of it has left yet;"
+                + " calling: a gateway call of it has left (it may be retried, or its image stored); completed and"
+                + " failed: its terminal event is recorded; unknown: no record, and this worker does not hold it (it"
+                + " may not have arrived yet, be held by another replica, or have been refused before any gateway"
+                + " call, which is not recorded).")
+public record RequestStatus(
+        @Schema(required = true, description = "The requestId asked about") String requestId,
+        @Schema(
+                        required = true,
+                        enumeration = {"queued", "calling", "completed", "failed", "unknown"})
+                String status,
+        @Schema(description = "completed: the stored image, as in image-completed (the first variant with count)")
+                TerminalEvent.StoredImage image,
+        @Schema(description = "completed with count above 1: every stored variant, in call order")
+                List<TerminalEvent.StoredImage> images,
+        @Schema(description = "completed or failed with count above 1: variants requested, delivered, failed")
+                TerminalEvent.VariantTally variants,
+        @Schema(description = "failed: the error of image-failed (code, message, retryable, gateway status and body)")
+                TerminalEvent.Error error,
+        @Schema(description = "completed or failed: when the request ended (timings.completedAt of its event)")
+                Instant completedAt) {
+
+    /** A request this worker holds, not ended yet. */
+    static RequestStatus held(String requestId, RequestStates.State state) {
+        return new RequestStatus(requestId, state.name().toLowerCase(Locale.ROOT), null, null, null, null, null);
+    }
+
+    /** A request with no record, which this worker does not hold. */
+    static RequestStatus unknown(String requestId) {
+        return new RequestStatus(requestId, "unknown", null, null, null, null, null);
+    }
+
+    /** A request whose terminal event is recorded. */
+    static RequestStatus recorded(TerminalEvent event) {
+        if (event instanceof TerminalEvent.Completed completed) {
+            return new RequestStatus(
+                    completed.requestId(),
+                    "completed",
+                    completed.image(),
+                    completed.images(),
+                    completed.variants(),
+                    null,
+                    endedAt(completed.timings()));
+        }
+        TerminalEvent.Failed failed = (TerminalEvent.Failed) event;
+        return new RequestStatus(
+                failed.requestId(), "failed", null, null, failed.variants(), failed.error(), endedAt(failed.timings()));
+    }
+
+    private static Instant endedAt(TerminalEvent.Timings timings) {
+        return timings == null ? null : timings.completedAt();
+    }
+}

@@ -1,0 +1,136 @@
+package io.imageworker.api;
+
+import io.imageworker.RequestFailure;
+import io.imageworker.RequestId;
+import io.imageworker.TerminalEvent;
+import io.imageworker.processing.RequestStates;
+import io.imageworker.storage.ResultLedger;
+import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.NonBlocking;
+import io.smallrye.mutiny.Uni;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.time.Duration;
+import java.util.Optional;
+import org.eclipse.microprofile.openapi.annotations.Operation;
+import org.eclipse.microprofile.openapi.annotations.media.Content;
+import org.eclipse.microprofile.openapi.annotations.media.Schema;
+import org.eclipse.microprofile.openapi.annotations.parameters.Parameter;
+import org.eclipse.microprofile.openapi.annotations.responses.APIResponse;
+import org.eclipse.microprofile.openapi.annotations.tags.Tag;
+
+/**
+ * {@code GET /requests/{requestId}}: where a request is. A recorded terminal event (the {@link ResultLedger}) says
+ * {@code completed} or {@code failed}; else the requests this worker holds ({@link RequestStates}) say {@code queued}
+ * or {@code calling}; else {@code unknown} (404). The holding is read before and after the record, so that a request
+ * held when the query comes and ending during the lookup (recorded after the read, let go before the second look) is
+ * still answered with where it was, not {@code unknown}.
+ *
+ * <p>Non-blocking: the id is checked against the contract's rule first (a malformed one is refused with 400 and no
+ * read), the record is read with the asynchronous S3 client within {@link #LOOKUP_WAIT}, and a store that cannot be
+ * read is answered with 503 and a body saying so.
+ */
+@Path("/requests")
+@Tag(name = "requests", description = "The status of an image request, by its requestId")
+public class RequestStatusResource {
+
+    /** The longest a status query waits for the store before it answers 503. */
+    static final Duration LOOKUP_WAIT = Duration.ofSeconds(5);
+
+    private final ResultLedger ledger;
+    private final RequestStates states;
+
+    RequestStatusResource(ResultLedger ledger, RequestStates states) {
+        this.ledger = ledger;
+        this.states = states;
+    }
+
+    @GET
+    @Path("/{requestId}")
+    @Produces(MediaType.APPLICATION_JSON)
+    @NonBlocking
+    @Operation(
+            summary = "The status of a request",
+            description = "Answered from the result ledger (completed, failed) and from the requests this worker"
+                    + " holds (queued, calling). A request held by another replica and not recorded yet reads"
+                    + " unknown here; so does one refused before any gateway call (invalid, expired, cancelled, over"
+                    + " budget), whose image-failed is not recorded.")
+    @APIResponse(
+            responseCode = "200",
+            description = "queued, calling, completed (with the stored image) or failed (with the error)",
+            content = @Content(schema = @Schema(implementation = RequestStatus.class)))
+    @APIResponse(
+            responseCode = "404",
+            description = "unknown: no record, and this worker does not hold it",
+            content = @Content(schema = @Schema(implementation = RequestStatus.class)))
+    @APIResponse(
+            responseCode = "400",
+            description = "INVALID_REQUEST_ID: the id breaks the contract's rule",
+            content = @Content(schema = @Schema(implementation = Problem.class)))
+    @APIResponse(
+            responseCode = "500",
+            description = "RECORD_UNREADABLE: the request's record cannot be read as an event",
+            content = @Content(schema = @Schema(implementation = Problem.class)))
+    @APIResponse(
+            responseCode = "503",
+            description = "STORE_UNAVAILABLE: the result store cannot be read now; ask again (Retry-After)",
+            content = @Content(schema = @Schema(implementation = Problem.class)))
+    public Uni<Response> status(
+            @Parameter(
+                            description = "The request's id",
+                            schema = @Schema(pattern = "^[A-Za-z0-9._:-]{1,128}$", maxLength = RequestId.MAX_LENGTH))
+                    @PathParam("requestId")
+                    String requestId) {
+        if (!RequestId.isValid(requestId)) {
+            return Uni.createFrom()
+                    .item(answer(
+                            Response.Status.BAD_REQUEST,
+                            new Problem("INVALID_REQUEST_ID", "a requestId is " + RequestId.RULE)));
+        }
+        Optional<RequestStates.State> before = states.of(requestId);
+        return ledger.peek(requestId)
+                .ifNoItem()
+                .after(LOOKUP_WAIT)
+                .fail()
+                .onItemOrFailure()
+                .transform((recorded, failure) ->
+                        failure == null ? status(requestId, recorded, before) : unreadable(requestId, failure));
+    }
+
+    private Response status(String requestId, Optional<TerminalEvent> recorded, Optional<RequestStates.State> before) {
+        if (recorded.isPresent()) {
+            return answer(Response.Status.OK, RequestStatus.recorded(recorded.get()));
+        }
+        return states.of(requestId)
+                .or(() -> before)
+                .map(state -> answer(Response.Status.OK, RequestStatus.held(requestId, state)))
+                .orElseGet(() -> answer(Response.Status.NOT_FOUND, RequestStatus.unknown(requestId)));
+    }
+
+    private static Response unreadable(String requestId, Throwable failure) {
+        if (failure instanceof RequestFailure unreadableRecord) {
+            return answer(
+                    Response.Status.INTERNAL_SERVER_ERROR,
+                    new Problem("RECORD_UNREADABLE", unreadableRecord.getMessage()));
+        }
+        Log.warnf("[%s] status query: the result store cannot be read: %s", requestId, failure.toString());
+        return Response.status(Response.Status.SERVICE_UNAVAILABLE)
+                .type(MediaType.APPLICATION_JSON_TYPE)
+                .header("Retry-After", LOOKUP_WAIT.toSeconds())
+                .entity(new Problem(
+                        "STORE_UNAVAILABLE",
+                        "the result store cannot be read now, so the status is not known; ask again"))
+                .build();
+    }
+
+    private static Response answer(Response.Status status, Object body) {
+        return Response.status(status)
+                .type(MediaType.APPLICATION_JSON_TYPE)
+                .entity(body)
+                .build();
+    }
+}

@@ -1,0 +1,10 @@
+/**
+ * The worker's HTTP interface beside Kafka: {@link io.imageworker.api.RequestStatusResource} answers {@code GET
+ * /requests/{requestId}} from the result ledger and the requests this worker holds, without blocking, and is described
+ * in the OpenAPI document at {@code /q/openapi} (the AsyncAPI document at {@code /asyncapi/asyncapi.yaml} describes
+ * the topics). It only reads: nothing here starts, changes or ends a request.
+ *
+ * <p>It may use every package below it (it uses {@code processing}, {@code storage} and the contract records of {@code
+ * io.imageworker}); only {@code messaging} may use it, and does not.
+ */
+package io.imageworker.api;

@@ -1,0 +1,54 @@
+package io.imageworker.processing;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The requests this worker holds now, and whether a gateway call of each has left: what {@code GET
+ * /requests/{requestId}} answers for a request not recorded yet. An entry is made when the request's work begins
+ * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves ({@link Variants}), and removed
+ * when the work ends in any way (an event, a failure, an abandon at shutdown, a cancel of the subscription), after its
+ * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
+ *
+ * <p>It knows only this worker: a request held by another replica is not here.
+ */
+@ApplicationScoped
+public class RequestStates {
+
+    /** Where a request held by this worker is. */
+    public enum State {
+        /** Held, no gateway call of it has left yet (it is validated, planned, or waits for a slot or a guard). */
+        QUEUED,
+        /** A gateway call of it has left: a cancel no longer stops it (it may be retried, or its image stored). */
+        CALLING
+    }
+
+    private final Map<String, State> held = new ConcurrentHashMap<>();
+
+    /** The work of {@code requestId} begins: it is {@link State#QUEUED}. */
+    void held(String requestId) {
+        held.put(requestId, State.QUEUED);
+    }
+
+    /** A gateway call of {@code requestId} left; nothing when the request is not held. Returns at once. */
+    void calling(String requestId) {
+        held.computeIfPresent(requestId, (id, state) -> State.CALLING);
+    }
+
+    /** The work of {@code requestId} ended, however it did. */
+    void ended(String requestId) {
+        held.remove(requestId);
+    }
+
+    /** Where {@code requestId} is, if this worker holds it. */
+    public Optional<State> of(String requestId) {
+        return Optional.ofNullable(held.get(requestId));
+    }
+
+    /** How many requests this worker holds. */
+    public int size() {
+        return held.size();
+    }
+}

@@ -1,0 +1,181 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.processing.RequestStates;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.Fault;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code GET /requests/{requestId}} on the real broker and store: a request this worker holds reads {@code queued}
+ * until a call of it leaves, then {@code calling}; an ended one reads its recorded event ({@code completed} with the
+ * stored image, {@code failed} with the error); an id nobody sent reads {@code unknown} (404); a malformed id is
+ * refused (400). The endpoint is described in the OpenAPI document, which points to the AsyncAPI one.
+ */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class RequestStatusTest extends PipelineTestSupport {
+
+    @TestHTTPResource("/")
+    URI root;
+
+    @Inject
+    RequestStates states;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(root.resolve(path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode status(String requestId) throws IOException, InterruptedException {
+        return JSON.readTree(get("requests/" + requestId).body());
+    }
+
+    @Test
+    void anIdNobodySentIsUnknown() throws Exception {
+        String id = newId("never");
+
+        HttpResponse<String> response = get("requests/" + id);
+
+        assertThat(response.statusCode()).isEqualTo(404);
+        assertThat(response.headers().firstValue("content-type"))
+                .hasValueSatisfying(type -> assertThat(type).startsWith("application/json"));
+        JsonNode body = JSON.readTree(response.body());
+        assertThat(body.path("requestId").asText()).isEqualTo(id);
+        assertThat(body.path("status").asText()).isEqualTo("unknown");
+    }
+
+    @Test
+    void anIdThatBreaksTheContractsRuleIsRefused() throws Exception {
+        for (String malformed : List.of("bad%20id", "a".repeat(129), "semi%3Bcolon")) {
+            HttpResponse<String> response = get("requests/" + malformed);
+
+            assertThat(response.statusCode()).as(malformed).isEqualTo(400);
+            JsonNode body = JSON.readTree(response.body());
+            assertThat(body.path("error").asText()).isEqualTo("INVALID_REQUEST_ID");
+            assertThat(body.path("message").asText()).contains("[A-Za-z0-9._:-]");
+        }
+    }
+
+    @Test
+    void aCompletedRequestReadsCompletedWithItsStoredImage() throws Exception {
+        String id = newId("done");
+        JsonNode event = ended(id, "");
+
+        JsonNode status = status(id);
+
+        assertThat(status.path("status").asText()).isEqualTo("completed");
+        assertThat(status.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
+        assertThat(status.path("image")).isEqualTo(event.path("image"));
+        assertThat(status.path("image").path("sha256").asText()).hasSize(64);
+        assertThat(status.path("completedAt").asText())
+                .isEqualTo(event.path("timings").path("completedAt").asText());
+        assertThat(status.has("images")).isFalse();
+        assertThat(states.of(id)).isEmpty();
+    }
+
+    @Test
+    void aCompletedVariantRequestReadsItsImages() throws Exception {
+        String id = newId("variants");
+        JsonNode event = ended(id, "\"count\":2");
+
+        JsonNode status = status(id);
+
+        assertThat(status.path("status").asText()).isEqualTo("completed");
+        assertThat(status.path("images")).isEqualTo(event.path("images"));
+        assertThat(status.path("images")).hasSize(2);
+        assertThat(status.path("image")).isEqualTo(status.path("images").get(0));
+        assertThat(status.path("variants").path("delivered").asInt()).isEqualTo(2);
+    }
+
+    @Test
+    void aFailedRequestReadsFailedWithItsError() throws Exception {
+        gateway.control().injectFault(Fault.moderationRefusal());
+        String id = newId("refused");
+        JsonNode event = ended(id, "");
+        assertThat(event.path("error").path("code").asText()).isEqualTo("REJECTED");
+
+        JsonNode status = status(id);
+
+        assertThat(status.path("status").asText()).isEqualTo("failed");
+        assertThat(status.path("error").path("code").asText()).isEqualTo("REJECTED");
+        assertThat(status.path("error").path("message").asText())
+                .isEqualTo(event.path("error").path("message").asText());
+        assertThat(status.has("image")).isFalse();
+        assertThat(states.of(id)).isEmpty();
+    }
+
+    @Test
+    void aRequestHeldReadsQueuedUntilItsCallLeavesThenCalling() throws Exception {
+        // Slow calls (within the gateway timeout of 4 s): the four slots stay taken while the fifth request waits.
+        gateway.control().setLatency(Duration.ofSeconds(3));
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String id = newId("held");
+            ids.add(id);
+            send(request(id, ""));
+        }
+        await().atMost(WITHIN)
+                .until(() -> gateway.imageCallsInFlight() == 4
+                        && ids.stream().filter(id -> callsFor(id).isEmpty()).count() == 1);
+        String waiting =
+                ids.stream().filter(id -> callsFor(id).isEmpty()).findFirst().orElseThrow();
+        String called =
+                ids.stream().filter(id -> !callsFor(id).isEmpty()).findFirst().orElseThrow();
+
+        assertThat(status(waiting).path("status").asText()).isEqualTo("queued");
+        assertThat(callsFor(waiting))
+                .as("no call of the queued request had left")
+                .isEmpty();
+        assertThat(status(called).path("status").asText()).isEqualTo("calling");
+
+        await().atMost(WITHIN).until(() -> !callsFor(waiting).isEmpty());
+        assertThat(status(waiting).path("status").asText()).isIn("calling", "completed");
+        for (String id : ids) {
+            assertThat(body(result(id)).path("image").isObject()).as(id).isTrue();
+            assertThat(status(id).path("status").asText()).as(id).isEqualTo("completed");
+            assertThat(states.of(id)).as(id).isEmpty();
+        }
+    }
+
+    @Test
+    void theOpenApiDocumentDescribesTheEndpointAndPointsToTheAsyncApiOne() throws Exception {
+        HttpResponse<String> response = get("q/openapi?format=json");
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode document = JSON.readTree(response.body());
+        assertThat(document.path("openapi").asText()).as(response.body()).startsWith("3.");
+        assertThat(document.path("info").path("description").asText()).contains("/asyncapi/asyncapi.yaml");
+        JsonNode operation =
+                document.path("paths").path("/requests/{requestId}").path("get");
+        List<String> codes = new ArrayList<>();
+        operation.path("responses").fieldNames().forEachRemaining(codes::add);
+        assertThat(codes).containsExactlyInAnyOrder("200", "400", "404", "500", "503");
+        assertThat(document.path("externalDocs").path("url").asText()).isEqualTo("/asyncapi/asyncapi.yaml");
+        JsonNode status = document.path("components")
+                .path("schemas")
+                .path("RequestStatus")
+                .path("properties")
+                .path("status");
+        List<String> states = new ArrayList<>();
+        status.path("enum").forEach(value -> states.add(value.asText()));
+        assertThat(states).containsExactly("queued", "calling", "completed", "failed", "unknown");
+    }
+}
