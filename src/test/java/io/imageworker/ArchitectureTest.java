@@ -62,6 +62,30 @@ class ArchitectureTest {
         slices().matching("io.imageworker.(*)..").should().beFreeOfCycles().check(MAIN);
     }
 
+    /**
+     * The offsets are the intake's business alone: only {@code messaging} itself uses {@code messaging.offsets}, which
+     * uses nothing of it (its results' transactions are seen through an interface of the offsets' own).
+     */
+    @Test
+    void onlyMessagingUsesItsOffsets() {
+        String messaging = "io.imageworker.messaging";
+        String offsets = messaging + ".offsets";
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(messaging, offsets)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(offsets)
+                .check(MAIN);
+        noClasses()
+                .that()
+                .resideInAPackage(offsets)
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage(messaging)
+                .check(MAIN);
+    }
+
     /** The programs of {@code src/tools/java}: the fault suite's package, and the local run and the benchmarks. */
     private static final DescribedPredicate<JavaClass> TOOL = DescribedPredicate.describe(
             "a tool of src/tools/java",

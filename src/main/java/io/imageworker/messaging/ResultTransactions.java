@@ -1,6 +1,8 @@
 package io.imageworker.messaging;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.KafkaClientConfig;
 import io.imageworker.support.WorkerMetrics;
@@ -62,14 +64,14 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <p>Each request topic (each lane) has its own producer, transaction and thread, since a transaction commits the
  * offsets of one consumer; its {@code transactional.id} is unique to the process, so a transaction left open by a
  * killed worker is aborted by the broker after {@code transactions.timeout}. Offsets are committed by transactions
- * only: the commit strategy's own periodic commits are dropped ({@link FinishedAboveCommits}), and a rebalance's last
- * commit is a transaction too ({@link #commitReleased}), never below one already made.
+ * only: the commit strategy's own periodic commits are dropped ({@code offsets.FinishedAboveCommits}), and a
+ * rebalance's last commit is a transaction too ({@link #commitReleased}), never below one already made.
  *
  * <p>Off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers without transactions: results are then published
  * one by one and the offsets committed every second (at least once).
  */
 @ApplicationScoped
-public class ResultTransactions {
+public class ResultTransactions implements TransactionalOffsets {
 
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
     private static final Duration LONGEST_BACKOFF = Duration.ofSeconds(5);
@@ -120,15 +122,13 @@ public class ResultTransactions {
     }
 
     /** Whether results go out in transactions (the default). */
+    @Override
     public boolean enabled() {
         return enabled;
     }
 
-    /**
-     * The group metadata of the consumer of {@code topic}, as it is after a rebalance: the generation a transaction's
-     * offsets are committed under. Called on Kafka's polling thread by {@link RevocationGrace}.
-     */
-    void groupOf(String topic, ConsumerGroupMetadata metadata) {
+    @Override
+    public void groupOf(String topic, ConsumerGroupMetadata metadata) {
         groups.put(topic, metadata);
         batcher(topic);
     }
@@ -153,14 +153,9 @@ public class ResultTransactions {
         return Uni.createFrom().completionStage(item.done);
     }
 
-    /**
-     * Commits a rebalance's last offsets of partitions given up ({@link PartitionWork#release}) in a transaction of its
-     * own, after the transaction in progress, never below an offset a transaction has committed. Waits for it (on
-     * Kafka's polling thread) at most {@code wait}.
-     *
-     * @return whether the offsets were committed
-     */
-    boolean commitReleased(Map<TopicPartition, OffsetAndMetadata> offsets, Duration wait) {
+    /** A rebalance's last commit: a transaction of its own, after the one in progress of the topic. */
+    @Override
+    public boolean commitReleased(Map<TopicPartition, OffsetAndMetadata> offsets, Duration wait) {
         Map<String, Map<TopicPartition, OffsetAndMetadata>> byTopic = new HashMap<>();
         offsets.forEach((partition, offset) -> byTopic.computeIfAbsent(partition.topic(), ignored -> new HashMap<>())
                 .put(partition, offset));

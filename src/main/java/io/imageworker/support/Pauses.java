@@ -11,7 +11,7 @@ import java.util.function.LongSupplier;
  * The worker's pauses by design: intake paused on a dead token or a wrong address, requests held by the spend guard.
  * Either may last hours (a token is fixed on Monday, a budget window is an hour long) and holds records unacknowledged
  * the whole time, which is no sign of a stuck worker. This is the clock that tells the two apart: the total time spent
- * paused, so that a record's age can be counted without it ({@code messaging.PauseAwareCommit}).
+ * paused, so that a record's age can be counted without it ({@code messaging.offsets.PauseAwareCommit}).
  */
 @ApplicationScoped
 public class Pauses {

@@ -3,7 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.messaging.PartitionWork;
+import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.testing.KafkaOffsets;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;

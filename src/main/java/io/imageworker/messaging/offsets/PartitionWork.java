@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -42,7 +42,7 @@ public class PartitionWork {
 
     /** Bookkeeping whose total is the gauge {@code image_worker_requests_in_progress}. */
     @Inject
-    PartitionWork(MeterRegistry registry) {
+    public PartitionWork(MeterRegistry registry) {
         Gauge.builder("image_worker_requests_in_progress", this, PartitionWork::running)
                 .description("Requests taken from the request topic and not yet ended")
                 .strongReference(true)
@@ -91,7 +91,7 @@ public class PartitionWork {
      * A record's request starts, unless its partition was taken away by a rebalance while the record was on its way
      * (it is left to the new owner) or the partition's last owner finished it already (it is acknowledged as it is).
      */
-    public synchronized Start started(RecordContext record) {
+    public synchronized Start started(RecordCopy record) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
         if (!takes(partition)) {
             return Start.LEFT;
@@ -114,7 +114,7 @@ public class PartitionWork {
      * above it, here or by the partition's last owner and not yet seen again here. Every commit carries it, not only
      * the one at a hand-off, so that an owner that crashes loses none of what it inherited or finished.
      */
-    public synchronized String finishedAbove(TopicPartition partition, long offset) {
+    synchronized String finishedAbove(TopicPartition partition, long offset) {
         return finishedAbove(partition, offset, partitions.get(partition));
     }
 
@@ -133,18 +133,18 @@ public class PartitionWork {
     /**
      * What the partitions of {@code topic} this worker holds may be committed to once the requests of {@code ending}
      * are acknowledged, with the finished-above metadata of each commit; nothing changes here until {@link #ended} is
-     * told. A transaction commits these offsets with those requests' results ({@link ResultTransactions}), so that a
-     * record is never committed before its result is visible, nor its result visible without the commit.
+     * told. A transaction commits these offsets with those requests' results ({@code messaging.ResultTransactions}), so
+     * that a record is never committed before its result is visible, nor its result visible without the commit.
      */
     public synchronized Map<TopicPartition, OffsetAndMetadata> commitsIf(
-            String topic, Collection<RecordContext> ending) {
+            String topic, Collection<? extends RecordCopy> ending) {
         Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
         partitions.forEach((partition, progress) -> {
             if (!partition.topic().equals(topic)) {
                 return;
             }
             Progress after = progress.copy();
-            for (RecordContext record : ending) {
+            for (RecordCopy record : ending) {
                 if (record.partition() == partition.partition()
                         && record.topic().equals(topic)
                         && after.removeRunning(record)) {
@@ -164,7 +164,7 @@ public class PartitionWork {
      * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
      *     shutdown, failed), the partition is never committed past it
      */
-    public synchronized void ended(RecordContext record, boolean acknowledged) {
+    public synchronized void ended(RecordCopy record, boolean acknowledged) {
         Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
         if (progress == null || !progress.removeRunning(record)) {
             // Given up already: its partition's new owner commits it, even when that is this worker again (the
@@ -186,7 +186,7 @@ public class PartitionWork {
      * the committed offset, and only that new copy may publish and commit (a lost partition's requests go on running
      * unawaited, and two copies of one request must not both end in a result).
      */
-    public synchronized boolean runs(RecordContext record) {
+    public synchronized boolean runs(RecordCopy record) {
         Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
         return progress != null && progress.running.get(record.offset()) == record;
     }
@@ -207,7 +207,7 @@ public class PartitionWork {
     }
 
     /** Requests in progress on these partitions now. */
-    public synchronized int running(Collection<TopicPartition> these) {
+    synchronized int running(Collection<TopicPartition> these) {
         return these.stream()
                 .map(partitions::get)
                 .filter(progress -> progress != null)
@@ -221,7 +221,7 @@ public class PartitionWork {
      *
      * @return what may be committed for them, and how many requests finished during the wait and were given up
      */
-    public synchronized Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
+    synchronized Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
         revoked.addAll(taken);
         int before = running(taken);
         long deadline = System.nanoTime() + grace.toNanos();
@@ -264,13 +264,12 @@ public class PartitionWork {
      * @param uncommittable the group refused this worker's commits during the wait ({@link #uncommittable()}): the
      *     commits would be refused too
      */
-    public record Release(
-            Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp, boolean uncommittable) {}
+    record Release(Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp, boolean uncommittable) {}
 
     /** The requests of one partition. */
     private static final class Progress {
         /** The copy of each record running, by offset: only that copy's end counts. */
-        final TreeMap<Long, RecordContext> running = new TreeMap<>();
+        final TreeMap<Long, RecordCopy> running = new TreeMap<>();
 
         final TreeSet<Long> unacknowledged = new TreeSet<>();
         /** Acknowledged offsets at or above the committable one: the commit's metadata. */
@@ -279,7 +278,7 @@ public class PartitionWork {
         long lastAcknowledged = -1;
 
         /** Removes this copy of its record from those running, if it is the one running. */
-        boolean removeRunning(RecordContext record) {
+        boolean removeRunning(RecordCopy record) {
             if (running.get(record.offset()) != record) {
                 return false;
             }

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import java.util.NavigableSet;
 import java.util.TreeSet;

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
@@ -39,20 +39,20 @@ import org.apache.kafka.common.TopicPartition;
  */
 @ApplicationScoped
 @Identifier(RevocationGrace.NAME)
-public class RevocationGrace implements KafkaConsumerRebalanceListener {
+class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     /** Its name in {@code mp.messaging.incoming.requests.consumer-rebalance-listener.name}. */
-    public static final String NAME = "image-worker-rebalance";
+    static final String NAME = "image-worker-rebalance";
 
     private static final Duration COMMITTED_TIMEOUT = Duration.ofSeconds(10);
     private static final int COMMITTED_ATTEMPTS = 4;
 
     private final PartitionWork work;
-    private final ResultTransactions transactions;
+    private final TransactionalOffsets transactions;
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, ResultTransactions transactions, WorkerConfig config) {
+    RevocationGrace(PartitionWork work, TransactionalOffsets transactions, WorkerConfig config) {
         this.work = work;
         this.transactions = transactions;
         this.grace = config.rebalanceGrace();
@@ -60,8 +60,9 @@ public class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     /**
      * From the start of a shutdown, revocations wait no more: the shutdown grace bounds the wait for the requests in
-     * progress (RequestConsumer.drain, priority 1), and the consumer is closed, which revokes every partition, from
-     * within that observer once the grace is over, with only abandoned requests left.
+     * progress ({@code messaging.RequestConsumer.drain}, priority 1, through {@link InFlight#drain}), and the consumer
+     * is closed, which revokes every partition, from within that observer once the grace is over, with only abandoned
+     * requests left.
      */
     void shuttingDown(@Observes @Priority(0) ShutdownEvent event) {
         shuttingDown = true;

@@ -1,12 +1,10 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.messaging.PartitionWork.Start;
+import io.imageworker.messaging.offsets.PartitionWork.Start;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -22,16 +20,11 @@ class PartitionWorkTest {
 
     private final PartitionWork work = new PartitionWork();
 
-    private final Map<String, RecordContext> taken = new HashMap<>();
+    private final TakenRecords taken = new TakenRecords();
 
     /** The copy of the record at this offset the worker took (one per test: the same record taken once). */
-    private RecordContext record(TopicPartition partition, long offset) {
-        return taken.computeIfAbsent(partition + "@" + offset, ignored -> takenAgain(partition, offset));
-    }
-
-    /** Another copy of the record at this offset, as Kafka delivers it again after a rebalance. */
-    private static RecordContext takenAgain(TopicPartition partition, long offset) {
-        return new RecordContext(null, null, partition.topic(), partition.partition(), offset, Instant.now());
+    private RecordCopy record(TopicPartition partition, long offset) {
+        return taken.record(partition, offset);
     }
 
     private void start(TopicPartition partition, long... offsets) {
@@ -173,13 +166,13 @@ class PartitionWorkTest {
 
     @Test
     void aCopyGivenUpNeitherRunsOnNorEndsTheCopyTakenAgainWhenThePartitionComesBack() throws Exception {
-        RecordContext first = record(P0, 30);
+        RecordCopy first = record(P0, 30);
         assertThat(work.started(first)).isEqualTo(Start.RUN);
         assertThat(work.runs(first)).isTrue();
         // Lost (fenced out of the group) and assigned again: the first copy goes on running, unawaited.
         work.release(List.of(P0), Duration.ZERO);
         work.assigned(List.of(P0), Map.of());
-        RecordContext again = takenAgain(P0, 30);
+        RecordCopy again = TakenRecords.takenAgain(P0, 30);
         assertThat(work.started(again)).isEqualTo(Start.RUN);
 
         // Only the copy taken again may publish and commit.

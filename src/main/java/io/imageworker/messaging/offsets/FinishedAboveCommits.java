@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
@@ -29,7 +29,7 @@ final class FinishedAboveCommits<K, V> implements KafkaConsumer<K, V> {
     private final boolean transactional;
 
     /**
-     * @param transactional whether offsets are committed by the results' transactions ({@link ResultTransactions}):
+     * @param transactional whether offsets are committed by the results' transactions ({@link TransactionalOffsets}):
      *     then the strategy's periodic commits are dropped, since one could land after a transaction's and take the
      *     committed offset back below results already published
      */

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Pauses;
@@ -27,19 +27,19 @@ import java.util.function.BiConsumer;
  *
  * <p>So the report goes through here. With no pause within the max age it is passed on as is. Otherwise it is passed
  * on only if a record in progress has waited longer than the max age <em>not counting the time the worker was
- * paused</em> while it waited ({@link RequestConsumer} tracks each record from the moment the request stream takes it
- * to its end). A truly stuck record is still reported: after the max age of time that was not a pause, or at the
- * latest a max age after the last pause ended. Set {@code commit-strategy=pause-aware} on the channel.
+ * paused</em> while it waited ({@link InFlight} tracks each record from the moment the request stream takes it to its
+ * end). A truly stuck record is still reported: after the max age of time that was not a pause, or at the latest a
+ * max age after the last pause ended. Set {@code commit-strategy=pause-aware} on the channel.
  *
  * <p>Its commits also carry what was finished above the offset committed ({@link FinishedAboveCommits}), every one of
  * them, not only the hand-off's.
  */
 @ApplicationScoped
 @Identifier(PauseAwareCommit.STRATEGY)
-public class PauseAwareCommit implements KafkaCommitHandler.Factory {
+class PauseAwareCommit implements KafkaCommitHandler.Factory {
 
     /** The value of the channel's {@code commit-strategy}. */
-    public static final String STRATEGY = "pause-aware";
+    static final String STRATEGY = "pause-aware";
 
     private final KafkaCommitHandler.Factory throttled;
     private final Pauses pauses;
@@ -91,7 +91,7 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
     }
 
     /** A record the request stream has taken; {@link Tracked#done()} when it is acknowledged or given up. */
-    public Tracked track() {
+    Tracked track() {
         long id = sequence.incrementAndGet();
         Tracked tracked = new Tracked(id, pauses.now(), pauses.pausedNanos());
         inProgress.put(id, tracked);
@@ -106,7 +106,7 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
     }
 
     /** One record in progress: when it was taken, and the pause clock then. */
-    public final class Tracked {
+    final class Tracked {
         private final long id;
         private final long takenAt;
         private final long pausedAtTake;
@@ -122,7 +122,7 @@ public class PauseAwareCommit implements KafkaCommitHandler.Factory {
         }
 
         /** The record is acknowledged, failed or given up: it waits no more. */
-        public void done() {
+        void done() {
             inProgress.remove(id);
         }
     }

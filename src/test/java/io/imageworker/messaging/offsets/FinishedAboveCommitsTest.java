@@ -1,14 +1,12 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.offsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.messaging.PartitionWork.Start;
+import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
 import java.lang.reflect.Proxy;
-import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -41,16 +39,11 @@ class FinishedAboveCommitsTest {
                 });
     }
 
-    private final Map<String, RecordContext> taken = new HashMap<>();
+    private final TakenRecords taken = new TakenRecords();
 
     /** The copy of the record at this offset the worker took (one per test: the same record taken once). */
-    private RecordContext record(TopicPartition partition, long offset) {
-        return taken.computeIfAbsent(partition + "@" + offset, ignored -> takenAgain(partition, offset));
-    }
-
-    /** Another copy of the record at this offset, as Kafka delivers it again after a rebalance. */
-    private static RecordContext takenAgain(TopicPartition partition, long offset) {
-        return new RecordContext(null, null, partition.topic(), partition.partition(), offset, Instant.now());
+    private RecordCopy record(TopicPartition partition, long offset) {
+        return taken.record(partition, offset);
     }
 
     @Test

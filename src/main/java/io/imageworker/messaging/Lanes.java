@@ -1,0 +1,88 @@
+package io.imageworker.messaging;
+
+import io.imageworker.Lane;
+import io.imageworker.config.WorkerConfig;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
+import io.smallrye.reactive.messaging.kafka.KafkaClientService;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+/**
+ * The subscriptions of the request lanes: each lane's stream merged with a limit of its own, {@code max-in-progress}
+ * records handled at once, so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
+ * shutdown, their consumers paused and the subscriptions ended.
+ */
+@ApplicationScoped
+class Lanes {
+
+    /** The channel of each lane. */
+    static final Map<Lane, String> CHANNELS = Map.of(Lane.NORMAL, "requests", Lane.PRIORITY, "priority-requests");
+
+    private final KafkaClientService kafkaClients;
+    private final WorkerConfig config;
+    private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
+
+    Lanes(KafkaClientService kafkaClients, WorkerConfig config) {
+        this.kafkaClients = kafkaClients;
+        this.config = config;
+    }
+
+    /** Whether the priority lane is on: its topic is configured. */
+    boolean priorityOn() {
+        return config.topic()
+                .requestPriority()
+                .filter(topic -> !topic.isBlank())
+                .isPresent();
+    }
+
+    /** Subscribes to one lane's {@code records}, each handled by {@code handle}, at most the limit at once. */
+    void consume(Lane lane, Multi<Message<byte[]>> records, Function<Message<byte[]>, Uni<Void>> handle) {
+        synchronized (subscriptions) {
+            subscriptions.put(
+                    lane,
+                    records.onItem()
+                            .transformToUni(handle::apply)
+                            .merge(config.inProgressLimit())
+                            .subscribe()
+                            .with(
+                                    ignored -> {},
+                                    failure -> Log.errorf(
+                                            failure,
+                                            "The %s request stream failed; this worker consumes no more of it",
+                                            lane.name().toLowerCase(Locale.ROOT))));
+        }
+    }
+
+    /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */
+    void pause(Duration wait) {
+        for (Lane lane : lanes()) {
+            try {
+                kafkaClients.getConsumer(CHANNELS.get(lane)).pause().await().atMost(wait);
+            } catch (RuntimeException e) {
+                Log.debugf("Could not pause the %s consumer: %s", CHANNELS.get(lane), e.toString());
+            }
+        }
+    }
+
+    private List<Lane> lanes() {
+        synchronized (subscriptions) {
+            return List.copyOf(subscriptions.keySet());
+        }
+    }
+
+    /** Ends every lane's subscription: no record is taken any more. */
+    void cancel() {
+        synchronized (subscriptions) {
+            subscriptions.values().forEach(Cancellable::cancel);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.imageworker.messaging;
+
+import io.imageworker.ImageStarted;
+import io.imageworker.TerminalEvent;
+import io.imageworker.support.Patience;
+import io.imageworker.support.Tracing;
+import io.imageworker.support.WorkerMetrics;
+import io.opentelemetry.api.trace.Span;
+import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.util.List;
+
+/**
+ * Sends what a record ends in, made by {@link ResultPublisher}: its request's terminal event, or its DLQ copy when it is
+ * not a readable request. By default in the results' transaction with the record's offset ({@link
+ * ResultTransactions}); with transactions off, one by one, tried again within the infrastructure patience. The
+ * {@code Uni} completes once Kafka has the result.
+ */
+@ApplicationScoped
+class ResultSender {
+
+    private final ResultPublisher publisher;
+    private final ResultTransactions transactions;
+    private final Patience patience;
+    private final Tracing tracing;
+    private final WorkerMetrics metrics;
+
+    ResultSender(
+            ResultPublisher publisher,
+            ResultTransactions transactions,
+            Patience patience,
+            Tracing tracing,
+            WorkerMetrics metrics) {
+        this.publisher = publisher;
+        this.transactions = transactions;
+        this.patience = patience;
+        this.tracing = tracing;
+        this.metrics = metrics;
+    }
+
+    /** The request's terminal event, as a stage of its span. */
+    Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
+        if (transactions.enabled()) {
+            return tracing.stage(
+                    "publish",
+                    () -> transactions.publish(
+                            result.requestId(), context, List.of(publisher.record(result, context, span)), null));
+        }
+        return tracing.stage("publish", () -> patience.retry(publisher.publish(result, context, span)));
+    }
+
+    /** The record's DLQ copy, with the reason it is not a readable request. */
+    Uni<Void> deadLetter(byte[] value, RecordContext context, String reason) {
+        Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
+        metrics.deadLettered();
+        if (transactions.enabled()) {
+            return tracing.stage(
+                    "dead letter",
+                    () -> transactions.publish(
+                            context.position(),
+                            context,
+                            List.of(publisher.deadLetterRecord(value, context, reason, false)),
+                            () -> List.of(publisher.deadLetterRecord(value, context, reason, true))));
+        }
+        return tracing.stage("dead letter", () -> patience.retry(publisher.deadLetter(value, context, reason)));
+    }
+
+    /** {@code image.started}, without waiting ({@link ResultPublisher#started}). */
+    void started(ImageStarted event, RecordContext context, Span span) {
+        publisher.started(event, context, span);
+    }
+}

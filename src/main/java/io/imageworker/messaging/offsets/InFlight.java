@@ -1,0 +1,159 @@
+package io.imageworker.messaging.offsets;
+
+import io.imageworker.messaging.offsets.PartitionWork.Start;
+import io.imageworker.support.Shutdown;
+import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.Identifier;
+import jakarta.enterprise.context.ApplicationScoped;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The requests taken from the request topics and not yet ended: the one door between the intake and the offset
+ * bookkeeping. A record taken ({@link #take}) runs, unless the worker is draining or a rebalance took its partition
+ * away while it was on its way (it is left unacknowledged, and redelivered to the next consumer), or the partition's
+ * last owner finished it already (it is acknowledged as it is: {@link PartitionWork}). A record that runs is counted,
+ * and its age watched by the commit strategy ({@link PauseAwareCommit}), until it is {@link Run#finished()}; whether it
+ * was acknowledged goes to its partition's commits ({@link Run#ended}).
+ *
+ * <p>The graceful drain ({@link #drain}): from its start no record is taken and no gateway call starts ({@link
+ * Shutdown}); the requests in progress get the shutdown grace to finish, and those still running then are abandoned:
+ * they end neither as a failure nor acknowledged, so their records are redelivered, never lost and never failed by the
+ * shutdown. Only the shutdown thread waits, never an event loop.
+ */
+@ApplicationScoped
+public class InFlight {
+
+    private final PartitionWork partitions;
+    private final PauseAwareCommit commit;
+    private final Shutdown shutdown;
+    private final AtomicInteger count = new AtomicInteger();
+    private volatile boolean draining;
+
+    InFlight(
+            PartitionWork partitions,
+            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
+            Shutdown shutdown) {
+        this.partitions = partitions;
+        this.commit = commit;
+        this.shutdown = shutdown;
+    }
+
+    /** A record the request stream has taken: whether its request runs, and if so its way to its end. */
+    public Run take(RecordCopy record) {
+        if (draining) {
+            return new Run(Start.LEFT, record, null);
+        }
+        Start start = partitions.started(record);
+        if (start != Start.RUN) {
+            return new Run(start, record, null);
+        }
+        count.incrementAndGet();
+        return new Run(start, record, commit.track());
+    }
+
+    /** Requests in progress now. */
+    public int count() {
+        return count.get();
+    }
+
+    /**
+     * Starts the graceful drain: from now on no record is taken (each is left unacknowledged, for redelivery) and no
+     * gateway call starts; {@link Drain#await} then waits for the requests in progress, at most {@code grace} from
+     * now.
+     */
+    public Drain drain(Duration grace) {
+        draining = true;
+        // No gateway call starts from now on: the grace is sized for the calls in flight, not for new ones.
+        shutdown.startDraining();
+        return new Drain(grace, System.nanoTime() + grace.toNanos());
+    }
+
+    private void finished() {
+        if (count.decrementAndGet() == 0 && draining) {
+            synchronized (count) {
+                count.notifyAll();
+            }
+        }
+    }
+
+    /** One record taken. */
+    public final class Run {
+        private final Start start;
+        private final RecordCopy record;
+        private final PauseAwareCommit.Tracked tracked;
+
+        private Run(Start start, RecordCopy record, PauseAwareCommit.Tracked tracked) {
+            this.start = start;
+            this.record = record;
+            this.tracked = tracked;
+        }
+
+        /** What becomes of it: {@link Start#RUN} is followed by {@link #ended} (but when cancelled) and {@link #finished}. */
+        public Start start() {
+            return start;
+        }
+
+        /**
+         * Its request ended.
+         *
+         * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
+         *     shutdown, failed), its partition is never committed past it
+         */
+        public void ended(boolean acknowledged) {
+            partitions.ended(record, acknowledged);
+        }
+
+        /** It is in progress no more (acknowledged, failed, given up or cancelled): called once, for a run only. */
+        public void finished() {
+            if (tracked != null) {
+                tracked.done();
+                InFlight.this.finished();
+            }
+        }
+    }
+
+    /** A graceful drain started. */
+    public final class Drain {
+        private final Duration grace;
+        private final long deadline;
+
+        private Drain(Duration grace, long deadline) {
+            this.grace = grace;
+            this.deadline = deadline;
+        }
+
+        /**
+         * Waits until no request is in progress or the grace is over; from then on, what still runs must neither start
+         * a gateway call nor end as a failure: it is redelivered.
+         *
+         * @return the requests still in progress, abandoned
+         */
+        public int await() {
+            Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, count.get());
+            synchronized (count) {
+                long remaining;
+                while (count.get() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
+                    try {
+                        // The shutdown thread waits, not an event loop; the last request to finish notifies.
+                        count.wait(Math.max(1, remaining / 1_000_000));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+            shutdown.abandonUnfinished();
+            int left = count.get();
+            if (left > 0) {
+                Log.warnf(
+                        "Shutdown grace over: %d request(s) did not finish; they are not committed and will be"
+                                + " redelivered",
+                        left);
+            } else {
+                Log.info("Every request in progress has finished; committing and closing");
+            }
+            return left;
+        }
+    }
+}

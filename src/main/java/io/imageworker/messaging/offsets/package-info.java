@@ -1,0 +1,19 @@
+/**
+ * The offsets of the request topics: which requests are in progress on which partition, what each partition may be
+ * committed to, and what a rebalance or a shutdown does with the requests still running. {@link
+ * io.imageworker.messaging.offsets.InFlight} is the door the intake goes through: every record taken starts there (it
+ * runs, or is left to the next consumer, or was finished by the partition's last owner) and ends there; it counts the
+ * requests in progress and holds the graceful drain. {@link io.imageworker.messaging.offsets.PartitionWork} tracks the
+ * requests of each partition and the offset it may be committed to, telling apart the copies of a record Kafka
+ * delivers again ({@link io.imageworker.messaging.offsets.RecordCopy}); every commit carries the records finished
+ * above its offset ({@link io.imageworker.messaging.offsets.FinishedAbove}), the commit strategy's too ({@link
+ * io.imageworker.messaging.offsets.FinishedAboveCommits}). {@link io.imageworker.messaging.offsets.PauseAwareCommit}
+ * is SmallRye's throttled strategy told which records wait by design, and {@link
+ * io.imageworker.messaging.offsets.RevocationGrace} lets the requests on partitions taken away finish and commit
+ * before they go, through the results' transactions when they are on ({@link
+ * io.imageworker.messaging.offsets.TransactionalOffsets}, which {@code messaging.ResultTransactions} implements).
+ *
+ * <p>It may use {@code support}, {@code config} and Kafka's and SmallRye's types, nothing else of the worker; only
+ * {@code messaging} may use it ({@code ArchitectureTest}).
+ */
+package io.imageworker.messaging.offsets;
