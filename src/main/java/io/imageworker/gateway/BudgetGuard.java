@@ -27,7 +27,7 @@ import java.util.function.LongSupplier;
  * The spend guard: at most {@code budget.max-calls} gateway calls that may be billed per window, for the whole fleet.
  * A call takes a place before it is sent, because its cost is only known after it; a call refused before any work
  * (401, 404, 429, never sent) gives its place back. Places are claimed in a log every replica shares and reads in the
- * same order ({@link BudgetLog}, on Kafka): replicas together never take more places than the cap, and a restarted
+ * same order ({@link BudgetLog}, on Kafka: the bean of {@code messaging}): replicas together never take more places than the cap, and a restarted
  * replica finds the window's count where it left it. Windows are aligned on the epoch, so all replicas agree on them.
  *
  * <p>Over the cap a request waits for the next window (holding no gateway permit, so intake stops by backpressure; a
@@ -69,15 +69,15 @@ public class BudgetGuard {
     private final Deque<Place> places = new ArrayDeque<>();
 
     @Inject
-    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<KafkaBudgetLog> kafka) {
-        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, kafka));
+    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<BudgetLog> shared) {
+        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, shared));
     }
 
-    private static BudgetLog shared(WorkerConfig config, Instance<KafkaBudgetLog> kafka) {
+    private static BudgetLog shared(WorkerConfig config, Instance<BudgetLog> shared) {
         if (config.budget().maxCalls().isEmpty()) {
             return null;
         }
-        KafkaBudgetLog log = kafka.get();
+        BudgetLog log = shared.get();
         log.start();
         return log;
     }

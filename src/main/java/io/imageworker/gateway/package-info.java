@@ -2,8 +2,9 @@
  * Everything about calling the paid gateway. {@link io.imageworker.gateway.GatewayCalls} is the loop that calls until
  * the gateway gives an image or the retry policy gives up (a request runs one per variant): before each call it waits
  * for {@link io.imageworker.gateway.GatewayGuard} (a dead token or a wrong address pauses intake) and {@link
- * io.imageworker.gateway.BudgetGuard} (the fleet's spend cap, claimed through {@link
- * io.imageworker.gateway.KafkaBudgetLog} and judged by {@link io.imageworker.gateway.BudgetLedger}), runs the call
+ * io.imageworker.gateway.BudgetGuard} (the fleet's spend cap, claimed through a {@link
+ * io.imageworker.gateway.BudgetLog}, on Kafka {@code messaging.KafkaBudgetLog}, and judged by {@link
+ * io.imageworker.gateway.BudgetLedger}), runs the call
  * within {@link io.imageworker.gateway.ConcurrencyLimiter} (the adaptive limit, priority lane first), and lets {@link
  * io.imageworker.gateway.RetryPolicy} decide from what a failed call cost whether it is tried again. {@link
  * io.imageworker.gateway.GatewayClient} is the only code that talks to the gateway, and {@link

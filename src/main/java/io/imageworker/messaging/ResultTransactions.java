@@ -2,7 +2,6 @@ package io.imageworker.messaging;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.support.KafkaClientConfig;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

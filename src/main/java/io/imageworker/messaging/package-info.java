@@ -16,7 +16,11 @@
  * io.imageworker.messaging.RevocationGrace} lets those on partitions taken away finish and commit before they go.
  * {@link io.imageworker.messaging.IdleConnector} is the source of the priority lane when it is off. {@link
  * io.imageworker.messaging.CancelReader} reads the optional cancel topic (contract v1.2) from every partition, without
- * a consumer group, and hands each cancel to {@code processing.Cancellations}.
+ * a consumer group, and hands each cancel to {@code processing.Cancellations}; {@link
+ * io.imageworker.messaging.KafkaBudgetLog} is the spend guard's {@code gateway.BudgetLog} on Kafka. Both read through
+ * one {@link io.imageworker.messaging.TopicReader}: a plain consumer on a thread of its own that restarts after a
+ * failure where it stopped and says when it stalls. {@link io.imageworker.messaging.KafkaClientConfig} gives the
+ * clients the worker makes itself its {@code kafka.*} settings.
  *
  * <p>It may use every package below it; no package may use it, so Kafka's records, channels and commits stay here.
  */
