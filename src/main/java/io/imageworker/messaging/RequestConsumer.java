@@ -278,13 +278,16 @@ public class RequestConsumer {
                         span,
                         cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                                 .chain(read -> read instanceof RecordReader.Read.Request request
-                                        ? processor
-                                                .process(
+                                        ? publisher
+                                                .tellingStarts(
                                                         request.requestId(),
-                                                        request.json(),
-                                                        context.receivedAt(),
-                                                        lane,
-                                                        started -> publisher.started(started, context, span))
+                                                        context,
+                                                        span,
+                                                        processor.process(
+                                                                request.requestId(),
+                                                                request.json(),
+                                                                context.receivedAt(),
+                                                                lane))
                                                 .invoke(event -> describe(span, event))
                                                 .chain(result -> publish(result, context, span))
                                         : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason())))
