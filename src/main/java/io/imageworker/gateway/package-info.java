@@ -11,10 +11,12 @@
  * io.imageworker.gateway.AnswerClassifier} the one place where its answers are interpreted into a {@link
  * io.imageworker.gateway.GatewayAnswer}: an image, or a {@link io.imageworker.gateway.GatewayFailure} of a {@link
  * io.imageworker.gateway.FailureKind} that fixes its cost and error code. {@link io.imageworker.gateway.AnswerSizes}
- * sizes each call's reservation in the memory budget. The rules cited as "gateway contract §N" are in {@code
+ * sizes each call's reservation in the memory budget, and {@link io.imageworker.gateway.ImageDownloader} downloads an
+ * image the gateway answers with as a {@code url} (through {@code net}'s guarded fetcher). Each call that leaves is told
+ * to the {@link io.imageworker.gateway.CallListener} beans (a layer above publishes {@code image.started}). The rules cited as "gateway contract §N" are in {@code
  * docs/gateway-contract.md}.
  *
- * <p>It may use {@code image}, {@code support}, {@code config} and the contract records of {@code io.imageworker}; it
+ * <p>It may use {@code net}, {@code image}, {@code support}, {@code config} and the contract records of {@code io.imageworker}; it
  * knows nothing of request records, the store or a request's story, which are above it ({@code storage}, {@code
  * reference}, {@code processing}, {@code health} and {@code messaging} may use it).
  */

@@ -1,10 +1,10 @@
 package io.imageworker.messaging;
 
+import io.imageworker.EventCodec;
 import io.imageworker.ImageStarted;
 import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.CallListener;
-import io.imageworker.support.EventCodec;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;

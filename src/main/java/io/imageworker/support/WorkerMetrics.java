@@ -17,6 +17,11 @@ import java.util.Locale;
 public class WorkerMetrics {
 
     private final MeterRegistry registry;
+    /** The lowest bound of the gateway calls' histogram: no image comes faster. */
+    static final Duration FASTEST_CALL = Duration.ofMillis(100);
+    /** The highest bound of the gateway calls' histogram: above the longest gateway timeout a deployment sets. */
+    static final Duration SLOWEST_CALL = Duration.ofMinutes(5);
+
     private final Timer gatewayLatency;
     private final Counter bytesStored;
     private final Counter sizeMismatches;
@@ -28,8 +33,8 @@ public class WorkerMetrics {
         this.gatewayLatency = Timer.builder("image_worker_gateway_call")
                 .description("Duration of gateway calls")
                 .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(100))
-                .maximumExpectedValue(Duration.ofMinutes(5))
+                .minimumExpectedValue(FASTEST_CALL)
+                .maximumExpectedValue(SLOWEST_CALL)
                 .register(registry);
         this.bytesStored = counter(registry, "image_worker_stored_bytes", "Bytes of images written to the store");
         this.sizeMismatches = counter(
