@@ -6,7 +6,6 @@ import io.imageworker.support.Patience;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Startup;
@@ -99,34 +98,37 @@ public class BudgetGuard {
                 registry,
                 "image_worker_spend_unknown_quota_units",
                 "Quota units of calls whose billing is unknown (timeouts, 5xx)");
-        // Strong references: a gauge holds its object weakly by default, and one whose object is collected
-        // disappears from the export (seen in MetricsExportTest): an alert on it would then never fire.
-        Gauge.builder(USED_CALLS, this, BudgetGuard::used)
-                .description("Gateway calls claimed in the current window by the whole fleet (every replica reports"
-                        + " the same count: take the max over the pods, not the sum); 0 without a cap")
-                .strongReference(true)
+        // Strong references (WorkerMetrics.gauge): an alert on a gauge whose object is collected would never fire.
+        WorkerMetrics.gauge(
+                        USED_CALLS,
+                        this,
+                        BudgetGuard::used,
+                        "Gateway calls claimed in the current window by the whole fleet (every replica reports the"
+                                + " same count: take the max over the pods, not the sum); 0 without a cap")
                 .register(registry);
         // Exported without a cap too, like the other budget gauges, but as NaN: no line is drawn and no comparison
         // holds, where 0 would read as a cap of zero calls.
-        Gauge.builder(MAX_CALLS, this, guard -> guard.maxCalls
-                        .map(Integer::doubleValue)
-                        .orElse(Double.NaN))
-                .description("The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
-                        + " every replica reports it: take the max over the pods, not the sum); NaN without a cap")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        MAX_CALLS,
+                        this,
+                        guard -> guard.maxCalls.map(Integer::doubleValue).orElse(Double.NaN),
+                        "The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
+                                + " every replica reports it: take the max over the pods, not the sum); NaN without a"
+                                + " cap")
                 .register(registry);
-        Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)
-                .description("Requests the spend guard holds until its window allows another call")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_budget_held_requests",
+                        held,
+                        AtomicInteger::get,
+                        "Requests the spend guard holds until its window allows another call")
                 .register(registry);
         // Exported without a cap too (0), so that the alert on it names a metric every worker has.
-        Gauge.builder(
+        WorkerMetrics.gauge(
                         "image_worker_budget_reader_stalled",
                         this,
-                        guard -> guard.readerStall().isPresent() ? 1 : 0)
-                .description("1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
-                        + " not read for too long")
-                .strongReference(true)
+                        guard -> guard.readerStall().isPresent() ? 1 : 0,
+                        "1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
+                                + " not read for too long")
                 .register(registry);
     }
 

@@ -6,7 +6,6 @@ import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.StartupEvent;
@@ -164,13 +163,12 @@ public class CancelReader {
                         "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)"),
                 nanos,
                 TopicReader.FIRST_BACKOFF);
-        Gauge.builder(
+        WorkerMetrics.gauge(
                         "image_worker_cancel_reader_stalled",
                         this,
-                        cancels -> cancels.stall().isPresent() ? 1 : 0)
-                .description("1 while the cancel topic's reader restarts or has not completed a poll for too long:"
-                        + " cancels are late")
-                .strongReference(true)
+                        cancels -> cancels.stall().isPresent() ? 1 : 0,
+                        "1 while the cancel topic's reader restarts or has not completed a poll for too long: cancels"
+                                + " are late")
                 .register(registry);
         reader = started;
         started.start();
