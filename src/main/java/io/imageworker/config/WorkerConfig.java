@@ -293,12 +293,18 @@ public interface WorkerConfig {
 
     /** Download settings. */
     interface Download {
+        /**
+         * The largest image the worker reads, 25 MiB, the gateway's per-file limit (gateway contract §4): the default of
+         * {@link #maxBytes()}, and the cap of an edit's reference whatever that setting says.
+         */
+        int MAX_IMAGE_BYTES = 25 * 1024 * 1024;
+
         /** Time allowed for one download, headers and body. */
         @WithDefault("60s")
         Duration timeout();
 
         /** Largest downloaded image, in bytes; a larger body is cut off while reading. */
-        @WithDefault("26214400")
+        @WithDefault("" + MAX_IMAGE_BYTES)
         int maxBytes();
     }
 

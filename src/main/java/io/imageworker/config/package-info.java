@@ -2,7 +2,8 @@
  * The settings: {@link io.imageworker.config.WorkerConfig}, every setting under the prefix {@code image-worker} (each
  * also an environment variable, named as in the README's Configuration table), and {@link
  * io.imageworker.config.PriorityLaneSwitch}, which turns the priority lane's channel on exactly when its topic is
- * named.
+ * named; {@link io.imageworker.config.ConfigurationCheck} finds the settings missing or contradicting each other (the
+ * start-up check of {@code health} refuses to start on them).
  *
  * <p>Every layer above may read the settings; this package may use only the contract records of {@code io.imageworker}
  * (it uses none), so that a setting never depends on the code it configures.

@@ -6,7 +6,6 @@ import io.imageworker.support.Patience;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Startup;
@@ -27,7 +26,7 @@ import java.util.function.LongSupplier;
  * The spend guard: at most {@code budget.max-calls} gateway calls that may be billed per window, for the whole fleet.
  * A call takes a place before it is sent, because its cost is only known after it; a call refused before any work
  * (401, 404, 429, never sent) gives its place back. Places are claimed in a log every replica shares and reads in the
- * same order ({@link BudgetLog}, on Kafka): replicas together never take more places than the cap, and a restarted
+ * same order ({@link BudgetLog}, on Kafka: the bean of {@code messaging}): replicas together never take more places than the cap, and a restarted
  * replica finds the window's count where it left it. Windows are aligned on the epoch, so all replicas agree on them.
  *
  * <p>Over the cap a request waits for the next window (holding no gateway permit, so intake stops by backpressure; a
@@ -69,15 +68,15 @@ public class BudgetGuard {
     private final Deque<Place> places = new ArrayDeque<>();
 
     @Inject
-    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<KafkaBudgetLog> kafka) {
-        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, kafka));
+    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<BudgetLog> shared) {
+        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, shared));
     }
 
-    private static BudgetLog shared(WorkerConfig config, Instance<KafkaBudgetLog> kafka) {
+    private static BudgetLog shared(WorkerConfig config, Instance<BudgetLog> shared) {
         if (config.budget().maxCalls().isEmpty()) {
             return null;
         }
-        KafkaBudgetLog log = kafka.get();
+        BudgetLog log = shared.get();
         log.start();
         return log;
     }
@@ -99,34 +98,37 @@ public class BudgetGuard {
                 registry,
                 "image_worker_spend_unknown_quota_units",
                 "Quota units of calls whose billing is unknown (timeouts, 5xx)");
-        // Strong references: a gauge holds its object weakly by default, and one whose object is collected
-        // disappears from the export (seen in MetricsExportTest): an alert on it would then never fire.
-        Gauge.builder(USED_CALLS, this, BudgetGuard::used)
-                .description("Gateway calls claimed in the current window by the whole fleet (every replica reports"
-                        + " the same count: take the max over the pods, not the sum); 0 without a cap")
-                .strongReference(true)
+        // Strong references (WorkerMetrics.gauge): an alert on a gauge whose object is collected would never fire.
+        WorkerMetrics.gauge(
+                        USED_CALLS,
+                        this,
+                        BudgetGuard::used,
+                        "Gateway calls claimed in the current window by the whole fleet (every replica reports the"
+                                + " same count: take the max over the pods, not the sum); 0 without a cap")
                 .register(registry);
         // Exported without a cap too, like the other budget gauges, but as NaN: no line is drawn and no comparison
         // holds, where 0 would read as a cap of zero calls.
-        Gauge.builder(MAX_CALLS, this, guard -> guard.maxCalls
-                        .map(Integer::doubleValue)
-                        .orElse(Double.NaN))
-                .description("The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
-                        + " every replica reports it: take the max over the pods, not the sum); NaN without a cap")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        MAX_CALLS,
+                        this,
+                        guard -> guard.maxCalls.map(Integer::doubleValue).orElse(Double.NaN),
+                        "The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
+                                + " every replica reports it: take the max over the pods, not the sum); NaN without a"
+                                + " cap")
                 .register(registry);
-        Gauge.builder("image_worker_budget_held_requests", held, AtomicInteger::get)
-                .description("Requests the spend guard holds until its window allows another call")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_budget_held_requests",
+                        held,
+                        AtomicInteger::get,
+                        "Requests the spend guard holds until its window allows another call")
                 .register(registry);
         // Exported without a cap too (0), so that the alert on it names a metric every worker has.
-        Gauge.builder(
+        WorkerMetrics.gauge(
                         "image_worker_budget_reader_stalled",
                         this,
-                        guard -> guard.readerStall().isPresent() ? 1 : 0)
-                .description("1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
-                        + " not read for too long")
-                .strongReference(true)
+                        guard -> guard.readerStall().isPresent() ? 1 : 0,
+                        "1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
+                                + " not read for too long")
                 .register(registry);
     }
 

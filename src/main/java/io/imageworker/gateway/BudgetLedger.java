@@ -12,13 +12,13 @@ import java.util.Set;
  * nothing but the order of the entries, so replicas that read the same log reach the same verdicts without talking to
  * each other, and the accepted claims of a window never exceed its limit, however many replicas claim at once.
  */
-final class BudgetLedger {
+public final class BudgetLedger {
 
     /** One entry of the log. */
-    record Entry(Kind kind, String claim, long window, int limit) {}
+    public record Entry(Kind kind, String claim, long window, int limit) {}
 
     /** What an entry does. */
-    enum Kind {
+    public enum Kind {
         /** Asks for one place in a window. */
         CLAIM,
         /** Gives an accepted claim's place back: the call it was for cannot have been billed. */
@@ -26,7 +26,7 @@ final class BudgetLedger {
     }
 
     /** What the ledger made of an entry. */
-    enum Verdict {
+    public enum Verdict {
         ACCEPTED,
         REFUSED,
         RELEASED,
@@ -37,7 +37,7 @@ final class BudgetLedger {
     private final Map<Long, Set<String>> placesByWindow = new HashMap<>();
 
     /** Applies the next entry of the log. */
-    synchronized Verdict apply(Entry entry) {
+    public synchronized Verdict apply(Entry entry) {
         Set<String> places = placesByWindow.computeIfAbsent(entry.window(), window -> new HashSet<>());
         if (entry.kind() == Kind.RELEASE) {
             return places.remove(entry.claim()) ? Verdict.RELEASED : Verdict.IGNORED;
@@ -53,13 +53,13 @@ final class BudgetLedger {
     }
 
     /** Places held in {@code window}: accepted claims not released. */
-    synchronized int used(long window) {
+    public synchronized int used(long window) {
         Set<String> places = placesByWindow.get(window);
         return places == null ? 0 : places.size();
     }
 
     /** Forgets the windows before {@code window}: no claim for them is judged any more. */
-    synchronized void forgetBefore(long window) {
+    public synchronized void forgetBefore(long window) {
         placesByWindow.keySet().removeIf(w -> w < window);
     }
 }

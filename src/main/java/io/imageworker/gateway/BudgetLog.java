@@ -5,9 +5,13 @@ import java.util.Optional;
 
 /**
  * Where the spend guard's claims are written and read back, in one order for every replica that shares the budget
- * ({@link KafkaBudgetLog}); each replica judges them with its own {@link BudgetLedger}, and they all agree.
+ * (on Kafka: {@code messaging.KafkaBudgetLog}, the bean the guard uses); each replica judges them with its own {@link
+ * BudgetLedger}, and they all agree.
  */
-interface BudgetLog {
+public interface BudgetLog {
+
+    /** Begins to write and read the log; called once, by the spend guard, when a cap is set. */
+    default void start() {}
 
     /**
      * Writes a claim of one place in {@code window} under {@code limit}, and completes, once it is read back in the

@@ -1,6 +1,8 @@
 package io.imageworker.gateway;
 
 import io.imageworker.Billing;
+import io.imageworker.ImageRequest;
+import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
@@ -9,11 +11,13 @@ import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
 import io.opentelemetry.api.trace.Span;
+import io.quarkus.arc.All;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -24,6 +28,8 @@ import java.util.function.Supplier;
  * backlog) and a place in the spend budget ({@link BudgetGuard}), holding no call slot meanwhile; the call itself runs
  * within the adaptive {@link ConcurrencyLimiter}; what a failed call cost decides whether and when it is tried again
  * ({@link RetryPolicy}). Every answer is accounted once: billing, metrics, budget, limiter and guard.
+ *
+ * <p>Each call that leaves is told to every {@link CallListener} (the request's progress, {@code image.started}).
  *
  * <p>A {@link CallGate} decides, in its slot, right before each call leaves, whether it may: a request cancelled
  * (contract v1.2) before any of its calls left ends {@code CANCELLED} with no call, also when the cancel comes while it
@@ -47,6 +53,7 @@ public class GatewayCalls {
     private final Shutdown shutdown;
     private final Tracing tracing;
     private final AnswerSizes sizes;
+    private final List<CallListener> listeners;
 
     GatewayCalls(
             GatewayClient client,
@@ -57,7 +64,8 @@ public class GatewayCalls {
             WorkerMetrics metrics,
             Shutdown shutdown,
             Tracing tracing,
-            AnswerSizes sizes) {
+            AnswerSizes sizes,
+            @All List<CallListener> listeners) {
         this.client = client;
         this.guard = guard;
         this.budget = budget;
@@ -67,32 +75,26 @@ public class GatewayCalls {
         this.shutdown = shutdown;
         this.tracing = tracing;
         this.sizes = sizes;
+        this.listeners = listeners;
     }
 
     /**
-     * Calls the gateway with {@code request}, of {@code lane} (the limiter serves the priority lane first), until it
-     * gives an image or the policy gives up; never fails but with {@link AbandonedException} at shutdown. {@code sent}
-     * is told as each call leaves. Each call is sent only once {@code memory} holds its reservation ({@link
-     * AnswerSizes}): while the budget is full, no call is sent. The lease then holds the answer while it is read and
-     * decoded, and the image after it (or nothing after a failed call); its owner closes it when the image is stored.
+     * Calls the gateway with {@code request}, for variant {@code variant} of {@code owner}, of {@code lane} (the
+     * limiter serves the priority lane first), until it gives an image or the policy gives up; never fails but with
+     * {@link AbandonedException} at shutdown. Each call is told to the {@link CallListener}s as it leaves. Each call is
+     * sent only once {@code memory} holds its reservation ({@link AnswerSizes}): while the budget is full, no call is
+     * sent. The lease then holds the answer while it is read and decoded, and the image after it (or nothing after a
+     * failed call); its owner closes it when the image is stored. Each call leaves only if {@code gate} lets it:
+     * otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
      */
     public Uni<Result> call(
-            String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
-        return call(requestId, request, lane, sent, memory, CallGate.OPEN);
-    }
-
-    /**
-     * {@link #call(String, GatewayRequest, Lane, CallSent, MemoryBudget.Lease)}, each call leaving only if {@code
-     * gate} lets it: otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
-     */
-    public Uni<Result> call(
-            String requestId,
+            ImageRequest owner,
+            int variant,
             GatewayRequest request,
             Lane lane,
-            CallSent sent,
             MemoryBudget.Lease memory,
             CallGate gate) {
-        return new Attempts(requestId, request, lane, sent, memory, gate).next();
+        return new Attempts(owner, variant, request, lane, memory, gate).next();
     }
 
     /**
@@ -131,22 +133,6 @@ public class GatewayCalls {
         <T> Uni<T> unlessCancelled(Uni<T> wait, Supplier<T> whenCancelled);
     }
 
-    /** Told as each call leaves for the gateway, on the thread that sends it: must return at once and never throw. */
-    @FunctionalInterface
-    public interface CallSent {
-        /** Tells nothing. */
-        CallSent IGNORED = (attempt, queuedMs) -> {};
-
-        /**
-         * A call left.
-         *
-         * @param attempt its number among the calls of this loop, 1 for the first (a call sent again at once on a new
-         *     connection, because the gateway had closed the one it went out on, keeps its number)
-         * @param queuedMs how long it waited for its slot: the gateway guard, the spend guard and the limiter
-         */
-        void sent(int attempt, long queuedMs);
-    }
-
     /**
      * How the calls of one request ended.
      *
@@ -173,10 +159,11 @@ public class GatewayCalls {
 
     /** The attempts of one request: the only mutable state of the loop, confined to it. */
     private final class Attempts {
+        private final ImageRequest owner;
+        private final int variant;
         private final String requestId;
         private final GatewayRequest request;
         private final Lane lane;
-        private final CallSent sent;
         private final MemoryBudget.Lease memory;
         private final CallGate gate;
         /** True while this loop holds a place in the spend budget that no call has used yet. */
@@ -190,17 +177,18 @@ public class GatewayCalls {
         private long gatewayMs;
 
         Attempts(
-                String requestId,
+                ImageRequest owner,
+                int variant,
                 GatewayRequest request,
                 Lane lane,
-                CallSent sent,
                 MemoryBudget.Lease memory,
                 CallGate gate) {
+            this.owner = owner;
+            this.variant = variant;
+            this.requestId = owner.requestId();
             this.gate = gate;
-            this.requestId = requestId;
             this.request = request;
             this.lane = lane;
-            this.sent = sent;
             this.memory = memory;
         }
 
@@ -276,9 +264,29 @@ public class GatewayCalls {
                 span.setAttribute("image_worker.attempt", attempts + 1L);
                 span.setAttribute("image_worker.queued_ms", queuedMs);
                 span.setAttribute("image_worker.lane", lane.name());
-                sent.sent(attempts + 1, queuedMs);
+                tellSent(attempts + 1, queuedMs);
                 return client.send(request, memory, Tracing.traceparentOf(span)).map(answer -> new Sent(answer, span));
             });
+        }
+
+        /** Tells every listener that call {@code attempt} left; a listener's failure is not the call's. */
+        private void tellSent(int attempt, long queuedMs) {
+            ImageStarted call = new ImageStarted(
+                    requestId,
+                    owner.operation().wireName(),
+                    attempt,
+                    owner.count() > 1 ? variant : null,
+                    queuedMs,
+                    Instant.now(),
+                    owner.metadata());
+            for (CallListener listener : listeners) {
+                try {
+                    listener.sent(call);
+                } catch (RuntimeException e) {
+                    // A progress hint never fails nor delays the call.
+                    Log.debugf("[%s] a listener of its calls failed: %s", requestId, e.toString());
+                }
+            }
         }
 
         private Uni<Result> onAnswer(Sent sent) {

@@ -2,7 +2,7 @@ package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Pauses;
-import io.micrometer.core.instrument.Gauge;
+import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Startup;
@@ -51,9 +51,11 @@ public class GatewayGuard {
         this.gateway = gateway;
         this.vertx = vertx;
         this.pauses = pauses;
-        Gauge.builder("image_worker_intake_paused", this, guard -> guard.isOpen() ? 0 : 1)
-                .description("1 while intake is paused on a dead token or a wrong gateway address")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_intake_paused",
+                        this,
+                        guard -> guard.isOpen() ? 0 : 1,
+                        "1 while intake is paused on a dead token or a wrong gateway address")
                 .register(registry);
     }
 

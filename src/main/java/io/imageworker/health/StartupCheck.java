@@ -1,5 +1,6 @@
 package io.imageworker.health;
 
+import io.imageworker.config.ConfigurationCheck;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
@@ -19,7 +20,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * Refuses to start without the settings the worker cannot guess (the gateway's base URL, API key and model), or with
- * settings that contradict each other. Each problem is named in one line, then the process exits with status 1,
+ * settings that contradict each other ({@link ConfigurationCheck}), and probes the gateway's address. Each problem is named in one line, then the process exits with status 1,
  * before any record is read.
  */
 @ApplicationScoped
@@ -31,9 +32,6 @@ public class StartupCheck {
     StartupCheck(WorkerConfig config) {
         this.config = config;
     }
-
-    /** The channel property of SmallRye's throttled commit strategy that marks a record as stuck. */
-    static final String MAX_AGE_PROPERTY = "mp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms";
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
         List<String> problems = problems(config, ConfigProvider.getConfig());
@@ -94,58 +92,23 @@ public class StartupCheck {
         return passed;
     }
 
+    /**
+     * The settings' problems: those {@link ConfigurationCheck} finds from the settings alone, and those only the owner
+     * of a setting can tell (the gateway's address, the memory budget).
+     */
     static List<String> problems(WorkerConfig config, Config channels) {
-        List<String> problems = new ArrayList<>();
-        Optional<String> baseUrl = config.gateway().baseUrl().filter(s -> !s.isBlank());
-        if (baseUrl.isEmpty()) {
-            problems.add(
-                    "IMAGE_WORKER_GATEWAY_BASE_URL is not set (the gateway origin, e.g. https://gateway.example.com)");
-        } else {
+        List<String> problems = new ArrayList<>(ConfigurationCheck.problems(config, channels));
+        config.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
             try {
-                GatewayEndpoint.parse(baseUrl.get());
+                GatewayEndpoint.parse(baseUrl);
             } catch (IllegalArgumentException e) {
                 problems.add(e.getMessage());
             }
-        }
-        if (config.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
-            problems.add("IMAGE_WORKER_GATEWAY_API_KEY is not set (the sk- token created in the gateway's console)");
-        }
-        if (config.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
-            problems.add("IMAGE_WORKER_GATEWAY_MODEL is not set (the image model identifier, written in full)");
-        }
-        if (config.concurrency() < 1) {
-            problems.add("IMAGE_WORKER_CONCURRENCY must be at least 1");
-        }
-        if (config.maxInProgress().isPresent() && config.maxInProgress().get() < config.concurrency()) {
-            problems.add(
-                    "IMAGE_WORKER_MAX_IN_PROGRESS (" + config.maxInProgress().get()
-                            + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
-                            + "), or calls could never fill the concurrency");
-        }
+        });
         try {
             MemoryBudget.budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
-        }
-        if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
-            problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
-        }
-        if (config.topic()
-                .requestPriority()
-                .filter(config.topic().request()::equals)
-                .isPresent()) {
-            problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
-        }
-        // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
-        // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
-        // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
-        // unhealthy and restart it.
-        Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
-        long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(60_000L);
-        if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {
-            problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
-                    + " IMAGE_WORKER_RETRY_REQUEST_DEADLINE plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE (" + longest
-                    + "): a slower request would be taken for a stuck record and the consumer restarted");
         }
         return problems;
     }

@@ -1,6 +1,7 @@
 /**
  * Whether the worker may start, and whether it is ready: {@link io.imageworker.health.StartupCheck} refuses to start,
- * one line per problem, without the settings it cannot guess, with settings that contradict each other, or with a
+ * one line per problem, without the settings it cannot guess, with settings that contradict each other ({@code
+ * config.ConfigurationCheck}, plus the gateway address's shape and the memory budget), or with a
  * gateway address that answers its probe as a wrong one does; {@link io.imageworker.health.IntakeReadiness} is not
  * ready while intake pauses by design (the gateway guard, the spend guard) or the spend guard's reader stalls; {@link
  * io.imageworker.health.StorageReadiness} is not ready while the bucket cannot be reached. Kafka's own checks come from

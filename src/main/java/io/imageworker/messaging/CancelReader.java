@@ -5,10 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.Cancellations;
-import io.imageworker.support.KafkaClientConfig;
 import io.imageworker.support.WorkerMetrics;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.StartupEvent;
@@ -36,39 +33,31 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * The reader of the cancel topic ({@code IMAGE_WORKER_TOPIC_CANCEL}, contract v1.2): every worker must see every
- * cancel, not a share of them, so a plain consumer on a daemon thread of its own assigns itself all the topic's
- * partitions (no consumer group, nothing committed) and hands each cancel to {@link Cancellations}. It starts at the
- * records younger than {@code IMAGE_WORKER_CANCEL_RETENTION} ({@code offsetsForTimes}), so a worker that starts knows
- * the cancels its requests may still meet; start-up waits (at most {@link #CATCH_UP}) until it has read up to the
- * topic's end, before requests are taken. A record is {@code {"requestId": "..."}} keyed by the id; one without a
- * usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped.
+ * cancel, not a share of them, so a {@link TopicReader} (a plain consumer on a daemon thread of its own) assigns itself
+ * all the topic's partitions (no consumer group, nothing committed) and hands each cancel to {@link Cancellations}. It
+ * starts at the records younger than {@code IMAGE_WORKER_CANCEL_RETENTION} ({@code offsetsForTimes}), so a worker that
+ * starts knows the cancels its requests may still meet; start-up waits (at most {@link #CATCH_UP}) until it has read up
+ * to the topic's end, before requests are taken. A record is {@code {"requestId": "..."}} keyed by the id; one without
+ * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped.
  *
- * <p>Like the spend guard's reader ({@code gateway.KafkaBudgetLog}) it outlives failures: the consumer is closed and,
- * after a back-off that grows while failures follow each other, a new one resumes where the last stopped
+ * <p>Like the spend guard's reader ({@link KafkaBudgetLog}) it outlives failures: the consumer is closed and, after a
+ * back-off that grows while failures follow each other, a new one resumes where the last stopped
  * ({@code image_worker_cancel_reader_restarts_total}); {@link #stall()} says when it restarts or has completed no poll
- * for {@link #STALL_AFTER} ({@code image_worker_cancel_reader_stalled}). A stalled reader only delays cancels (requests
- * are still worked, and those already cancelled stay so), so readiness does not go down for it. New partitions of the
- * topic are taken on as they appear.
+ * for {@link TopicReader#STALL_AFTER} ({@code image_worker_cancel_reader_stalled}). A stalled reader only delays
+ * cancels (requests are still worked, and those already cancelled stay so), so readiness does not go down for it. New
+ * partitions of the topic are taken on as they appear.
  */
 @ApplicationScoped
 public class CancelReader {
 
-    /** How long one poll waits for records. */
-    static final Duration POLL = Duration.ofMillis(500);
-    /** How long the reader may go without completing a poll before it counts as stalled. */
-    static final Duration STALL_AFTER = POLL.multipliedBy(3).plus(Duration.ofSeconds(10));
     /** How long start-up waits for the reader to reach the topic's end before requests are taken. */
     static final Duration CATCH_UP = Duration.ofSeconds(30);
     /** How often the reader looks for partitions added to the topic. */
     private static final Duration NEW_PARTITIONS_EVERY = Duration.ofSeconds(30);
-
-    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final Optional<String> topic;
     private final Cancellations cancellations;
@@ -77,21 +66,14 @@ public class CancelReader {
     private final MeterRegistry registry;
     private final Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers;
     private final LongSupplier nanos;
-    private final CountDownLatch stopping = new CountDownLatch(1);
     private final CountDownLatch caughtUp = new CountDownLatch(1);
-    /** The next offset to read, by partition: where a new consumer resumes. Only the reader thread writes it. */
-    private final Map<TopicPartition, Long> positions = new HashMap<>();
 
-    private Counter restarts;
-    /** The offsets the reader must reach to have caught up at start, or null once it has. */
+    /** The offsets the reader must reach to have caught up at start, or null once it has. Reader thread only. */
     private Map<TopicPartition, Long> startEnds;
-
-    private volatile Consumer<byte[], byte[]> consumer;
-    private volatile long lastPoll;
-    private volatile boolean restarting;
-    private volatile boolean running;
-    private volatile Thread reader;
+    /** When the reader last looked for new partitions. Reader thread only. */
     private long lastPartitionCheck;
+
+    private volatile TopicReader reader;
 
     @Inject
     CancelReader(
@@ -150,26 +132,46 @@ public class CancelReader {
 
     /** Starts the reader thread (without waiting for it to catch up). */
     synchronized void startReading() {
-        if (running || topic.isEmpty()) {
+        if (reader != null || topic.isEmpty()) {
             return;
         }
-        restarts = WorkerMetrics.counter(
-                registry,
-                "image_worker_cancel_reader_restarts",
-                "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)");
-        Gauge.builder(
+        TopicReader started = new TopicReader(
+                "image-worker-cancel-reader",
+                "Cancellation",
+                topic.get(),
+                "cancels are late meanwhile",
+                new TopicReader.Records() {
+                    @Override
+                    public Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
+                        return CancelReader.this.open(resumeAt);
+                    }
+
+                    @Override
+                    public void accept(ConsumerRecord<byte[], byte[]> record) {
+                        apply(record);
+                    }
+
+                    @Override
+                    public void polled(Consumer<byte[], byte[]> consumer) {
+                        checkCaughtUp(consumer);
+                        lookForNewPartitions(consumer);
+                    }
+                },
+                WorkerMetrics.counter(
+                        registry,
+                        "image_worker_cancel_reader_restarts",
+                        "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)"),
+                nanos,
+                TopicReader.FIRST_BACKOFF);
+        WorkerMetrics.gauge(
                         "image_worker_cancel_reader_stalled",
                         this,
-                        cancels -> cancels.stall().isPresent() ? 1 : 0)
-                .description("1 while the cancel topic's reader restarts or has not completed a poll for too long:"
-                        + " cancels are late")
-                .strongReference(true)
+                        cancels -> cancels.stall().isPresent() ? 1 : 0,
+                        "1 while the cancel topic's reader restarts or has not completed a poll for too long: cancels"
+                                + " are late")
                 .register(registry);
-        lastPoll = nanos.getAsLong();
-        running = true;
-        reader = new Thread(this::read, "image-worker-cancel-reader");
-        reader.setDaemon(true);
-        reader.start();
+        reader = started;
+        started.start();
         Log.infof(
                 "Cancellation: reading %s from every partition, cancels kept %s",
                 topic.get(), cancellations.retention());
@@ -182,60 +184,16 @@ public class CancelReader {
 
     /** Whether the reader thread is alive. */
     boolean reading() {
-        Thread thread = reader;
-        return thread != null && thread.isAlive();
-    }
-
-    private void read() {
-        Duration backoff = FIRST_BACKOFF;
-        while (running) {
-            try {
-                if (consumer == null) {
-                    open();
-                }
-                if (consumer.assignment().isEmpty()) {
-                    // No topic yet (a consumer with nothing assigned cannot poll): look for it again shortly.
-                    if (stopsWithin(POLL)) {
-                        break;
-                    }
-                } else {
-                    for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
-                        apply(record);
-                        positions.put(new TopicPartition(record.topic(), record.partition()), record.offset() + 1);
-                    }
-                }
-                checkCaughtUp();
-                lookForNewPartitions();
-                lastPoll = nanos.getAsLong();
-                restarting = false;
-                backoff = FIRST_BACKOFF;
-            } catch (WakeupException e) {
-                // stop() woke the reader: the loop ends.
-            } catch (RuntimeException e) {
-                restarting = true;
-                restarts.increment();
-                Log.errorf(
-                        e,
-                        "Cancellation: reading %s failed; a new reader resumes where it stopped in %d ms (cancels are"
-                                + " late meanwhile)",
-                        topic.get(),
-                        backoff.toMillis());
-                closeConsumer();
-                if (stopsWithin(backoff)) {
-                    break;
-                }
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-            }
-        }
-        closeConsumer();
+        TopicReader current = reader;
+        return current != null && current.reading();
     }
 
     /**
      * Makes the consumer, assigns it every partition of the topic, and places it on each: where the last consumer
      * stopped when the topic still holds that offset, else at the first record younger than the retention.
      */
-    private void open() {
-        consumer = consumers.apply(KafkaClientConfig.of(
+    private Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
+        Consumer<byte[], byte[]> consumer = consumers.apply(KafkaClientConfig.of(
                 kafka,
                 ConsumerConfig.configNames(),
                 Map.of(
@@ -249,17 +207,18 @@ public class CancelReader {
                         // skipped by their time.
                         ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,
                         "earliest")));
-        List<TopicPartition> partitions = partitions();
+        List<TopicPartition> partitions = partitions(consumer);
         consumer.assign(partitions);
-        place(partitions);
+        place(consumer, partitions, resumeAt);
         if (startEnds == null && !caughtUp()) {
             startEnds = consumer.endOffsets(partitions);
         }
         lastPartitionCheck = nanos.getAsLong();
+        return consumer;
     }
 
     /** The topic's partitions as the broker knows them now (none while the topic does not exist). */
-    private List<TopicPartition> partitions() {
+    private List<TopicPartition> partitions(Consumer<byte[], byte[]> consumer) {
         List<PartitionInfo> infos = consumer.partitionsFor(topic.get());
         if (infos == null) {
             return List.of();
@@ -269,7 +228,12 @@ public class CancelReader {
                 .toList();
     }
 
-    private void place(List<TopicPartition> partitions) {
+    /**
+     * Places {@code consumer} on each of {@code partitions}: at its offset in {@code resumeAt} when the topic still
+     * holds it, else at the first record younger than the retention (the end when there is none).
+     */
+    private void place(
+            Consumer<byte[], byte[]> consumer, List<TopicPartition> partitions, Map<TopicPartition, Long> resumeAt) {
         if (partitions.isEmpty()) {
             return;
         }
@@ -278,9 +242,9 @@ public class CancelReader {
         Map<TopicPartition, Long> byTime = new HashMap<>();
         long from = System.currentTimeMillis() - cancellations.retention().toMillis();
         for (TopicPartition partition : partitions) {
-            Long resumeAt = positions.get(partition);
-            if (resumeAt != null && first.get(partition) <= resumeAt && resumeAt <= end.get(partition)) {
-                consumer.seek(partition, resumeAt);
+            Long at = resumeAt.get(partition);
+            if (at != null && first.get(partition) <= at && at <= end.get(partition)) {
+                consumer.seek(partition, at);
             } else {
                 byTime.put(partition, from);
             }
@@ -300,7 +264,7 @@ public class CancelReader {
     }
 
     /** Once every partition is read up to where it ended when the reader started: start-up may take requests. */
-    private void checkCaughtUp() {
+    private void checkCaughtUp(Consumer<byte[], byte[]> consumer) {
         Map<TopicPartition, Long> ends = startEnds;
         if (ends == null) {
             return;
@@ -315,29 +279,30 @@ public class CancelReader {
     }
 
     /** Now and then, takes on the partitions added to the topic (or the topic itself, created after the worker). */
-    private void lookForNewPartitions() {
+    private void lookForNewPartitions(Consumer<byte[], byte[]> consumer) {
         boolean none = consumer.assignment().isEmpty();
         if (!none && nanos.getAsLong() - lastPartitionCheck < NEW_PARTITIONS_EVERY.toNanos()) {
             return;
         }
         lastPartitionCheck = nanos.getAsLong();
-        List<TopicPartition> now = partitions();
+        List<TopicPartition> now = partitions(consumer);
         if (now.size() == consumer.assignment().size()) {
             return;
         }
         List<TopicPartition> added =
                 now.stream().filter(p -> !consumer.assignment().contains(p)).toList();
+        Map<TopicPartition, Long> positions = new HashMap<>();
         for (TopicPartition partition : consumer.assignment()) {
             positions.put(partition, consumer.position(partition));
         }
         consumer.assign(now);
-        for (TopicPartition partition : now) {
-            if (!added.contains(partition)) {
-                consumer.seek(partition, positions.get(partition));
+        positions.forEach((partition, at) -> {
+            if (now.contains(partition)) {
+                consumer.seek(partition, at);
             }
-        }
+        });
         // A partition added since: its cancels are all new, read from its start (within the retention).
-        place(added);
+        place(consumer, added, Map.of());
         if (startEnds != null) {
             startEnds = consumer.endOffsets(now);
         }
@@ -371,61 +336,18 @@ public class CancelReader {
 
     /**
      * Why cancels are late now, if so: the reader restarts after a failure, or has completed no poll for longer than
-     * {@link #STALL_AFTER}.
+     * {@link TopicReader#STALL_AFTER}.
      */
     public Optional<String> stall() {
-        if (!running) {
-            return Optional.empty();
-        }
-        if (restarting) {
-            return Optional.of("the reader of " + topic.get() + " failed and is restarting (see the log)");
-        }
-        long quietMillis = Duration.ofNanos(nanos.getAsLong() - lastPoll).toMillis();
-        if (quietMillis > STALL_AFTER.toMillis()) {
-            return Optional.of(String.format(
-                    "the reader of %s has completed no poll for %d ms (more than %d ms)",
-                    topic.get(), quietMillis, STALL_AFTER.toMillis()));
-        }
-        return Optional.empty();
-    }
-
-    private void closeConsumer() {
-        Consumer<byte[], byte[]> closing = consumer;
-        consumer = null;
-        if (closing == null) {
-            return;
-        }
-        try {
-            closing.close(Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            Log.warnf("Cancellation: closing the reader of %s failed: %s", topic.get(), e.toString());
-        }
-    }
-
-    private boolean stopsWithin(Duration backoff) {
-        try {
-            return stopping.await(backoff.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
-        }
+        TopicReader current = reader;
+        return current == null ? Optional.empty() : current.stall();
     }
 
     @PreDestroy
-    synchronized void stop() {
-        if (!running) {
-            return;
-        }
-        running = false;
-        stopping.countDown();
-        Consumer<byte[], byte[]> reading = consumer;
-        if (reading != null) {
-            reading.wakeup();
-        }
-        try {
-            reader.join(Duration.ofSeconds(5).toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    void stop() {
+        TopicReader current = reader;
+        if (current != null) {
+            current.stop();
         }
     }
 }

@@ -155,13 +155,12 @@ public class RequestConsumer {
     private Uni<Void> readProcessPublish(Message<byte[]> message, RecordContext context, Lane lane, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> read instanceof RecordReader.Read.Request request
-                        ? processor
-                                .process(
+                        ? sender.tellingStarts(
                                         request.requestId(),
-                                        request.json(),
-                                        context.receivedAt(),
-                                        lane,
-                                        started -> sender.started(started, context, span))
+                                        context,
+                                        span,
+                                        processor.process(
+                                                request.requestId(), request.json(), context.receivedAt(), lane))
                                 .invoke(event -> RequestSpans.describe(span, event))
                                 .chain(result -> sender.publish(result, context, span))
                         : sender.deadLetter(

@@ -1,9 +1,10 @@
 package io.imageworker.messaging;
 
+import io.imageworker.EventCodec;
 import io.imageworker.ImageStarted;
 import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.support.EventCodec;
+import io.imageworker.gateway.CallListener;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
@@ -17,7 +18,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.errors.RecordTooLargeException;
@@ -36,9 +40,12 @@ import org.eclipse.microprofile.reactive.messaging.OnOverflow;
  * <p>The emitters buffer without a fixed size because their load is bounded elsewhere: each request in progress has
  * at most one result send outstanding, and requests in progress are at most {@code max-in-progress}; status events
  * on their way are counted and bounded by the same number.
+ *
+ * <p>It is the gateway's {@link CallListener}: the first call of each attempt of a request it was told of ({@link
+ * #tellingStarts}) is published as {@code image.started}.
  */
 @ApplicationScoped
-public class ResultPublisher {
+public class ResultPublisher implements CallListener {
 
     /** {@code ce_source} of every result. */
     public static final URI SOURCE = URI.create("image-worker");
@@ -57,6 +64,8 @@ public class ResultPublisher {
     private final boolean statusOn;
     private final int maxStatusOnTheirWay;
     private final AtomicInteger statusOnTheirWay = new AtomicInteger();
+    /** The requests whose calls are published as they leave, by id: where each came from, what is told already. */
+    private final Map<String, Starts> starting = new ConcurrentHashMap<>();
 
     ResultPublisher(
             @Channel("completed") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> completed,
@@ -128,15 +137,42 @@ public class ResultPublisher {
     }
 
     /**
+     * {@code work}, the processing of request {@code requestId} read from {@code request}, while whose run the first
+     * call of each attempt (whichever variant's call leaves first) is published as {@code image.started} on {@code
+     * image-status}, when that topic is configured, with the request's key and trace. A copy of a request that is
+     * already running shares the run of the first, and its status events.
+     */
+    public <T> Uni<T> tellingStarts(String requestId, RecordContext request, Span requestSpan, Uni<T> work) {
+        if (!statusOn) {
+            return work;
+        }
+        return Uni.createFrom().deferred(() -> {
+            Starts mine = new Starts(request, requestSpan, ConcurrentHashMap.newKeySet());
+            if (starting.putIfAbsent(requestId, mine) != null) {
+                return work;
+            }
+            return work.onTermination().invoke(() -> starting.remove(requestId, mine));
+        });
+    }
+
+    @Override
+    public void sent(ImageStarted call) {
+        Starts starts = starting.get(call.requestId());
+        if (starts != null && starts.told().add(call.attempt())) {
+            started(call, starts.request(), starts.requestSpan());
+        }
+    }
+
+    /** Where a request whose calls are told came from, and the attempts told already. */
+    private record Starts(RecordContext request, Span requestSpan, Set<Integer> told) {}
+
+    /**
      * Publishes {@code image.started} on {@code image-status} when its topic is configured, with the request's key and
      * trace like a result, without waiting: a hint for progress displays never delays nor fails the request. At most
      * {@code max-in-progress} of them are on their way at once; one beyond (Kafka slow or away) is dropped, and a
      * failed send is logged at DEBUG.
      */
-    public void started(ImageStarted event, RecordContext request, Span requestSpan) {
-        if (!statusOn) {
-            return;
-        }
+    private void started(ImageStarted event, RecordContext request, Span requestSpan) {
         if (statusOnTheirWay.incrementAndGet() > maxStatusOnTheirWay) {
             statusOnTheirWay.decrementAndGet();
             Log.debugf("[%s] image.started dropped: %d already on their way", event.requestId(), maxStatusOnTheirWay);

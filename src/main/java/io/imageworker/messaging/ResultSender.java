@@ -1,6 +1,5 @@
 package io.imageworker.messaging;
 
-import io.imageworker.ImageStarted;
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
@@ -66,8 +65,8 @@ class ResultSender {
         return tracing.stage("dead letter", () -> patience.retry(publisher.deadLetter(value, context, reason)));
     }
 
-    /** {@code image.started}, without waiting ({@link ResultPublisher#started}). */
-    void started(ImageStarted event, RecordContext context, Span span) {
-        publisher.started(event, context, span);
+    /** {@code work}, whose gateway calls are published as {@code image.started} ({@link ResultPublisher#tellingStarts}). */
+    <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
+        return publisher.tellingStarts(requestId, context, span, work);
     }
 }

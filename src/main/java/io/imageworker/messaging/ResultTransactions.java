@@ -4,7 +4,6 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.support.KafkaClientConfig;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -16,6 +16,11 @@
  * takes records and publishes results, and tells each record's start and end to {@link
  * io.imageworker.messaging.offsets.InFlight}.
  *
+ * <p>{@link io.imageworker.messaging.KafkaBudgetLog} is the spend guard's {@code gateway.BudgetLog} on Kafka. It and
+ * the cancel reader read through one {@link io.imageworker.messaging.TopicReader}: a plain consumer on a thread of its
+ * own that restarts after a failure where it stopped and says when it stalls. {@link
+ * io.imageworker.messaging.KafkaClientConfig} gives the clients the worker makes itself its {@code kafka.*} settings.
+ *
  * <p>It may use every package below it; no package may use it, so Kafka's records, channels and commits stay here.
  */
 package io.imageworker.messaging;

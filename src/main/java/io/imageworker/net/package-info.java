@@ -3,9 +3,9 @@
  * name, checks every address against {@link io.imageworker.net.AddressPolicy} (no loopback, link-local or cloud
  * metadata, private ranges only for hosts listed), connects to the address it checked, and does so again on every
  * redirect, within a size cap and a timeout. Edit references ({@code reference}) and the gateway's {@code url} answers
- * ({@code storage.ImageDownloader}) both go through it. {@link io.imageworker.net.HostResolver} lets tests map names.
+ * ({@code gateway.ImageDownloader}) both go through it. {@link io.imageworker.net.HostResolver} lets tests map names.
  *
- * <p>It may use {@code image}, {@code support} and {@code config} below it; {@code reference} and {@code storage} use
+ * <p>It may use {@code image}, {@code support} and {@code config} below it; {@code gateway} and {@code reference} use
  * it.
  */
 package io.imageworker.net;

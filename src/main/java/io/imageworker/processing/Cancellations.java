@@ -6,7 +6,6 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayCalls;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -81,9 +80,11 @@ public class Cancellations {
                     registry,
                     "image_worker_requests_cancelled",
                     "Requests that ended CANCELLED: a cancel named them before any of their gateway calls left");
-            Gauge.builder("image_worker_cancels_held", this, Cancellations::held)
-                    .description("Cancels remembered for requests that may still come (at most " + maxHeld + ")")
-                    .strongReference(true)
+            WorkerMetrics.gauge(
+                            "image_worker_cancels_held",
+                            this,
+                            Cancellations::held,
+                            "Cancels remembered for requests that may still come (at most " + maxHeld + ")")
                     .register(registry);
         } else {
             this.cancelledRequests = null;

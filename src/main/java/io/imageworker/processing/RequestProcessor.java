@@ -2,7 +2,6 @@ package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.ErrorCode;
-import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
@@ -17,7 +16,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /**
  * The story of one request, top to bottom: already recorded? replay it. Else validate, recall the variants an
@@ -64,22 +62,20 @@ public class RequestProcessor {
         this.tracing = tracing;
     }
 
-    /** {@link #process(String, JsonNode, Instant, Lane, Consumer)} of the normal lane, telling no one of its calls. */
+    /** {@link #process(String, JsonNode, Instant, Lane)} of the normal lane. */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt) {
-        return process(requestId, json, receivedAt, Lane.NORMAL, started -> {});
+        return process(requestId, json, receivedAt, Lane.NORMAL);
     }
 
     /**
      * The terminal event of a request with a usable id, which came in by {@code lane}; copies of one id arriving while
-     * it runs share it. {@code started} is told when the first gateway call of each attempt leaves (it must return at
-     * once: the call does not wait for it).
+     * it runs share it. Its gateway calls are told to the gateway's {@code CallListener}s as they leave.
      */
-    public Uni<TerminalEvent> process(
-            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
+    public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
         return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
                 .deferred(() -> {
                     states.held(id);
-                    return outcome(id, json, receivedAt, lane, started);
+                    return outcome(id, json, receivedAt, lane);
                 })
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(id, outcome, failure))
@@ -93,8 +89,7 @@ public class RequestProcessor {
     }
 
     /** What the request comes to: its recorded outcome, replayed, or one decided now (recorded by {@link #settle}). */
-    private Uni<Outcome> outcome(
-            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
+    private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
         return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
             if (lookupFailed != null) {
                 // Without the record, a call could bill a request that already ended: no call.
@@ -103,12 +98,11 @@ public class RequestProcessor {
             }
             return recorded.isPresent()
                     ? Uni.createFrom().item(new Outcome(recorded.get(), true))
-                    : fresh(requestId, json, receivedAt, lane, started);
+                    : fresh(requestId, json, receivedAt, lane);
         });
     }
 
-    private Uni<Outcome> fresh(
-            String requestId, JsonNode json, Instant receivedAt, Lane lane, Consumer<ImageStarted> started) {
+    private Uni<Outcome> fresh(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
         return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
                 .chain(validation -> {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
@@ -117,7 +111,7 @@ public class RequestProcessor {
                                 Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()));
                     }
                     Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
-                    return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane, started)))
+                    return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane)))
                             .map(event -> new Outcome(event, false));
                 });
     }
@@ -126,7 +120,7 @@ public class RequestProcessor {
      * A valid request whose earlier variants are known: cancelled (contract v1.2: a cancel came before any of its
      * calls), expired, or planned and made, its calls let go by its cancellation ticket.
      */
-    private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane, Consumer<ImageStarted> started) {
+    private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane) {
         Cancellations.Ticket ticket = cancellations.ticket(recalled.request().requestId(), recalled.called());
         if (ticket.cancelled()) {
             ticket.close();
@@ -144,7 +138,7 @@ public class RequestProcessor {
                             "the deadline " + recalled.request().deadline() + " passed before the work started"));
         }
         return endedAs(recalled, planner.plan(recalled.request()).chain(plan -> variants.make(
-                                recalled.sized(plan.size()), plan, lane, started, ticket)
+                                recalled.sized(plan.size()), plan, lane, ticket)
                         .onTermination()
                         .invoke(plan::release)))
                 .onTermination()

@@ -1,5 +1,7 @@
 package io.imageworker.processing;
 
+import io.imageworker.ImageStarted;
+import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
 import java.util.Optional;
@@ -8,14 +10,14 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The requests this worker holds now, and whether a gateway call of each has left: what {@code GET
  * /requests/{requestId}} answers for a request not recorded yet. An entry is made when the request's work begins
- * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves ({@link Variants}), and removed
+ * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves (a {@link CallListener}), and removed
  * when the work ends in any way (an event, a failure, an abandon at shutdown, a cancel of the subscription), after its
  * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
  *
  * <p>It knows only this worker: a request held by another replica is not here.
  */
 @ApplicationScoped
-public class RequestStates {
+public class RequestStates implements CallListener {
 
     /** Where a request held by this worker is. */
     public enum State {
@@ -35,6 +37,12 @@ public class RequestStates {
     /** A gateway call of {@code requestId} left; nothing when the request is not held. Returns at once. */
     void calling(String requestId) {
         held.computeIfPresent(requestId, (id, state) -> State.CALLING);
+    }
+
+    /** Told by the gateway as each call leaves. */
+    @Override
+    public void sent(ImageStarted call) {
+        calling(call.requestId());
     }
 
     /** The work of {@code requestId} ended, however it did. */

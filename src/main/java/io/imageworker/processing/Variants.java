@@ -1,7 +1,6 @@
 package io.imageworker.processing;
 
 import io.imageworker.ImageRequest;
-import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
@@ -13,15 +12,10 @@ import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Shutdown;
-import io.quarkus.logging.Log;
 import io.smallrye.mutiny.CompositeException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.time.Instant;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /**
  * The variants of one request ({@code count}, contract v1.1): a gateway loop per variant still to make, all at once,
@@ -40,7 +34,6 @@ class Variants {
     private final ResultLedger ledger;
     private final Shutdown shutdown;
     private final MemoryBudget memory;
-    private final RequestStates states;
 
     Variants(
             GatewayCalls gateway,
@@ -48,10 +41,8 @@ class Variants {
             ImageStorage storage,
             ResultLedger ledger,
             Shutdown shutdown,
-            MemoryBudget memory,
-            RequestStates states) {
+            MemoryBudget memory) {
         this.memory = memory;
-        this.states = states;
         this.gateway = gateway;
         this.intake = intake;
         this.storage = storage;
@@ -71,23 +62,17 @@ class Variants {
     }
 
     /**
-     * Makes every variant still to make, at once, and gives the request's terminal event. {@code started} is told of
-     * the first call of each attempt number ({@code image.started}); it must return at once. {@code gate} lets each
-     * call leave or not (a request cancelled before any of its calls left: every variant ends {@code CANCELLED}).
+     * Makes every variant still to make, at once, and gives the request's terminal event. Each call that leaves is told
+     * to the gateway's {@code CallListener}s ({@code image.started}). {@code gate} lets each call leave or not (a
+     * request cancelled before any of its calls left: every variant ends {@code CANCELLED}).
      */
-    Uni<TerminalEvent> make(
-            Progress sized,
-            CallPlanner.Plan plan,
-            Lane lane,
-            Consumer<ImageStarted> started,
-            GatewayCalls.CallGate gate) {
+    Uni<TerminalEvent> make(Progress sized, CallPlanner.Plan plan, Lane lane, GatewayCalls.CallGate gate) {
         List<Integer> pending = sized.pending();
         if (pending.isEmpty()) {
             return Uni.createFrom().item(sized.ended(List.of()));
         }
-        Starts starts = new Starts(sized.request(), started);
         List<Uni<VariantOutcome>> variants = pending.stream()
-                .map(number -> variant(sized, plan, number, lane, starts, gate))
+                .map(number -> variant(sized, plan, number, lane, gate))
                 .toList();
         // Every variant runs to its end, even when another fails: an image still coming is stored and recorded.
         return Uni.join()
@@ -115,11 +100,11 @@ class Variants {
      * end of its store: no call is sent while the budget is full ({@link GatewayCalls}).
      */
     private Uni<VariantOutcome> variant(
-            Progress sized, CallPlanner.Plan plan, int number, Lane lane, Starts starts, GatewayCalls.CallGate gate) {
+            Progress sized, CallPlanner.Plan plan, int number, Lane lane, GatewayCalls.CallGate gate) {
         ImageRequest request = sized.request();
         return Uni.createFrom().deferred(() -> {
             MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
-            return gateway.call(request.requestId(), plan.request(), lane, starts.of(number), lease, gate)
+            return gateway.call(request, number, plan.request(), lane, lease, gate)
                     .chain(calls -> calls.image() == null
                             ? Uni.createFrom().item(sized.failed(number, calls))
                             : keep(sized, plan, number, calls, lease))
@@ -149,39 +134,5 @@ class Variants {
                 requestId,
                 shutdown,
                 (code, message) -> sized.failed(number, calls, code, message));
-    }
-
-    /** {@code image.started}, at most once per attempt number of a request, whichever variant's call leaves first. */
-    private final class Starts {
-        private final ImageRequest request;
-        private final Consumer<ImageStarted> listener;
-        private final Set<Integer> told = ConcurrentHashMap.newKeySet();
-
-        Starts(ImageRequest request, Consumer<ImageStarted> listener) {
-            this.request = request;
-            this.listener = listener;
-        }
-
-        GatewayCalls.CallSent of(int variant) {
-            return (attempt, queuedMs) -> {
-                states.calling(request.requestId());
-                if (!told.add(attempt)) {
-                    return;
-                }
-                try {
-                    listener.accept(new ImageStarted(
-                            request.requestId(),
-                            request.operation().wireName(),
-                            attempt,
-                            request.count() > 1 ? variant : null,
-                            queuedMs,
-                            Instant.now(),
-                            request.metadata()));
-                } catch (RuntimeException e) {
-                    // A progress hint never fails nor delays the call.
-                    Log.debugf("[%s] image.started not published: %s", request.requestId(), e.toString());
-                }
-            };
-        }
     }
 }

@@ -49,9 +49,6 @@ import java.util.stream.Collectors;
 @ApplicationScoped
 public class HttpsReferenceFetcher {
 
-    /** Redirects followed before the reference is refused. */
-    static final int MAX_REDIRECTS = GuardedFetcher.MAX_REDIRECTS;
-
     private final GuardedFetcher fetcher;
     private final GuardedFetcher.Rules rules;
 

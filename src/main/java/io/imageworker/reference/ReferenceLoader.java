@@ -53,8 +53,8 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 @ApplicationScoped
 public class ReferenceLoader {
 
-    /** The gateway's per-file limit (gateway contract §4). */
-    public static final long MAX_BYTES = 25L * 1024 * 1024;
+    /** The gateway's per-file limit (gateway contract §4), {@link WorkerConfig.Download#MAX_IMAGE_BYTES}. */
+    public static final long MAX_BYTES = WorkerConfig.Download.MAX_IMAGE_BYTES;
 
     private final ImageStore store;
     private final HttpsReferenceFetcher https;

@@ -3,13 +3,13 @@
  * client built by {@link io.imageworker.storage.S3ClientProducer}), and refuses any key not built from validated parts
  * ({@link io.imageworker.storage.ObjectAddress}'s rules, the {@code requestId} rule). On it: {@link
  * io.imageworker.storage.ImageIntake} takes the image out of a gateway answer (decoded {@code b64_json}, or a {@code
- * url} downloaded at once by {@link io.imageworker.storage.ImageDownloader}) and checks it into a {@link
+ * url} downloaded at once by {@code gateway.ImageDownloader}) and checks it into a {@link
  * io.imageworker.storage.ReceivedImage}; {@link io.imageworker.storage.ImageStorage} stores it under its key; {@link
  * io.imageworker.storage.ResultLedger} keeps each request's terminal event (and each variant's outcome) as a result
- * document, which is what makes {@code requestId} an idempotency key.
+ * document (in the JSON of {@code io.imageworker.EventCodec}), which is what makes {@code requestId} an idempotency key.
  *
- * <p>It may use {@code gateway} (the answer an image is taken from), {@code image}, {@code support}, {@code config} and
- * the contract records of {@code io.imageworker}; {@code reference}, {@code processing}, {@code health}, {@code
- * api} and {@code messaging} may use it.
+ * <p>It may use {@code gateway} (the answer an image is taken from, and its download), {@code image}, {@code
+ * support}, {@code config} and the contract records of {@code io.imageworker}; {@code reference}, {@code processing},
+ * {@code health}, {@code api} and {@code messaging} may use it.
  */
 package io.imageworker.storage;

@@ -1,7 +1,6 @@
 package io.imageworker.support;
 
 import io.imageworker.config.WorkerConfig;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -17,6 +16,7 @@ import java.util.Iterator;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToDoubleFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -89,30 +89,35 @@ public class MemoryBudget {
             throw new IllegalArgumentException("a memory budget must be positive");
         }
         this.budget = budget;
-        // Strong references: Micrometer holds a gauge's object weakly.
-        Gauge.builder("image_worker_memory_budget", this, MemoryBudget::budget)
-                .description("Bytes of answers, images and references the worker may hold at once")
-                .baseUnit("bytes")
-                .strongReference(true)
-                .register(registry);
-        Gauge.builder("image_worker_memory_held", this, MemoryBudget::held)
-                .description("Bytes of answers, images and references held now")
-                .baseUnit("bytes")
-                .strongReference(true)
-                .register(registry);
-        Gauge.builder("image_worker_memory_held_peak", this, MemoryBudget::peak)
-                .description("The most bytes of answers, images and references held at once since start")
-                .baseUnit("bytes")
-                .strongReference(true)
-                .register(registry);
-        Gauge.builder("image_worker_memory_waiting", this, MemoryBudget::waiting)
-                .description("Bytes asked for and waiting for the budget: calls not sent, references not read")
-                .baseUnit("bytes")
-                .strongReference(true)
-                .register(registry);
+        bytesGauge(
+                registry,
+                "image_worker_memory_budget",
+                MemoryBudget::budget,
+                "Bytes of answers, images and references the worker may hold at once");
+        bytesGauge(
+                registry,
+                "image_worker_memory_held",
+                MemoryBudget::held,
+                "Bytes of answers, images and references held now");
+        bytesGauge(
+                registry,
+                "image_worker_memory_held_peak",
+                MemoryBudget::peak,
+                "The most bytes of answers, images and references held at once since start");
+        bytesGauge(
+                registry,
+                "image_worker_memory_waiting",
+                MemoryBudget::waiting,
+                "Bytes asked for and waiting for the budget: calls not sent, references not read");
         this.waits = Timer.builder("image_worker_memory_wait")
                 .description("Time work waited for the memory budget")
                 .register(registry);
+    }
+
+    /** A gauge of bytes this budget reads from itself ({@link WorkerMetrics#gauge}). */
+    private void bytesGauge(
+            MeterRegistry registry, String name, ToDoubleFunction<MemoryBudget> value, String description) {
+        WorkerMetrics.gauge(name, this, value, description).baseUnit("bytes").register(registry);
     }
 
     /** A budget of {@code budget} bytes with metrics of its own, for tests and tools. */

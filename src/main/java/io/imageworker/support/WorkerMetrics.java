@@ -3,11 +3,13 @@ package io.imageworker.support;
 import io.imageworker.Billing.CallCost;
 import io.imageworker.TerminalEvent;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The worker's counters and timers, in Prometheus format at {@code /q/metrics}. Tags are bounded: outcome, error
@@ -17,6 +19,11 @@ import java.util.Locale;
 public class WorkerMetrics {
 
     private final MeterRegistry registry;
+    /** The lowest bound of the gateway calls' histogram: no image comes faster. */
+    static final Duration FASTEST_CALL = Duration.ofMillis(100);
+    /** The highest bound of the gateway calls' histogram: above the longest gateway timeout a deployment sets. */
+    static final Duration SLOWEST_CALL = Duration.ofMinutes(5);
+
     private final Timer gatewayLatency;
     private final Counter bytesStored;
     private final Counter sizeMismatches;
@@ -28,8 +35,8 @@ public class WorkerMetrics {
         this.gatewayLatency = Timer.builder("image_worker_gateway_call")
                 .description("Duration of gateway calls")
                 .publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofMillis(100))
-                .maximumExpectedValue(Duration.ofMinutes(5))
+                .minimumExpectedValue(FASTEST_CALL)
+                .maximumExpectedValue(SLOWEST_CALL)
                 .register(registry);
         this.bytesStored = counter(registry, "image_worker_stored_bytes", "Bytes of images written to the store");
         this.sizeMismatches = counter(
@@ -50,6 +57,16 @@ public class WorkerMetrics {
     /** A counter with its description, as every counter of the worker is registered. */
     public static Counter counter(MeterRegistry registry, String name, String description) {
         return Counter.builder(name).description(description).register(registry);
+    }
+
+    /**
+     * A gauge of {@code value} read from {@code object}, with its description, to be given a unit if it has one and
+     * registered. Its object is held by a strong reference: Micrometer holds a gauge's object weakly by default, and a
+     * gauge whose object is collected disappears from the export (seen in MetricsExportTest), so that an alert on it
+     * would never fire.
+     */
+    public static <T> Gauge.Builder<T> gauge(String name, T object, ToDoubleFunction<T> value, String description) {
+        return Gauge.builder(name, object, value).description(description).strongReference(true);
     }
 
     /** A request ended with this event. */

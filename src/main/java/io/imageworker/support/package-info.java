@@ -5,9 +5,8 @@
  * {@link io.imageworker.support.Patience} (retries of operations that cost nothing, only after a failure that can
  * heal), {@link io.imageworker.support.Shutdown} and {@link io.imageworker.support.AbandonedException} (the steps of a
  * graceful shutdown), {@link io.imageworker.support.Pauses} (the clock of the pauses by design), {@link
- * io.imageworker.support.Tracing} and {@link io.imageworker.support.TraceContext} (the spans of a request), {@link
- * io.imageworker.support.WorkerMetrics} (the counters and timers at {@code /q/metrics}) and {@link
- * io.imageworker.support.EventCodec} (the one JSON form of the events and result documents).
+ * io.imageworker.support.Tracing} and {@link io.imageworker.support.TraceContext} (the spans of a request), and {@link
+ * io.imageworker.support.WorkerMetrics} (the counters and timers at {@code /q/metrics}).
  *
  * <p>It may use {@code config} and the contract records of {@code io.imageworker}, nothing else; every layer from
  * {@code image} up may use it. A helper that needs a stage's classes belongs to that stage, not here.

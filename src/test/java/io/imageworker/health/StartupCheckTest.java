@@ -2,6 +2,7 @@ package io.imageworker.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.config.ConfigurationCheck;
 import io.imageworker.testing.TestConfig;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -14,8 +15,8 @@ class StartupCheckTest {
 
     private static Config channels(String maxAgeMs) {
         return new SmallRyeConfigBuilder()
-                .withSources(
-                        new PropertiesConfigSource(Map.of(StartupCheck.MAX_AGE_PROPERTY, maxAgeMs), "channels", 500))
+                .withSources(new PropertiesConfigSource(
+                        Map.of(ConfigurationCheck.MAX_AGE_PROPERTY, maxAgeMs), "channels", 500))
                 .build();
     }
 
@@ -31,7 +32,7 @@ class StartupCheckTest {
         assertThat(StartupCheck.problems(TestConfig.worker(), channels("60000")))
                 .singleElement()
                 .asString()
-                .contains(StartupCheck.MAX_AGE_PROPERTY, "60000 ms", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE");
+                .contains(ConfigurationCheck.MAX_AGE_PROPERTY, "60000 ms", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE");
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of(
                                 "image-worker.retry.request-deadline", "30m",

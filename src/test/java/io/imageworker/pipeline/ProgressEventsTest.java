@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
 import io.imageworker.TerminalEvent;
 import io.imageworker.processing.RequestProcessor;
@@ -27,6 +26,9 @@ class ProgressEventsTest extends PipelineTestSupport {
 
     @Inject
     RequestProcessor processor;
+
+    @Inject
+    FailingCallListener failing;
 
     @Test
     void publishesImageStartedWithTheRequestsKeyAndTraceWhenTheFirstCallLeaves() {
@@ -77,15 +79,17 @@ class ProgressEventsTest extends PipelineTestSupport {
     @Test
     void aProgressListenerThatFailsNeitherFailsNorStopsTheRequest() throws Exception {
         String id = newId("listener");
+        failing.failFor(id);
 
         TerminalEvent event = processor
-                .process(id, JSON.readTree(request(id, "")), Instant.now(), Lane.NORMAL, (ImageStarted started) -> {
-                    throw new IllegalStateException("the status topic is gone");
-                })
+                .process(id, JSON.readTree(request(id, "")), Instant.now(), Lane.NORMAL)
                 .await()
                 .atMost(WITHIN);
 
         assertThat(event).isInstanceOf(TerminalEvent.Completed.class);
+        assertThat(failing.failedFor(id))
+                .as("the listener was told of the call, and threw")
+                .isTrue();
         assertThat(callsFor(id)).hasSize(1);
     }
 

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Billing;
+import io.imageworker.EventCodec;
 import io.imageworker.TerminalEvent;
 import io.imageworker.VariantOutcome;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
-import io.imageworker.support.EventCodec;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;

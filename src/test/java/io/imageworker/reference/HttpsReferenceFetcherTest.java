@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.image.ImageFormat;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.GuardedFetcher;
 import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
@@ -235,7 +236,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
         assertThat(refusal(fetcher, server.url("localhost", "/start")))
                 .isEqualTo("references[2]: more than 3 redirects");
-        assertThat(server.requests).hasValue(1 + HttpsReferenceFetcher.MAX_REDIRECTS);
+        assertThat(server.requests).hasValue(1 + GuardedFetcher.MAX_REDIRECTS);
     }
 
     // --- the positive path ------------------------------------------------------------------------------------

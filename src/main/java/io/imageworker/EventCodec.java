@@ -1,17 +1,15 @@
-package io.imageworker.support;
+package io.imageworker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.ImageStarted;
-import io.imageworker.TerminalEvent;
-import io.imageworker.VariantOutcome;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.io.IOException;
 
 /**
  * The one JSON form of a terminal event: the payload published on {@code image-completed} / {@code image-failed}, and
  * the result document that records it; and of the other documents and events built from the same records (a
- * variant's record, {@code image.started}).
+ * variant's record, {@code image.started}). It stands with the records it writes, the contract: the ledger
+ * ({@code storage.ResultLedger}) keeps the same JSON that the publisher ({@code messaging.ResultPublisher}) sends.
  */
 @ApplicationScoped
 public class EventCodec {

@@ -1,11 +1,11 @@
-package io.imageworker.storage;
+package io.imageworker.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.ImageDownloader.DownloadException;
 import io.imageworker.net.AddressPolicy;
 import io.imageworker.net.HostResolver;
-import io.imageworker.storage.ImageDownloader.DownloadException;
 import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.images.TestImages;

@@ -1,4 +1,4 @@
-package io.imageworker.support;
+package io.imageworker.messaging;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.imageworker.storage;
+package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;

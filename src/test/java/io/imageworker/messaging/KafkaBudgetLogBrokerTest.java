@@ -1,4 +1,4 @@
-package io.imageworker.gateway;
+package io.imageworker.messaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,9 +1,10 @@
-package io.imageworker.gateway;
+package io.imageworker.messaging;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.gateway.BudgetLedger;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -162,7 +163,7 @@ class KafkaBudgetLogTest {
         });
         assertThat(blocked.await(5, TimeUnit.SECONDS)).isTrue();
 
-        nanos.addAndGet(KafkaBudgetLog.STALL_AFTER.toNanos());
+        nanos.addAndGet(TopicReader.STALL_AFTER.toNanos());
         assertThat(log.stall()).as("at the bound").isEmpty();
         nanos.addAndGet(Duration.ofMillis(1).toNanos());
         assertThat(log.stall()).hasValueSatisfying(why -> assertThat(why).contains("no poll"));

@@ -1,10 +1,10 @@
-package io.imageworker.gateway;
+package io.imageworker.messaging;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.support.KafkaClientConfig;
+import io.imageworker.gateway.BudgetLedger;
+import io.imageworker.gateway.BudgetLog;
 import io.imageworker.support.WorkerMetrics;
-import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -23,7 +23,6 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -42,21 +41,21 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * The spend guard's log on Kafka: partition 0 of the budget topic ({@code IMAGE_WORKER_TOPIC_BUDGET}), written with
- * {@code acks=all} by every replica that shares the budget and read by each from the start of the current window, so
- * that all of them judge the same claims in the same order ({@link BudgetLedger}). A claim is decided when its own
- * record is read back: no replica can take a place another has taken, and a replica that restarts reads the window's
- * claims again, those of its former life included. The topic keeps records by time ({@code cleanup.policy=delete},
- * at least two windows): judging needs every claim of the window, which compaction would drop.
+ * The spend guard's log on Kafka ({@link BudgetLog}): partition 0 of the budget topic ({@code
+ * IMAGE_WORKER_TOPIC_BUDGET}), written with {@code acks=all} by every replica that shares the budget and read by each
+ * from the start of the current window, so that all of them judge the same claims in the same order ({@link
+ * BudgetLedger}). A claim is decided when its own record is read back: no replica can take a place another has taken,
+ * and a replica that restarts reads the window's claims again, those of its former life included. The topic keeps
+ * records by time ({@code cleanup.policy=delete}, at least two windows): judging needs every claim of the window, which
+ * compaction would drop.
  *
- * <p>The reader thread outlives failures: it makes a new consumer that resumes after the last record read
- * ({@code image_worker_budget_reader_restarts_total}), and {@link #stall()} tells readiness while it is restarting or has
- * not completed a poll for {@link #STALL_AFTER}, because claims cannot be decided then.
+ * <p>The log is read by a {@link TopicReader}, which outlives failures: it makes a new consumer that resumes after the
+ * last record read ({@code image_worker_budget_reader_restarts_total}), and {@link #stall()} tells readiness while it
+ * is restarting or has not completed a poll for {@link TopicReader#STALL_AFTER}, because claims cannot be decided then.
  *
  * <p>Started by the spend guard only when a cap is set. Clients get the worker's Kafka settings ({@code kafka.*}:
  * brokers, TLS, SASL). A missing topic is created with one partition (best effort: the chart's topic job or Strimzi
@@ -69,17 +68,12 @@ public class KafkaBudgetLog implements BudgetLog {
     private static final Duration CLAIM_TIMEOUT = Duration.ofSeconds(30);
     /** Claims are read from this long before the window's start: producers' clocks may run ahead of the broker's. */
     private static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
-    /** How long one poll of the reader waits for records. */
-    static final Duration POLL = Duration.ofMillis(500);
-    /**
-     * How long the reader may go without completing a poll before readiness reports the budget stalled: three polls,
-     * plus room for a collector pause or a long batch of records, so that one slow poll does not flap readiness.
-     */
-    static final Duration STALL_AFTER = POLL.multipliedBy(3).plus(Duration.ofSeconds(10));
-    /** The reader's first wait before it restarts after a failure; doubled on each failure in a row. */
-    private static final Duration FIRST_BACKOFF = Duration.ofSeconds(1);
-    /** The reader's longest wait before a restart. */
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    /** How long the admin client may take to list the topics, or to create the budget's, at start. */
+    private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+    /** How long closing the writer may take at a stop. */
+    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
+    /** The topic keeps its records at least this long (and at least two windows). */
+    private static final Duration MIN_RETENTION = Duration.ofDays(1);
 
     private final String topic;
     private final long windowMillis;
@@ -89,25 +83,11 @@ public class KafkaBudgetLog implements BudgetLog {
     private final Map<String, CompletableFuture<Boolean>> pending = new ConcurrentHashMap<>();
     private final TopicPartition partition;
     private final Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers;
-    private final LongSupplier nanos;
-    private final Duration firstBackoff;
-    private final Counter restarts;
-    private final CountDownLatch stopping = new CountDownLatch(1);
+    private final TopicReader reader;
     /** Replaced only when the reader must read the window again from its start (see {@link #open}). */
     private volatile BudgetLedger ledger = new BudgetLedger();
 
     private KafkaProducer<byte[], byte[]> producer;
-    /** The reader's consumer; replaced by the reader thread on a restart, woken by {@link #stop()}. */
-    private volatile Consumer<byte[], byte[]> consumer;
-    /** The offset after the last record the reader has read (applied or skipped); -1 before the first. */
-    private volatile long next = -1;
-    /** When (by {@link #nanos}) the reader last completed a poll, or started. */
-    private volatile long lastPoll;
-    /** True from a failure of the reader until its new consumer completes a poll. */
-    private volatile boolean restarting;
-
-    private volatile Thread reader;
-    private volatile boolean running;
 
     @Inject
     KafkaBudgetLog(
@@ -122,7 +102,7 @@ public class KafkaBudgetLog implements BudgetLog {
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
                 System::nanoTime,
-                FIRST_BACKOFF);
+                TopicReader.FIRST_BACKOFF);
     }
 
     /**
@@ -144,17 +124,40 @@ public class KafkaBudgetLog implements BudgetLog {
         this.replica = System.getenv().getOrDefault("HOSTNAME", "worker-" + UUID.randomUUID());
         this.partition = new TopicPartition(topic, 0);
         this.consumers = consumers;
-        this.nanos = nanos;
-        this.firstBackoff = firstBackoff;
-        this.restarts = WorkerMetrics.counter(
-                registry,
-                "image_worker_budget_reader_restarts",
-                "Restarts of the spend guard's budget-log reader after a failure (it resumes where it stopped)");
+        this.reader = new TopicReader(
+                "image-worker-budget-reader",
+                "Spend guard",
+                partition.toString(),
+                "readiness is down until it reads again",
+                new TopicReader.Records() {
+                    @Override
+                    public Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
+                        return KafkaBudgetLog.this.open(resumeAt);
+                    }
+
+                    @Override
+                    public void accept(ConsumerRecord<byte[], byte[]> record) {
+                        apply(record);
+                    }
+
+                    @Override
+                    public void polled(Consumer<byte[], byte[]> consumer) {
+                        ledger.forgetBefore(System.currentTimeMillis() / windowMillis - 1);
+                    }
+                },
+                WorkerMetrics.counter(
+                        registry,
+                        "image_worker_budget_reader_restarts",
+                        "Restarts of the spend guard's budget-log reader after a failure (it resumes where it"
+                                + " stopped)"),
+                nanos,
+                firstBackoff);
     }
 
     /** Creates the topic if it is missing, reads the current window's claims from the log, and keeps reading. */
-    synchronized void start() {
-        if (running) {
+    @Override
+    public synchronized void start() {
+        if (reader.reading()) {
             return;
         }
         createTopicIfMissing();
@@ -176,20 +179,14 @@ public class KafkaBudgetLog implements BudgetLog {
                 partition, replica, Duration.ofMillis(windowMillis));
     }
 
-    /** Places the reader at the current window's start and starts its thread (without a producer: for tests). */
-    synchronized void startReading() {
-        open(-1);
-        lastPoll = nanos.getAsLong();
-        running = true;
-        reader = new Thread(this::read, "image-worker-budget-reader");
-        reader.setDaemon(true);
+    /** Starts the reader, which begins at the current window's start (without a producer: for tests). */
+    void startReading() {
         reader.start();
     }
 
     /** Whether the reader thread is alive (for tests: it must outlive failures and end with {@link #stop()}). */
     boolean reading() {
-        Thread thread = reader;
-        return thread != null && thread.isAlive();
+        return reader.reading();
     }
 
     @Override
@@ -241,56 +238,15 @@ public class KafkaBudgetLog implements BudgetLog {
     }
 
     /**
-     * Reads the log for as long as the log runs. A failure (a record the client cannot read, an error of the broker or
-     * of the client) does not end it: the consumer is closed and, after a back-off that grows while failures follow
-     * each other, a new one resumes at the record after the last one read, so that no claim is judged twice (the
-     * ledger's verdicts depend on the order of the entries; a claim applied again could take a place it never had).
+     * Makes the reader's consumer and places it after the last record read when the log still holds that offset;
+     * otherwise (at start-up, or when the records after the last one read are gone: deleted by retention, or the topic
+     * made again) at the current window's start less {@link #CLOCK_MARGIN}, with a new ledger, as a replica that starts
+     * does: the window's claims are judged again from the first, in the log's order, and reach the same verdicts. So no
+     * claim is judged twice (the ledger's verdicts depend on the order of the entries; a claim applied again could take
+     * a place it never had).
      */
-    private void read() {
-        Duration backoff = firstBackoff;
-        while (running) {
-            try {
-                if (consumer == null) {
-                    open(next);
-                }
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
-                    apply(record);
-                    next = record.offset() + 1;
-                }
-                ledger.forgetBefore(System.currentTimeMillis() / windowMillis - 1);
-                lastPoll = nanos.getAsLong();
-                restarting = false;
-                backoff = firstBackoff;
-            } catch (WakeupException e) {
-                // stop() woke the reader: the loop ends.
-            } catch (RuntimeException e) {
-                restarting = true;
-                restarts.increment();
-                Log.errorf(
-                        e,
-                        "Spend guard: reading %s failed; a new reader resumes at %s in %d ms (readiness is down until"
-                                + " it reads again)",
-                        partition,
-                        next < 0 ? "the window's start" : "offset " + next,
-                        backoff.toMillis());
-                closeConsumer();
-                if (stopsWithin(backoff)) {
-                    break;
-                }
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-            }
-        }
-        closeConsumer();
-    }
-
-    /**
-     * Makes the reader's consumer and places it at {@code resumeAt} when the log still holds that offset; otherwise
-     * (at start-up, or when the records after the last one read are gone: deleted by retention, or the topic made
-     * again) at the current window's start less {@link #CLOCK_MARGIN}, with a new ledger, as a replica that starts
-     * does: the window's claims are judged again from the first, in the log's order, and reach the same verdicts.
-     */
-    private void open(long resumeAt) {
-        consumer = consumers.apply(clientConfig(
+    private Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
+        Consumer<byte[], byte[]> consumer = consumers.apply(clientConfig(
                 ConsumerConfig.configNames(),
                 Map.of(
                         ConsumerConfig.CLIENT_ID_CONFIG,
@@ -298,17 +254,18 @@ public class KafkaBudgetLog implements BudgetLog {
                         ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG,
                         false)));
         consumer.assign(List.of(partition));
-        if (resumeAt >= 0) {
+        Long next = resumeAt.get(partition);
+        if (next != null) {
             long first = consumer.beginningOffsets(List.of(partition)).get(partition);
             long end = consumer.endOffsets(List.of(partition)).get(partition);
-            if (first <= resumeAt && resumeAt <= end) {
-                consumer.seek(partition, resumeAt);
-                return;
+            if (first <= next && next <= end) {
+                consumer.seek(partition, next);
+                return consumer;
             }
             Log.warnf(
                     "Spend guard: offset %d is no longer in %s (it holds %d to %d); reading the window again from its"
                             + " start",
-                    resumeAt, partition, first, end);
+                    next, partition, first, end);
         }
         ledger = new BudgetLedger();
         long from = System.currentTimeMillis() / windowMillis * windowMillis - CLOCK_MARGIN.toMillis();
@@ -319,52 +276,17 @@ public class KafkaBudgetLog implements BudgetLog {
         } else {
             consumer.seek(partition, start.offset());
         }
-    }
-
-    private void closeConsumer() {
-        Consumer<byte[], byte[]> closing = consumer;
-        consumer = null;
-        if (closing == null) {
-            return;
-        }
-        try {
-            closing.close(Duration.ofSeconds(5));
-        } catch (RuntimeException e) {
-            Log.warnf("Spend guard: closing the reader of %s failed: %s", partition, e.toString());
-        }
-    }
-
-    /** Waits {@code backoff}, or less when the log stops: {@code true} when it stops. */
-    private boolean stopsWithin(Duration backoff) {
-        try {
-            return stopping.await(backoff.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
-        }
+        return consumer;
     }
 
     /**
      * Why no claim can be decided now, if so: the reader is restarting after a failure, or has completed no poll for
-     * longer than {@link #STALL_AFTER} (claims then wait for their {@link #CLAIM_TIMEOUT} and are tried again).
+     * longer than {@link TopicReader#STALL_AFTER} (claims then wait for their {@link #CLAIM_TIMEOUT} and are tried
+     * again).
      */
     @Override
     public Optional<String> stall() {
-        if (!running) {
-            return Optional.empty();
-        }
-        if (restarting) {
-            return Optional.of(String.format(
-                    "the reader of %s failed and is restarting (failures so far: %d; see the log)",
-                    partition, (long) restarts.count()));
-        }
-        long quietMillis = Duration.ofNanos(nanos.getAsLong() - lastPoll).toMillis();
-        if (quietMillis > STALL_AFTER.toMillis()) {
-            return Optional.of(String.format(
-                    "the reader of %s has completed no poll for %d ms (more than %d ms)",
-                    partition, quietMillis, STALL_AFTER.toMillis()));
-        }
-        return Optional.empty();
+        return reader.stall();
     }
 
     private void apply(ConsumerRecord<byte[], byte[]> record) {
@@ -386,14 +308,14 @@ public class KafkaBudgetLog implements BudgetLog {
 
     private void createTopicIfMissing() {
         try (Admin admin = Admin.create(clientConfig(AdminClientConfig.configNames(), Map.of()))) {
-            Set<String> names = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            Set<String> names = admin.listTopics().names().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             if (names.contains(topic)) {
                 return;
             }
-            long retention = Math.max(2 * windowMillis, Duration.ofDays(1).toMillis());
-            NewTopic budget = new NewTopic(topic, java.util.Optional.of(1), java.util.Optional.empty())
+            long retention = Math.max(2 * windowMillis, MIN_RETENTION.toMillis());
+            NewTopic budget = new NewTopic(topic, Optional.of(1), Optional.empty())
                     .configs(Map.of("cleanup.policy", "delete", "retention.ms", Long.toString(retention)));
-            admin.createTopics(List.of(budget)).all().get(30, TimeUnit.SECONDS);
+            admin.createTopics(List.of(budget)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
             Log.infof("Spend guard: created topic %s (1 partition, retention %d ms)", topic, retention);
         } catch (ExecutionException e) {
             if (!(e.getCause() instanceof TopicExistsException)) {
@@ -415,22 +337,10 @@ public class KafkaBudgetLog implements BudgetLog {
 
     @PreDestroy
     synchronized void stop() {
-        if (!running) {
-            return;
-        }
-        running = false;
-        stopping.countDown();
-        Consumer<byte[], byte[]> reading = consumer;
-        if (reading != null) {
-            reading.wakeup();
-        }
+        reader.stop();
         if (producer != null) {
-            producer.close(Duration.ofSeconds(5));
-        }
-        try {
-            reader.join(Duration.ofSeconds(5).toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            producer.close(CLOSE_TIMEOUT);
+            producer = null;
         }
     }
 

@@ -1,0 +1,69 @@
+package io.imageworker.config;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.eclipse.microprofile.config.Config;
+
+/**
+ * Whether the settings are complete and agree with each other: the settings the worker cannot guess (the gateway's base
+ * URL, API key and model) are set, and no two settings contradict each other. Read from the settings alone; start-up
+ * ({@code health.StartupCheck}) adds what only a setting's owner can tell (the shape of the gateway's address, the
+ * memory budget) and refuses to start on any problem.
+ */
+public final class ConfigurationCheck {
+
+    /** The channel property of SmallRye's throttled commit strategy that marks a record as stuck. */
+    public static final String MAX_AGE_PROPERTY =
+            "mp.messaging.incoming.requests.throttled.unprocessed-record-max-age.ms";
+
+    /** SmallRye's default of {@link #MAX_AGE_PROPERTY}, in milliseconds. */
+    static final long DEFAULT_MAX_AGE_MS = 60_000L;
+
+    private ConfigurationCheck() {}
+
+    /** Each problem of {@code config} (and of the request channel's {@code channels} settings), in one line each. */
+    public static List<String> problems(WorkerConfig config, Config channels) {
+        List<String> problems = new ArrayList<>();
+        if (config.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
+            problems.add(
+                    "IMAGE_WORKER_GATEWAY_BASE_URL is not set (the gateway origin, e.g. https://gateway.example.com)");
+        }
+        if (config.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
+            problems.add("IMAGE_WORKER_GATEWAY_API_KEY is not set (the sk- token created in the gateway's console)");
+        }
+        if (config.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
+            problems.add("IMAGE_WORKER_GATEWAY_MODEL is not set (the image model identifier, written in full)");
+        }
+        if (config.concurrency() < 1) {
+            problems.add("IMAGE_WORKER_CONCURRENCY must be at least 1");
+        }
+        if (config.maxInProgress().isPresent() && config.maxInProgress().get() < config.concurrency()) {
+            problems.add(
+                    "IMAGE_WORKER_MAX_IN_PROGRESS (" + config.maxInProgress().get()
+                            + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
+                            + "), or calls could never fill the concurrency");
+        }
+        if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
+            problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
+        }
+        if (config.topic()
+                .requestPriority()
+                .filter(config.topic().request()::equals)
+                .isPresent()) {
+            problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
+        }
+        // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
+        // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
+        // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
+        // unhealthy and restart it.
+        Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
+        long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(DEFAULT_MAX_AGE_MS);
+        if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {
+            problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
+                    + " IMAGE_WORKER_RETRY_REQUEST_DEADLINE plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE (" + longest
+                    + "): a slower request would be taken for a stuck record and the consumer restarted");
+        }
+        return problems;
+    }
+}

@@ -1,0 +1,18 @@
+package io.imageworker.gateway;
+
+import io.imageworker.ImageStarted;
+
+/**
+ * Told as each gateway call of a request leaves, by {@link GatewayCalls}: a bean that a layer above implements
+ * ({@code messaging.ResultPublisher} publishes the first call of each attempt of a request as {@code image.started}).
+ * Called on the thread that sends the call: it must return at once; one that throws neither fails nor delays the call.
+ */
+public interface CallListener {
+
+    /**
+     * A call left: {@code call} names its request, its variant (null for a request without {@code count}), its
+     * attempt number within the variant (a call sent again at once on a new connection, because the gateway had closed
+     * the one it went out on, keeps its number) and how long it waited for its slot.
+     */
+    void sent(ImageStarted call);
+}
