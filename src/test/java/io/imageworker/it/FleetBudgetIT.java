@@ -12,9 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
@@ -48,7 +46,7 @@ class FleetBudgetIT {
                     workers.add(worker(stack, "fleet-worker-" + i, budget));
                 }
                 // Started side by side, each ready before the first request is published.
-                together(workers, WorkerProcess::start);
+                WorkerProcess.together(workers, WorkerProcess::start);
                 List<String> ids = publish(stack, client, "fleet", REQUESTS);
                 client.awaitEnded(ids, WITHIN);
 
@@ -66,7 +64,7 @@ class FleetBudgetIT {
                     assertThat(worker.metric("image_worker_budget_used_calls")).hasValue(CAP);
                 });
             } finally {
-                together(workers, WorkerProcess::stop);
+                WorkerProcess.together(workers, WorkerProcess::stop);
             }
 
             try (WorkerProcess later =
@@ -94,14 +92,6 @@ class FleetBudgetIT {
                 return window.toMinutes() + "m";
             }
         }
-    }
-
-    /** Runs {@code action} on every worker at once and returns when it has ended on each. */
-    private static void together(List<WorkerProcess> workers, Consumer<WorkerProcess> action) {
-        CompletableFuture.allOf(workers.stream()
-                        .map(worker -> CompletableFuture.runAsync(() -> action.accept(worker)))
-                        .toArray(CompletableFuture[]::new))
-                .join();
     }
 
     private static WorkerProcess worker(LaunchStack stack, String name, Map<String, String> budget) {
