@@ -43,8 +43,10 @@ class FleetBudgetIT {
             List<WorkerProcess> workers = new ArrayList<>();
             try {
                 for (int i = 1; i <= WORKERS; i++) {
-                    workers.add(worker(stack, "fleet-worker-" + i, budget).start());
+                    workers.add(worker(stack, "fleet-worker-" + i, budget));
                 }
+                // Started side by side, each ready before the first request is published.
+                WorkerProcess.together(workers, WorkerProcess::start);
                 List<String> ids = publish(stack, client, "fleet", REQUESTS);
                 client.awaitEnded(ids, WITHIN);
 
@@ -62,7 +64,7 @@ class FleetBudgetIT {
                     assertThat(worker.metric("image_worker_budget_used_calls")).hasValue(CAP);
                 });
             } finally {
-                workers.forEach(WorkerProcess::stop);
+                WorkerProcess.together(workers, WorkerProcess::stop);
             }
 
             try (WorkerProcess later =

@@ -21,11 +21,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -245,8 +245,11 @@ class ScaleOutIT {
             // Results and offsets go out in one transaction: a read_committed reader sees no repeat, even of the kill.
             assertThat(repeats).as("repeated events, read_committed").isZero();
         } finally {
-            replicas.values().forEach(WorkerProcess::close);
-            gateways.values().forEach(GatewaySimulator::close);
+            try {
+                WorkerProcess.together(replicas.values(), WorkerProcess::close);
+            } finally {
+                gateways.values().forEach(GatewaySimulator::close);
+            }
         }
     }
 
@@ -272,11 +275,7 @@ class ScaleOutIT {
     }
 
     private void startTogether(String... names) {
-        CompletableFuture.allOf(List.of(names).stream()
-                        .map(name -> CompletableFuture.runAsync(
-                                () -> replicas.get(name).start()))
-                        .toArray(CompletableFuture[]::new))
-                .join();
+        WorkerProcess.together(Stream.of(names).map(replicas::get).toList(), WorkerProcess::start);
     }
 
     /** Waits until exactly these replicas are in the group and hold every partition between them. */

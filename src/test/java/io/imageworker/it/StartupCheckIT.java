@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
+import io.imageworker.testing.launch.LaunchStack;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -38,10 +39,10 @@ class StartupCheckIT {
 
     /** Runs the packaged worker with only these settings (no Kafka is needed: it must stop before consuming). */
     private static Exit run(Map<String, String> env) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"),
-                "-jar",
-                BuildPaths.workerJar().toString()));
+        List<String> command = new ArrayList<>();
+        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.addAll(LaunchStack.QUICK_START);
+        command.addAll(List.of("-jar", BuildPaths.workerJar().toString()));
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().keySet().removeIf(name -> name.startsWith("IMAGE_WORKER_") || name.startsWith("KAFKA_"));
         builder.environment().put("QUARKUS_HTTP_PORT", "0");

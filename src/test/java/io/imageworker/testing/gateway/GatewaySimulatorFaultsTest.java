@@ -103,7 +103,7 @@ class GatewaySimulatorFaultsTest extends SimulatorTestSupport {
                 .build();
 
         assertThatThrownBy(() -> http.send(request)).hasCauseInstanceOf(HttpTimeoutException.class);
-        await().atMost(Duration.ofSeconds(5)).until(() -> gateway.imageCallsInFlight() == 0);
+        await().atMost(Duration.ofSeconds(30)).until(() -> gateway.imageCallsInFlight() == 0);
         RecordedCall call = onlyImageCall();
         assertThat(call.status()).isZero();
         assertThat(call.finishedAt()).isNotNull();

@@ -313,7 +313,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
                     .asText();
 
             assertThat(http.download(url).statusCode()).isEqualTo(200);
-            await().atMost(Duration.ofSeconds(3))
+            await().atMost(Duration.ofSeconds(30))
                     .pollInterval(Duration.ofMillis(50))
                     .until(() -> http.download(url).statusCode() == 404);
         }

@@ -193,11 +193,22 @@ public final class LaunchStack implements AutoCloseable {
 
     /**
      * A packaged worker on this stack, {@code name} in its log, with the environment of
-     * {@link #workerEnvironment(int)}; the caller adds its own settings and builds it.
+     * {@link #workerEnvironment(int)}; the caller adds its own settings and builds it. Its JVM compiles with C1 only
+     * ({@link #QUICK_START}).
      */
     public WorkerProcess.Builder worker(String name, int concurrency) {
-        return WorkerProcess.builder().name(name).env(workerEnvironment(concurrency));
+        return WorkerProcess.builder()
+                .name(name)
+                .env(workerEnvironment(concurrency))
+                .jvmOptions(QUICK_START);
     }
+
+    /**
+     * The JVM options of the tests' workers: C1 only, as the test servers' JVMs ({@code ChildJvm}). A worker of a test
+     * lives for seconds, most of which is its start; C2 compiling on the same two cores makes the start take about a
+     * third longer and does not pay back in that time. The benchmark and the local run start their workers without it.
+     */
+    public static final List<String> QUICK_START = List.of("-XX:TieredStopAtLevel=1");
 
     /** Ends the simulator, and the servers when this stack started them (their data stays in the data directory). */
     @Override

@@ -67,6 +67,8 @@ public final class FaultRun {
     private static final Duration COMMIT_WAIT = Duration.ofSeconds(90);
     /** How long a token revocation waits for calls to go through it. */
     private static final Duration CALLS_WAIT = Duration.ofMinutes(2);
+    /** Calls are taken as arriving when one arrived this recently. */
+    private static final Duration CALLS_ARRIVING = Duration.ofMillis(500);
 
     private final FaultScenario scenario;
     private final Consumer<String> say;
@@ -291,11 +293,15 @@ public final class FaultRun {
                     at(timeline, max(Duration.ZERO, revoked.at().minusSeconds(2)), mix::hold);
             CompletableFuture<Void> revoke = after(quiet, timeline, revoked.at(), () -> {
                 // A revocation that no call goes through tests nothing: on a busy machine the worker may still be
-                // restarting, or waiting for the broker, at the planned moment. The window starts with calls going.
+                // restarting, or waiting for the broker, at the planned moment. The window starts with calls going:
+                // one in flight is not enough (it passed the token check when it arrived, and with the broker still
+                // down no call may follow it; a run under load saw the broker take 13 s to restart and 0 answers
+                // 401), so a call must also have arrived a moment ago.
                 awaitQuietly(
-                        "image calls in flight before the token is revoked",
+                        "image calls arriving before the token is revoked",
                         CALLS_WAIT,
-                        () -> stack.gateway().imageCallsInFlight() > 0);
+                        () -> stack.gateway().imageCallsInFlight() > 0
+                                && arrivedSince(stack.gateway(), Instant.now().minus(CALLS_ARRIVING)));
                 happening.start();
                 control.revokeToken();
                 say("token revoked");
@@ -334,6 +340,11 @@ public final class FaultRun {
             }));
         }
         throw new IllegalArgumentException("not an incident of a timeline: " + incident);
+    }
+
+    /** Whether an image call arrived at {@code gateway} after {@code since}. */
+    private static boolean arrivedSince(GatewaySimulator gateway, Instant since) {
+        return gateway.imageCalls().stream().anyMatch(call -> call.arrivedAt().isAfter(since));
     }
 
     private void killAndRestart(WorkerProcess worker, Incident incident) {
