@@ -34,6 +34,12 @@ public interface WorkerConfig {
     Optional<Integer> maxInProgress();
 
     /**
+     * The shares of gateway slots among producers with waiting work (contract v1.2):
+     * {@code name=weight,...}, a producer not named weighs 1; empty: every producer 1 ({@link ProducerWeights}).
+     */
+    Optional<String> producerWeights();
+
+    /**
      * Threads of the pool that runs the CPU work of a request off the event loops: reading a record, reading a
      * gateway answer's JSON and base64, hashing and inspecting an image. Empty: the number of processors the JVM
      * sees. Its queue is bounded by {@link #maxInProgress()}, since a request has at most one such task at a time.

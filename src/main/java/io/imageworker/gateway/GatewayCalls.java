@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import io.imageworker.Billing;
+import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
@@ -78,21 +79,23 @@ public class GatewayCalls {
      */
     public Uni<Result> call(
             String requestId, GatewayRequest request, Lane lane, CallSent sent, MemoryBudget.Lease memory) {
-        return call(requestId, request, lane, sent, memory, CallGate.OPEN);
+        return call(requestId, request, lane, ImageRequest.DEFAULT_PRODUCER, sent, memory, CallGate.OPEN);
     }
 
     /**
-     * {@link #call(String, GatewayRequest, Lane, CallSent, MemoryBudget.Lease)}, each call leaving only if {@code
-     * gate} lets it: otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
+     * {@link #call(String, GatewayRequest, Lane, CallSent, MemoryBudget.Lease)} of {@code producer} (the limiter
+     * shares slots among producers), each call leaving only if {@code gate} lets it: otherwise the loop ends at once,
+     * with no call sent, as a {@link FailureKind#CANCELLED} failure.
      */
     public Uni<Result> call(
             String requestId,
             GatewayRequest request,
             Lane lane,
+            String producer,
             CallSent sent,
             MemoryBudget.Lease memory,
             CallGate gate) {
-        return new Attempts(requestId, request, lane, sent, memory, gate).next();
+        return new Attempts(requestId, request, lane, producer, sent, memory, gate).next();
     }
 
     /**
@@ -176,6 +179,7 @@ public class GatewayCalls {
         private final String requestId;
         private final GatewayRequest request;
         private final Lane lane;
+        private final String producer;
         private final CallSent sent;
         private final MemoryBudget.Lease memory;
         private final CallGate gate;
@@ -193,10 +197,12 @@ public class GatewayCalls {
                 String requestId,
                 GatewayRequest request,
                 Lane lane,
+                String producer,
                 CallSent sent,
                 MemoryBudget.Lease memory,
                 CallGate gate) {
             this.gate = gate;
+            this.producer = producer;
             this.requestId = requestId;
             this.request = request;
             this.lane = lane;
@@ -231,7 +237,7 @@ public class GatewayCalls {
                         placeUnused.set(true);
                         // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
                         return gate.unlessCancelled(
-                                limiter.run(lane, () -> memory.reserve(sizes.reservation(request.size()))
+                                limiter.run(lane, producer, () -> memory.reserve(sizes.reservation(request.size()))
                                                 .chain(() -> send(queuedSince)))
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)

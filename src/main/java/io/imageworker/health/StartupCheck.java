@@ -1,5 +1,6 @@
 package io.imageworker.health;
 
+import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
@@ -124,6 +125,11 @@ public class StartupCheck {
         }
         try {
             MemoryBudget.budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory());
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
+        }
+        try {
+            ProducerWeights.of(config.producerWeights());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }

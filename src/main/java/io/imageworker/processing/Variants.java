@@ -116,7 +116,14 @@ class Variants {
         ImageRequest request = sized.request();
         return Uni.createFrom().deferred(() -> {
             MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
-            return gateway.call(request.requestId(), plan.request(), lane, starts.of(number), lease, gate)
+            return gateway.call(
+                            request.requestId(),
+                            plan.request(),
+                            lane,
+                            request.producerName(),
+                            starts.of(number),
+                            lease,
+                            gate)
                     .chain(calls -> calls.image() == null
                             ? Uni.createFrom().item(sized.failed(number, calls))
                             : keep(sized, plan, number, calls, lease))
