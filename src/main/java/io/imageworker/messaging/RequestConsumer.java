@@ -5,6 +5,7 @@ import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.health.StartupCheck;
 import io.imageworker.processing.RequestProcessor;
+import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
@@ -80,6 +81,7 @@ public class RequestConsumer {
     private final PartitionWork partitions;
     private final PauseAwareCommit commit;
     private final ResultTransactions transactions;
+    private final Intake intake;
     private final AtomicInteger inProgress = new AtomicInteger();
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
     private volatile boolean draining;
@@ -98,7 +100,9 @@ public class RequestConsumer {
             WorkerMetrics metrics,
             Tracing tracing,
             @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
-            ResultTransactions transactions) {
+            ResultTransactions transactions,
+            Intake intake) {
+        this.intake = intake;
         this.reader = reader;
         this.processor = processor;
         this.publisher = publisher;
@@ -127,7 +131,8 @@ public class RequestConsumer {
             consume(Lane.PRIORITY, priorityRequests);
         }
         Log.infof(
-                "Consuming requests%s, at most %d in progress per lane and %d gateway calls in flight",
+                "Consuming requests%s, at most %d in progress per lane (%d more read ahead) and %d gateway calls in"
+                        + " flight",
                 priorityLane()
                         ? " and priority requests from "
                                 + config.topic().requestPriority().get()
@@ -135,6 +140,7 @@ public class RequestConsumer {
                                 + " of the gateway slots while both wait)"
                         : "",
                 config.inProgressLimit(),
+                config.readAheadLimit(),
                 config.concurrency());
     }
 
@@ -150,9 +156,10 @@ public class RequestConsumer {
         synchronized (subscriptions) {
             subscriptions.put(
                     lane,
-                    records.onItem()
+                    intake.taken(lane, records)
+                            .onItem()
                             .transformToUni(message -> handle(message, lane))
-                            .merge(config.inProgressLimit())
+                            .merge(config.intakeLimit())
                             .subscribe()
                             .with(
                                     ignored -> {},
@@ -261,13 +268,14 @@ public class RequestConsumer {
         }
         inProgress.incrementAndGet();
         PauseAwareCommit.Tracked tracked = commit.track();
-        return handleRecord(message, context, lane).onTermination().invoke(() -> {
+        return handleRecord(message, context, lane, tracked).onTermination().invoke(() -> {
             tracked.done();
             finished();
         });
     }
 
-    private Uni<Void> handleRecord(Message<byte[]> message, RecordContext context, Lane lane) {
+    private Uni<Void> handleRecord(
+            Message<byte[]> message, RecordContext context, Lane lane, PauseAwareCommit.Tracked tracked) {
         Span span = tracing.startRequest("image-request", name -> RecordReader.header(context.headers(), name));
         span.setAttribute("messaging.system", "kafka");
         span.setAttribute("messaging.destination.name", context.topic());
@@ -277,17 +285,29 @@ public class RequestConsumer {
         Uni<Void> work = tracing.within(
                         span,
                         cpu.run(() -> reader.read(message.getPayload(), context.headers()))
-                                .chain(read -> read instanceof RecordReader.Read.Request request
-                                        ? processor
-                                                .process(
-                                                        request.requestId(),
-                                                        request.json(),
-                                                        context.receivedAt(),
-                                                        lane,
-                                                        started -> publisher.started(started, context, span))
-                                                .invoke(event -> describe(span, event))
-                                                .chain(result -> publish(result, context, span))
-                                        : deadLetter(message, context, ((RecordReader.Read.Unreadable) read).reason())))
+                                .chain(read -> intake.inTurn(
+                                        lane,
+                                        message,
+                                        context,
+                                        read instanceof RecordReader.Read.Request request
+                                                ? RequestValidator.echoableProducer(request.json())
+                                                : null,
+                                        tracked,
+                                        () -> draining,
+                                        () -> read instanceof RecordReader.Read.Request request
+                                                ? processor
+                                                        .process(
+                                                                request.requestId(),
+                                                                request.json(),
+                                                                context.receivedAt(),
+                                                                lane,
+                                                                started -> publisher.started(started, context, span))
+                                                        .invoke(event -> describe(span, event))
+                                                        .chain(result -> publish(result, context, span))
+                                                : deadLetter(
+                                                        message,
+                                                        context,
+                                                        ((RecordReader.Read.Unreadable) read).reason()))))
                 .onTermination()
                 .invoke((ok, failure, cancelled) -> {
                     if (failure != null) {
@@ -300,7 +320,7 @@ public class RequestConsumer {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> partitions.ended(context, true));
             }
             partitions.ended(context, false);
-            if (failure instanceof AbandonedException) {
+            if (failure instanceof AbandonedException || failure instanceof Intake.GivenUp) {
                 // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
                 Log.info(failure.getMessage());
                 return Uni.createFrom().voidItem();
