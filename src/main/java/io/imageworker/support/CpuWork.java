@@ -23,8 +23,8 @@ import java.util.function.Supplier;
  * <p>A fixed number of threads ({@code cpu-threads}, by default the processors the JVM sees: more would only take
  * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most the records the lanes
  * take at once ({@code max-in-progress} plus {@code read-ahead} each): a record has at most one task here at a time, so
- * the queue cannot
- * overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the caller's event loop.
+ * the queue cannot overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the
+ * caller's event loop.
  */
 @ApplicationScoped
 public class CpuWork {
