@@ -44,6 +44,11 @@ public final class ConfigurationCheck {
                             + ") must be at least IMAGE_WORKER_CONCURRENCY (" + config.concurrency()
                             + "), or calls could never fill the concurrency");
         }
+        try {
+            ProducerWeights.of(config.producerWeights());
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
+        }
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
         }

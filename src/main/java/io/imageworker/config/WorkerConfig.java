@@ -34,6 +34,22 @@ public interface WorkerConfig {
     Optional<Integer> maxInProgress();
 
     /**
+     * Most records of each lane taken from Kafka beyond {@link #maxInProgress()} that wait for their turn (contract
+     * v1.2, fair shares): a request is taken into progress when a place is free, in weighted turns among the producers
+     * with waiting records ({@link #producerWeights()}), so a producer whose backlog sits in Kafka before another's
+     * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes and nothing
+     * else (no lookup, no reference read); their bytes together are bounded to a quarter of the memory budget. Empty:
+     * 1000; 0 takes records in the order of the partitions, as before v1.2.
+     */
+    Optional<Integer> readAhead();
+
+    /**
+     * The shares of gateway slots and of places in progress among producers with waiting work (contract v1.2):
+     * {@code name=weight,...}, a producer not named weighs 1; empty: every producer 1 ({@link ProducerWeights}).
+     */
+    Optional<String> producerWeights();
+
+    /**
      * Threads of the pool that runs the CPU work of a request off the event loops: reading a record, reading a
      * gateway answer's JSON and base64, hashing and inspecting an image. Empty: the number of processors the JVM
      * sees. Its queue is bounded by {@link #maxInProgress()}, since a request has at most one such task at a time.
@@ -128,6 +144,15 @@ public interface WorkerConfig {
         return Math.max(1, maxInProgress().orElse(2 * Math.max(1, concurrency())));
     }
 
+    /** {@link #readAhead()}, or its default. */
+    default int readAheadLimit() {
+        return Math.max(0, readAhead().orElse(1000));
+    }
+
+    /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
+    default int intakeLimit() {
+        return inProgressLimit() + readAheadLimit();
+    }
     /**
      * Exactly one visible result per request: the terminal events (and DLQ copies) of finished requests are published
      * with the offsets they complete, finished-above metadata included, in one Kafka transaction, a batch at a time

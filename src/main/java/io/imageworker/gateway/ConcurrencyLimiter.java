@@ -1,6 +1,8 @@
 package io.imageworker.gateway;
 
+import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
+import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -10,18 +12,29 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * An asynchronous limit on gateway calls in flight, first come first served within each {@link Lane}. Waiting holds
- * no thread: a caller's {@code Uni} completes when a permit frees up. The limit can move at run time between a floor
+ * An asynchronous limit on gateway calls in flight, shared fairly among producers within each {@link Lane}. Waiting
+ * holds no thread: a caller's {@code Uni} completes when a permit frees up. The limit can move at run time between a floor
  * and a ceiling (additive increase on success, multiplicative decrease on 429), so the worker backs off a
  * rate-limited gateway on its own.
  *
  * <p>A free permit goes to a waiting priority call first, except that while calls of both lanes wait, the normal
  * lane gets at least {@code minShare} of the permits handed out (a credit of {@code minShare} per permit given while
  * both wait; a whole credit buys the normal lane the next one), so it never starves behind a busy priority lane.
+ *
+ * <p>Within a lane, permits go round-robin among the producers with waiting calls (contract v1.2), weighted by
+ * {@link ProducerWeights} (smooth weighted round-robin: each turn every producer waiting gains its weight, the one
+ * with the most credit gets the permit and pays the weights of all those waiting; with {@code catalogue=1,edits=4}
+ * edits gets 4 permits for each one of catalogue's while both wait, spread out, and a producer alone gets every one).
+ * A producer's calls are served first come first served. A producer's queue and its credit go when its last waiting
+ * call does: nothing is kept for producers that wait no more, however many there are.
  */
 @ApplicationScoped
 public class ConcurrencyLimiter {
@@ -29,8 +42,9 @@ public class ConcurrencyLimiter {
     private final int floor;
     private final int ceiling;
     private final double minShare;
-    private final Deque<Waiter> normal = new ArrayDeque<>();
-    private final Deque<Waiter> priority = new ArrayDeque<>();
+    private final ProducerWeights weights;
+    private final LaneQueue normal = new LaneQueue();
+    private final LaneQueue priority = new LaneQueue();
     private double normalCredit;
     private int limit;
     private int inFlight;
@@ -44,7 +58,11 @@ public class ConcurrencyLimiter {
      */
     @Inject
     ConcurrencyLimiter(WorkerConfig config, MeterRegistry registry) {
-        this(1, Math.max(1, config.concurrency()), config.priorityMinShare());
+        this(
+                1,
+                Math.max(1, config.concurrency()),
+                config.priorityMinShare(),
+                ProducerWeights.of(config.producerWeights()));
         // Strong references throughout: Micrometer holds a gauge's object weakly, and a gauge whose object is
         // collected disappears from the export.
         Gauge.builder("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight)
@@ -65,6 +83,24 @@ public class ConcurrencyLimiter {
                 .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
                 .strongReference(true)
                 .register(registry);
+        // One series per producer named in the weights, and the default producer; the others together: the labels
+        // stay as few as the setting names, however many producers publish.
+        Set<String> named = new LinkedHashSet<>(weights.named().keySet());
+        named.add(ImageRequest.DEFAULT_PRODUCER);
+        for (String producer : named) {
+            Gauge.builder("image_worker_gateway_producer_calls_waiting", this, limiter -> limiter.waiting(producer))
+                    .description("Calls of a producer waiting for a permit (producers not named in"
+                            + " IMAGE_WORKER_PRODUCER_WEIGHTS together as producer=\"other\")")
+                    .tag("producer", producer)
+                    .strongReference(true)
+                    .register(registry);
+        }
+        Gauge.builder("image_worker_gateway_producer_calls_waiting", this, limiter -> limiter.waitingOthers(named))
+                .description("Calls of a producer waiting for a permit (producers not named in"
+                        + " IMAGE_WORKER_PRODUCER_WEIGHTS together as producer=\"other\")")
+                .tag("producer", "other")
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A limiter of one lane starting at {@code ceiling}, never going below {@code floor}. */
@@ -77,6 +113,15 @@ public class ConcurrencyLimiter {
      * permits for the normal lane while both lanes wait.
      */
     public ConcurrencyLimiter(int floor, int ceiling, double minShare) {
+        this(floor, ceiling, minShare, ProducerWeights.EQUAL);
+    }
+
+    /**
+     * A limiter starting at {@code ceiling}, never going below {@code floor}, that keeps {@code minShare} of the
+     * permits for the normal lane while both lanes wait, and shares each lane's permits among producers by {@code
+     * weights}.
+     */
+    public ConcurrencyLimiter(int floor, int ceiling, double minShare, ProducerWeights weights) {
         if (floor < 1 || ceiling < floor) {
             throw new IllegalArgumentException("need 1 <= floor <= ceiling, got " + floor + ", " + ceiling);
         }
@@ -86,21 +131,27 @@ public class ConcurrencyLimiter {
         this.floor = floor;
         this.ceiling = ceiling;
         this.minShare = minShare;
+        this.weights = weights;
         this.limit = ceiling;
     }
 
-    /** Runs {@code work} of the normal lane once a permit is free; see {@link #run(Lane, Supplier)}. */
+    /** Runs {@code work} of the normal lane once a permit is free; see {@link #run(Lane, String, Supplier)}. */
     public <T> Uni<T> run(Supplier<Uni<T>> work) {
         return run(Lane.NORMAL, work);
     }
 
-    /**
-     * Runs {@code work} once a permit is free for its lane, and frees the permit when it ends, however it ends: also
-     * when the caller cancels (a cancel, the drain) while it waits, as the permit is given, or before the work starts,
-     * which would otherwise leave the permit with no one.
-     */
+    /** Runs {@code work} of the default producer; see {@link #run(Lane, String, Supplier)}. */
     public <T> Uni<T> run(Lane lane, Supplier<Uni<T>> work) {
-        Waiter waiter = new Waiter();
+        return run(lane, ImageRequest.DEFAULT_PRODUCER, work);
+    }
+
+    /**
+     * Runs {@code work} of {@code producer} once a permit is free for it (its lane's turn, then its producer's), and
+     * frees the permit when it ends, however it ends: also when the caller cancels (a cancel, the drain) while it
+     * waits, as the permit is given, or before the work starts, which would otherwise leave the permit with no one.
+     */
+    public <T> Uni<T> run(Lane lane, String producer, Supplier<Uni<T>> work) {
+        Waiter waiter = new Waiter(producer == null ? ImageRequest.DEFAULT_PRODUCER : producer);
         return acquire(lane, waiter)
                 .onItem()
                 .transformToUni(ignored -> waiter.start()
@@ -117,7 +168,7 @@ public class ConcurrencyLimiter {
 
     /** Completes when a permit is given to {@code waiter}. */
     private Uni<Boolean> acquire(Lane lane, Waiter waiter) {
-        Deque<Waiter> queue = lane == Lane.PRIORITY ? priority : normal;
+        LaneQueue queue = lane == Lane.PRIORITY ? priority : normal;
         return Uni.createFrom().emitter(emitter -> {
             boolean granted;
             synchronized (this) {
@@ -126,7 +177,7 @@ public class ConcurrencyLimiter {
                     inFlight++;
                 } else {
                     waiter.emitter = emitter;
-                    queue.addLast(waiter);
+                    queue.add(waiter);
                 }
             }
             if (granted) {
@@ -153,8 +204,13 @@ public class ConcurrencyLimiter {
         private static final int GONE = 4;
 
         private final AtomicInteger state = new AtomicInteger(WAITING);
+        private final String producer;
         /** Set under the limiter's lock before it is queued. */
         private UniEmitter<? super Boolean> emitter;
+
+        Waiter(String producer) {
+            this.producer = producer;
+        }
 
         /** Gives it a permit, under the limiter's lock; false when it is gone. */
         boolean grant() {
@@ -204,11 +260,96 @@ public class ConcurrencyLimiter {
             normalCredit += minShare;
             if (normalCredit >= 1) {
                 normalCredit -= 1;
-                return normal.pollFirst();
+                return normal.poll();
             }
-            return priority.pollFirst();
+            return priority.poll();
         }
-        return priority.isEmpty() ? normal.pollFirst() : priority.pollFirst();
+        return priority.isEmpty() ? normal.poll() : priority.poll();
+    }
+
+    /**
+     * The waiting calls of one lane: a queue per producer with waiting calls, in order of arrival, and each one's
+     * credit of the smooth weighted round-robin. Guarded by the limiter's lock.
+     */
+    private final class LaneQueue {
+        private final Map<String, Producer> producers = new LinkedHashMap<>();
+        private int size;
+
+        void add(Waiter waiter) {
+            producers.computeIfAbsent(waiter.producer, Producer::new).waiters.addLast(waiter);
+            size++;
+        }
+
+        /** Takes {@code waiter} out, if it still waits here; its producer goes with its last waiter. */
+        void remove(Waiter waiter) {
+            Producer producer = producers.get(waiter.producer);
+            if (producer != null && producer.waiters.remove(waiter)) {
+                size--;
+                if (producer.waiters.isEmpty()) {
+                    producers.remove(waiter.producer);
+                }
+            }
+        }
+
+        boolean isEmpty() {
+            return size == 0;
+        }
+
+        int size() {
+            return size;
+        }
+
+        int size(String producer) {
+            Producer waiting = producers.get(producer);
+            return waiting == null ? 0 : waiting.waiters.size();
+        }
+
+        int sizeExcept(Set<String> named) {
+            int others = 0;
+            for (Producer producer : producers.values()) {
+                if (!named.contains(producer.name)) {
+                    others += producer.waiters.size();
+                }
+            }
+            return others;
+        }
+
+        /** The first waiter of the producer whose turn it is, taken out; null when none waits. */
+        Waiter poll() {
+            if (size == 0) {
+                return null;
+            }
+            Producer next = null;
+            long total = 0;
+            for (Producer producer : producers.values()) {
+                int weight = weights.of(producer.name);
+                producer.credit += weight;
+                total += weight;
+                // Ties go to the producer that has waited longest (the map keeps the order of arrival).
+                if (next == null || producer.credit > next.credit) {
+                    next = producer;
+                }
+            }
+            next.credit -= total;
+            Waiter waiter = next.waiters.pollFirst();
+            size--;
+            if (next.waiters.isEmpty()) {
+                producers.remove(next.name);
+            }
+            return waiter;
+        }
+    }
+
+    /** A producer with waiting calls in one lane. */
+    private static final class Producer {
+        final String name;
+        final Deque<Waiter> waiters = new ArrayDeque<>();
+        /** Its credit in the smooth weighted round-robin: gains its weight each turn, pays the total when served. */
+        long credit;
+
+        Producer(String name) {
+            this.name = name;
+        }
     }
 
     private void release() {
@@ -269,5 +410,15 @@ public class ConcurrencyLimiter {
     /** Callers of one lane waiting for a permit. */
     public synchronized int waiting(Lane lane) {
         return lane == Lane.PRIORITY ? priority.size() : normal.size();
+    }
+
+    /** Callers of one producer waiting for a permit, in both lanes. */
+    public synchronized int waiting(String producer) {
+        return normal.size(producer) + priority.size(producer);
+    }
+
+    /** Callers of producers other than {@code named} waiting for a permit, in both lanes. */
+    synchronized int waitingOthers(Set<String> named) {
+        return normal.sizeExcept(named) + priority.sizeExcept(named);
     }
 }

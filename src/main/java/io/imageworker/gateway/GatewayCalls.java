@@ -219,7 +219,8 @@ public class GatewayCalls {
                         placeUnused.set(true);
                         // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
                         return gate.unlessCancelled(
-                                limiter.run(lane, () -> memory.reserve(sizes.reservation(request.size()))
+                                limiter.run(lane, owner.producerName(), () -> memory.reserve(
+                                                        sizes.reservation(request.size()))
                                                 .chain(() -> send(queuedSince)))
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)

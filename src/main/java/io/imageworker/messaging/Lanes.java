@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.InFlight;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -14,11 +15,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
  * The subscriptions of the request lanes: each lane's stream merged with a limit of its own, {@code max-in-progress}
- * records handled at once, so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
+ * records in progress and the read-ahead waiting for their producer's turn ({@link Intake}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
  * shutdown, their consumers paused and the subscriptions ended.
  */
 @ApplicationScoped
@@ -29,11 +31,13 @@ class Lanes {
 
     private final KafkaClientService kafkaClients;
     private final WorkerConfig config;
+    private final Intake intake;
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
 
-    Lanes(KafkaClientService kafkaClients, WorkerConfig config) {
+    Lanes(KafkaClientService kafkaClients, WorkerConfig config, Intake intake) {
         this.kafkaClients = kafkaClients;
         this.config = config;
+        this.intake = intake;
     }
 
     /** Whether the priority lane is on: its topic is configured. */
@@ -44,14 +48,18 @@ class Lanes {
                 .isPresent();
     }
 
-    /** Subscribes to one lane's {@code records}, each handled by {@code handle}, at most the limit at once. */
+    /**
+     * Subscribes to one lane's {@code records}, each handled by {@code handle}: at most the requests in progress plus
+     * the read-ahead at once, and the waiting records' bytes bounded ({@link Intake}).
+     */
     void consume(Lane lane, Multi<Message<byte[]>> records, Function<Message<byte[]>, Uni<Void>> handle) {
         synchronized (subscriptions) {
             subscriptions.put(
                     lane,
-                    records.onItem()
+                    intake.taken(lane, records)
+                            .onItem()
                             .transformToUni(handle::apply)
-                            .merge(config.inProgressLimit())
+                            .merge(config.intakeLimit())
                             .subscribe()
                             .with(
                                     ignored -> {},
@@ -60,6 +68,17 @@ class Lanes {
                                             "The %s request stream failed; this worker consumes no more of it",
                                             lane.name().toLowerCase(Locale.ROOT))));
         }
+    }
+
+    /** {@code work} of a record of {@code lane}, once it is its {@code producer}'s turn ({@link Intake#inTurn}). */
+    <T> Uni<T> inTurn(
+            Lane lane,
+            Message<byte[]> message,
+            RecordContext context,
+            String producer,
+            InFlight.Run run,
+            Supplier<Uni<T>> work) {
+        return intake.inTurn(lane, message, context, producer, run, work);
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */

@@ -5,6 +5,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.processing.RequestProcessor;
+import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
@@ -93,7 +94,8 @@ public class RequestConsumer {
             lanes.consume(Lane.PRIORITY, priorityRequests, message -> handle(message, Lane.PRIORITY));
         }
         Log.infof(
-                "Consuming requests%s, at most %d in progress per lane and %d gateway calls in flight",
+                "Consuming requests%s, at most %d in progress per lane (%d more read ahead) and %d gateway calls in"
+                        + " flight",
                 priorityLane
                         ? " and priority requests from "
                                 + config.topic().requestPriority().get()
@@ -101,6 +103,7 @@ public class RequestConsumer {
                                 + " of the gateway slots while both wait)"
                         : "",
                 config.inProgressLimit(),
+                config.readAheadLimit(),
                 config.concurrency());
     }
 
@@ -133,14 +136,15 @@ public class RequestConsumer {
 
     /** Within the request's span: read, process, publish (or send to the DLQ); then acknowledge. */
     private Uni<Void> handle(Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run) {
-        Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, span));
+        Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
             }
             run.ended(false);
-            if (failure instanceof AbandonedException) {
-                // Shutting down: neither acknowledged nor failed, so the record is redelivered to the next worker.
+            if (failure instanceof AbandonedException || failure instanceof Intake.GivenUp) {
+                // Shutting down, or its partition gone while it waited for its turn: neither acknowledged nor failed,
+                // so the record is redelivered to the next worker.
                 Log.info(failure.getMessage());
                 return Uni.createFrom().voidItem();
             }
@@ -152,18 +156,37 @@ public class RequestConsumer {
         });
     }
 
-    private Uni<Void> readProcessPublish(Message<byte[]> message, RecordContext context, Lane lane, Span span) {
+    /** Read on the CPU pool; then, in its producer's turn ({@link Intake}), processed and published or dead-lettered. */
+    private Uni<Void> readProcessPublish(
+            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> read instanceof RecordReader.Read.Request request
-                        ? sender.tellingStarts(
-                                        request.requestId(),
+                        ? lanes.inTurn(
+                                lane,
+                                message,
+                                context,
+                                RequestValidator.echoableProducer(request.json()),
+                                run,
+                                () -> sender.tellingStarts(
+                                                request.requestId(),
+                                                context,
+                                                span,
+                                                processor.process(
+                                                        request.requestId(),
+                                                        request.json(),
+                                                        context.receivedAt(),
+                                                        lane))
+                                        .invoke(event -> RequestSpans.describe(span, event))
+                                        .chain(result -> sender.publish(result, context, span)))
+                        : lanes.inTurn(
+                                lane,
+                                message,
+                                context,
+                                null,
+                                run,
+                                () -> sender.deadLetter(
+                                        message.getPayload(),
                                         context,
-                                        span,
-                                        processor.process(
-                                                request.requestId(), request.json(), context.receivedAt(), lane))
-                                .invoke(event -> RequestSpans.describe(span, event))
-                                .chain(result -> sender.publish(result, context, span))
-                        : sender.deadLetter(
-                                message.getPayload(), context, ((RecordReader.Read.Unreadable) read).reason()));
+                                        ((RecordReader.Read.Unreadable) read).reason())));
     }
 }

@@ -21,9 +21,10 @@ import java.util.function.Supplier;
  * here.
  *
  * <p>A fixed number of threads ({@code cpu-threads}, by default the processors the JVM sees: more would only take
- * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most
- * {@code max-in-progress} tasks: a request in progress has at most one task here at a time, so the queue cannot
- * overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the caller's event loop.
+ * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most the records the lanes
+ * take at once ({@code max-in-progress} plus {@code read-ahead} each): a record has at most one task here at a time, so
+ * the queue cannot overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the
+ * caller's event loop.
  */
 @ApplicationScoped
 public class CpuWork {
@@ -34,7 +35,8 @@ public class CpuWork {
     CpuWork(WorkerConfig config, MeterRegistry registry) {
         this(
                 Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
-                config.inProgressLimit());
+                // Both lanes' records taken at once: each has at most one task here at a time.
+                2 * config.intakeLimit());
         // A strong reference: Micrometer holds a gauge's object weakly.
         Gauge.builder("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
                         .size())

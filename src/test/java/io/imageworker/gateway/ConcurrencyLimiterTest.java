@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.imageworker.Lane;
+import io.imageworker.config.ProducerWeights;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import java.util.ArrayList;
@@ -175,18 +176,36 @@ class ConcurrencyLimiterTest {
     void aPermitGivenToACallerThatCancelsAtThatMomentGoesBackToTheLimiter() throws Exception {
         // A cancel (contract v1.2) or the drain cuts a wait for a permit short; racing the permit's grant, it must
         // neither keep the permit nor leave it with no one.
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1);
+        raceACancelAgainstTheGrant(new ConcurrencyLimiter(1, 1), "default", "default", null);
+    }
+
+    /**
+     * 3000 rounds: a call of {@code holding} in flight, one of {@code cancelling} waiting (and one of {@code behind}
+     * after it, when named); the call in flight ends while the waiting one is cancelled, on two threads at once. No
+     * permit may be kept or lost, and the call behind runs.
+     */
+    private static void raceACancelAgainstTheGrant(
+            ConcurrencyLimiter limiter, String holding, String cancelling, String behind) throws Exception {
         java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2);
         try {
             for (int round = 0; round < 3_000; round++) {
                 List<UniEmitter<? super String>> holder = new ArrayList<>();
-                limiter.run(Lane.NORMAL, () -> Uni.createFrom().<String>emitter(holder::add))
+                limiter.run(Lane.NORMAL, holding, () -> Uni.createFrom().<String>emitter(holder::add))
                         .subscribe()
                         .with(ignored -> {});
                 io.smallrye.mutiny.subscription.Cancellable waiting = limiter.run(
-                                Lane.NORMAL, () -> Uni.createFrom().item("second"))
+                                Lane.NORMAL, cancelling, () -> Uni.createFrom().item("second"))
                         .subscribe()
                         .with(ignored -> {});
+                AtomicInteger third = new AtomicInteger();
+                if (behind != null) {
+                    limiter.run(Lane.NORMAL, behind, () -> {
+                                third.incrementAndGet();
+                                return Uni.createFrom().item("third");
+                            })
+                            .subscribe()
+                            .with(ignored -> {});
+                }
                 java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
                 var ended = threads.submit(() -> {
                     go.await();
@@ -201,13 +220,187 @@ class ConcurrencyLimiterTest {
                 go.countDown();
                 ended.get();
                 cancelled.get();
+                if (behind != null) {
+                    assertThat(third)
+                            .as("the call behind ran in round %d", round)
+                            .hasValue(1);
+                }
                 assertThat(limiter.inFlight())
                         .as("permits held after round %d", round)
                         .isZero();
                 assertThat(limiter.waiting()).isZero();
+                assertThat(limiter.waiting(cancelling)).isZero();
             }
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    /**
+     * The producers in the order their waiting calls got a permit: {@code arrivals} (producer names, in the order their
+     * calls come) all wait behind one call in flight, then the permits are freed one at a time.
+     */
+    private static List<String> producerOrder(ProducerWeights weights, List<String> arrivals) {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0, weights);
+        Pending pending = new Pending();
+        List<String> started = new ArrayList<>();
+        limiter.run(pending::work).subscribe().with(x -> {});
+        for (String producer : arrivals) {
+            limiter.run(Lane.NORMAL, producer, () -> {
+                        started.add(producer);
+                        return pending.work();
+                    })
+                    .subscribe()
+                    .with(x -> {});
+        }
+        assertThat(limiter.waiting()).isEqualTo(arrivals.size());
+        for (int i = 0; i < arrivals.size(); i++) {
+            pending.emitters.get(i).complete("done");
+            assertThat(started).hasSize(i + 1);
+        }
+        assertThat(limiter.waiting()).isZero();
+        return started;
+    }
+
+    /** {@code count} calls of {@code producer}. */
+    private static List<String> calls(String producer, int count) {
+        return java.util.Collections.nCopies(count, producer);
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> both = new ArrayList<>(first);
+        both.addAll(second);
+        return both;
+    }
+
+    @Test
+    void producersWithWaitingCallsTakeTurnsWhateverTheOrderTheirCallsCameIn() {
+        // A's backlog of 30 came first, then B's 5: B does not wait for A's backlog.
+        List<String> order = producerOrder(ProducerWeights.EQUAL, concat(calls("a", 30), calls("b", 5)));
+
+        assertThat(order.subList(0, 10)).containsExactly("a", "b", "a", "b", "a", "b", "a", "b", "a", "b");
+        assertThat(order.subList(10, 35)).containsOnly("a");
+    }
+
+    @Test
+    void aProducerAloneGetsEveryPermitInTheOrderItsCallsCame() {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0, ProducerWeights.parse("solo=1,other=9"));
+        Pending pending = new Pending();
+        List<Integer> started = new ArrayList<>();
+        limiter.run(pending::work).subscribe().with(x -> {});
+        for (int i = 0; i < 20; i++) {
+            int number = i;
+            limiter.run(Lane.NORMAL, "solo", () -> {
+                        started.add(number);
+                        return pending.work();
+                    })
+                    .subscribe()
+                    .with(x -> {});
+        }
+        assertThat(limiter.waiting("solo")).isEqualTo(20);
+        for (int i = 0; i < 20; i++) {
+            pending.emitters.get(i).complete("done");
+        }
+
+        assertThat(started)
+                .containsExactlyElementsOf(
+                        java.util.stream.IntStream.range(0, 20).boxed().toList());
+        assertThat(limiter.waiting("solo")).isZero();
+    }
+
+    @Test
+    void weightsGiveEachProducerItsShareSpreadOutWhileBothWait() {
+        List<String> order = producerOrder(
+                ProducerWeights.parse("catalogue=1,edits=4"), concat(calls("catalogue", 40), calls("edits", 40)));
+
+        // While both wait (the first 50 permits: 40 of edits, 10 of catalogue), edits gets 4 for each 1 of catalogue,
+        // in every run of five, not in bursts.
+        for (int run = 0; run < 10; run++) {
+            List<String> five = order.subList(run * 5, run * 5 + 5);
+            assertThat(five.stream().filter("edits"::equals).count())
+                    .as("permits of edits in run %d: %s", run, five)
+                    .isEqualTo(4);
+        }
+        assertThat(order.subList(50, 80)).containsOnly("catalogue");
+    }
+
+    @Test
+    void unnamedProducersWeighOneAndTheDefaultProducerIsOneOfThem() {
+        List<String> order = producerOrder(
+                ProducerWeights.parse("big=2"), concat(calls("x", 10), concat(calls("big", 10), calls("default", 10))));
+
+        // Per turn of four: big 2, x 1, default 1.
+        List<String> whileAllWait = order.subList(0, 12);
+        assertThat(whileAllWait.stream().filter("big"::equals).count()).isEqualTo(6);
+        assertThat(whileAllWait.stream().filter("x"::equals).count()).isEqualTo(3);
+        assertThat(whileAllWait.stream().filter("default"::equals).count()).isEqualTo(3);
+    }
+
+    @Test
+    void producersShareWithinEachLaneAndThePriorityLaneStillComesFirst() {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0);
+        Pending pending = new Pending();
+        List<String> started = new ArrayList<>();
+        limiter.run(pending::work).subscribe().with(x -> {});
+        java.util.function.BiConsumer<Lane, String> call = (lane, producer) -> limiter.run(lane, producer, () -> {
+                    started.add(lane.name().charAt(0) + producer);
+                    return pending.work();
+                })
+                .subscribe()
+                .with(x -> {});
+        for (int i = 0; i < 3; i++) {
+            call.accept(Lane.NORMAL, "a");
+        }
+        call.accept(Lane.NORMAL, "b");
+        for (int i = 0; i < 2; i++) {
+            call.accept(Lane.PRIORITY, "a");
+        }
+        call.accept(Lane.PRIORITY, "b");
+        for (int i = 0; i < 7; i++) {
+            pending.emitters.get(i).complete("done");
+        }
+
+        assertThat(started).containsExactly("Pa", "Pb", "Pa", "Na", "Nb", "Na", "Na");
+    }
+
+    @Test
+    void aCancelledCallLeavesItsProducersTurnsAndQueueAndKeepsNoPermit() {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0);
+        Pending pending = new Pending();
+        List<String> started = new ArrayList<>();
+        limiter.run(pending::work).subscribe().with(x -> {});
+        List<io.smallrye.mutiny.subscription.Cancellable> ofA = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ofA.add(limiter.run(Lane.NORMAL, "a", () -> {
+                        started.add("a");
+                        return pending.work();
+                    })
+                    .subscribe()
+                    .with(x -> {}));
+        }
+        limiter.run(Lane.NORMAL, "b", () -> {
+                    started.add("b");
+                    return pending.work();
+                })
+                .subscribe()
+                .with(x -> {});
+        assertThat(limiter.waiting("a")).isEqualTo(3);
+
+        ofA.forEach(io.smallrye.mutiny.subscription.Cancellable::cancel);
+
+        assertThat(limiter.waiting("a")).isZero();
+        assertThat(limiter.waiting()).isEqualTo(1);
+        pending.emitters.get(0).complete("done");
+        assertThat(started).containsExactly("b");
+        pending.emitters.get(1).complete("done");
+        assertThat(limiter.inFlight()).isZero();
+        assertThat(limiter.waiting()).isZero();
+    }
+
+    @Test
+    void aPermitGivenToACallerOfAnotherProducerThatCancelsAtThatMomentGoesBack() throws Exception {
+        // The race above, with the call in flight and the waiting one of different producers, and a third producer
+        // waiting behind: whoever ends the run first gives the permit back, and it reaches the third.
+        raceACancelAgainstTheGrant(new ConcurrencyLimiter(1, 1, 0, ProducerWeights.parse("b=3")), "a", "b", "c");
     }
 }

@@ -58,6 +58,20 @@ class StartupCheckTest {
     }
 
     @Test
+    void refusesProducerWeightsThatAreNoListOfNameAndWeight() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.producer-weights", "catalogue=1,edits")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_PRODUCER_WEIGHTS=catalogue=1,edits", "'edits' is not name=weight");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.producer-weights", "catalogue=1,edits=4")),
+                        channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
     void refusesAMemoryBudgetThatIsNoPositiveSize() {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))

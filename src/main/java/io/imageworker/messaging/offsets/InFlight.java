@@ -104,6 +104,34 @@ public class InFlight {
             partitions.ended(record, acknowledged);
         }
 
+        /**
+         * It waits for its turn to go into progress (the read-ahead, {@code messaging.Intake}): a revocation does not
+         * wait for it (its partition's next owner takes it), the committed offset never passes it, and the time it
+         * waits does not count as a stuck record.
+         */
+        public void waiting() {
+            partitions.waiting(record);
+            if (tracked != null) {
+                tracked.waiting();
+            }
+        }
+
+        /** Its turn came, or it ended while waiting: a revocation waits for it, and its age counts from now. */
+        public void admitted() {
+            if (tracked != null) {
+                tracked.admitted();
+            }
+            partitions.admitted(record);
+        }
+
+        /**
+         * Whether it may still go on here: the worker does not drain, and its partition was not given to another
+         * worker since it was taken.
+         */
+        public boolean mayGoOn() {
+            return !draining && partitions.runs(record);
+        }
+
         /** It is in progress no more (acknowledged, failed, given up or cancelled): called once, for a run only. */
         public void finished() {
             if (tracked != null) {

@@ -110,6 +110,25 @@ public class PartitionWork {
     }
 
     /**
+     * A record started waits for its turn to go into progress ({@code messaging.Intake}): a revocation does not wait for it, but
+     * the committed offset still never passes it.
+     */
+    synchronized void waiting(RecordCopy record) {
+        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        if (progress != null && progress.running.get(record.offset()) == record) {
+            progress.waiting.add(record.offset());
+        }
+    }
+
+    /** A record that waited for its turn goes into progress (or ends): a revocation waits for it again. */
+    synchronized void admitted(RecordCopy record) {
+        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        if (progress != null && progress.running.get(record.offset()) == record) {
+            progress.waiting.remove(record.offset());
+        }
+    }
+
+    /**
      * The metadata of a commit of {@code partition} at {@code offset} ({@link FinishedAbove}): the records finished
      * above it, here or by the partition's last owner and not yet seen again here. Every commit carries it, not only
      * the one at a hand-off, so that an owner that crashes loses none of what it inherited or finished.
@@ -171,6 +190,7 @@ public class PartitionWork {
             // record taken again is another copy, with its own end).
             return;
         }
+        progress.waiting.remove(record.offset());
         if (acknowledged) {
             progress.acknowledged(record.offset());
         } else {
@@ -215,9 +235,19 @@ public class PartitionWork {
                 .sum();
     }
 
+    /** Requests in progress on these partitions now, not counting those still waiting for their turn. */
+    private int working(Collection<TopicPartition> these) {
+        return these.stream()
+                .map(partitions::get)
+                .filter(progress -> progress != null)
+                .mapToInt(progress -> progress.running.size() - progress.waiting.size())
+                .sum();
+    }
+
     /**
      * Takes these partitions away: from now on their records are left to the new owner; waits at most {@code grace}
-     * for their requests in progress to end; then forgets them.
+     * for their requests in progress to end (not for records still waiting for their turn: those go to the new owner at
+     * once); then forgets them.
      *
      * @return what may be committed for them, and how many requests finished during the wait and were given up
      */
@@ -227,7 +257,7 @@ public class PartitionWork {
         long deadline = System.nanoTime() + grace.toNanos();
         long remaining;
         uncommittable = false;
-        while (running(taken) > 0 && !uncommittable && (remaining = deadline - System.nanoTime()) > 0) {
+        while (working(taken) > 0 && !uncommittable && (remaining = deadline - System.nanoTime()) > 0) {
             wait(Math.max(1, remaining / 1_000_000));
         }
         if (uncommittable) {
@@ -272,6 +302,8 @@ public class PartitionWork {
         final TreeMap<Long, RecordCopy> running = new TreeMap<>();
 
         final TreeSet<Long> unacknowledged = new TreeSet<>();
+        /** Offsets running that still wait for their turn ({@code messaging.Intake}): a revocation does not wait for them. */
+        final Set<Long> waiting = new HashSet<>();
         /** Acknowledged offsets at or above the committable one: the commit's metadata. */
         final TreeSet<Long> finished = new TreeSet<>();
 
@@ -283,12 +315,14 @@ public class PartitionWork {
                 return false;
             }
             running.remove(record.offset());
+            waiting.remove(record.offset());
             return true;
         }
 
         Progress copy() {
             Progress copy = new Progress();
             copy.running.putAll(running);
+            copy.waiting.addAll(waiting);
             copy.unacknowledged.addAll(unacknowledged);
             copy.finished.addAll(finished);
             copy.lastAcknowledged = lastAcknowledged;

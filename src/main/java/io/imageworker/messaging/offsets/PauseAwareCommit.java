@@ -13,6 +13,8 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
@@ -47,6 +49,11 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     private final boolean transactional;
     private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
+    /** Records waiting for their turn now ({@code messaging.Intake}), and when the last one stopped waiting. */
+    private final AtomicInteger waiting = new AtomicInteger();
+
+    private volatile boolean everWaited;
+    private volatile long lastWaitEnded;
 
     PauseAwareCommit(
             @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled,
@@ -80,7 +87,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     /** Whether a failure the throttled strategy reports is passed on to the channel (else it waits by design). */
     boolean passesOn(Throwable failure, Duration maxAge) {
         if (failure instanceof KafkaThrottledLatestProcessedCommit.TooManyMessagesWithoutAckException
-                && pauses.pausedWithin(maxAge)
+                && (pauses.pausedWithin(maxAge) || waitedWithin(maxAge))
                 && !stuck(maxAge)) {
             Log.debugf(
                     "A record has waited longer than %s, but not outside the worker's pauses (%s): not stuck",
@@ -88,6 +95,14 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
             return false;
         }
         return true;
+    }
+
+    /**
+     * Whether a record waited for its turn ({@code messaging.Intake}) within {@code maxAge}: the read-ahead holds records for as
+     * long as the backlog before them takes, by design, and the time one waits is not counted against it.
+     */
+    boolean waitedWithin(Duration maxAge) {
+        return waiting.get() > 0 || everWaited && pauses.now() - lastWaitEnded < maxAge.toNanos();
     }
 
     /** A record the request stream has taken; {@link Tracked#done()} when it is acknowledged or given up. */
@@ -108,8 +123,9 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     /** One record in progress: when it was taken, and the pause clock then. */
     final class Tracked {
         private final long id;
-        private final long takenAt;
-        private final long pausedAtTake;
+        private final AtomicBoolean waits = new AtomicBoolean();
+        private volatile long takenAt;
+        private volatile long pausedAtTake;
 
         private Tracked(long id, long takenAt, long pausedAtTake) {
             this.id = id;
@@ -121,8 +137,29 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
             return (now - takenAt) - (paused - pausedAtTake);
         }
 
+        /** The record waits for its turn ({@code messaging.Intake}): until {@link #admitted()}, it is not stuck, however long. */
+        void waiting() {
+            if (waits.compareAndSet(false, true)) {
+                inProgress.remove(id);
+                waiting.incrementAndGet();
+            }
+        }
+
+        /** The record's turn came (or it ended waiting): its time counts from now. Once; later calls do nothing. */
+        void admitted() {
+            if (waits.compareAndSet(true, false)) {
+                takenAt = pauses.now();
+                pausedAtTake = pauses.pausedNanos();
+                lastWaitEnded = takenAt;
+                everWaited = true;
+                inProgress.put(id, this);
+                waiting.decrementAndGet();
+            }
+        }
+
         /** The record is acknowledged, failed or given up: it waits no more. */
         void done() {
+            admitted();
             inProgress.remove(id);
         }
     }

@@ -48,6 +48,46 @@ class PartitionWorkTest {
     }
 
     @Test
+    void aRevocationDoesNotWaitForRecordsWaitingForTheirTurnButNeverCommitsPastThem() throws Exception {
+        // Read ahead (contract v1.2): 21 and 22 wait for their turn behind a backlog, 23 (another producer's) is done.
+        start(P0, 20, 21, 22, 23);
+        work.waiting(record(P0, 21));
+        work.waiting(record(P0, 22));
+        work.ended(record(P0, 20), true);
+        work.ended(record(P0, 23), true);
+
+        // No request at work: the release does not wait its grace for the records waiting for their turn.
+        long started = System.nanoTime();
+        PartitionWork.Release release = work.release(List.of(P0), Duration.ofMinutes(5));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMinutes(1));
+        assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(21, "iw1:2")));
+        assertThat(release.givenUp()).isEqualTo(2);
+        // Their turn comes after the release: they do not run here any more.
+        work.admitted(record(P0, 21));
+        assertThat(work.runs(record(P0, 21))).isFalse();
+    }
+
+    @Test
+    void aRecordWhoseTurnCameIsWaitedForAgain() throws Exception {
+        start(P0, 30);
+        work.waiting(record(P0, 30));
+        work.admitted(record(P0, 30));
+        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.release(List.of(P0), Duration.ofMinutes(1));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> !work.takes(P0));
+
+        work.ended(record(P0, 30), true);
+
+        assertThat(release.get(30, TimeUnit.SECONDS).commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(31, "")));
+    }
+
+    @Test
     void commitsPastEverythingWhenAllIsAcknowledgedAndNeverPastARecordThatWasNot() throws Exception {
         start(P0, 5, 6);
         start(P1, 7, 8);

@@ -77,6 +77,36 @@ class PauseAwareCommitTest {
     }
 
     @Test
+    void aRecordWaitingForItsTurnIsNotStuckHoweverLongAndCountsFromItsTurn() {
+        // Read ahead (contract v1.2, fair shares): a record waits for its place in progress behind a backlog.
+        PauseAwareCommit.Tracked tracked = commit.track();
+        tracked.waiting();
+        after(Duration.ofHours(2));
+
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isFalse();
+
+        tracked.admitted();
+        after(Duration.ofSeconds(3));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE))
+                .as("3 s since its turn")
+                .isFalse();
+        after(Duration.ofSeconds(2));
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE))
+                .as("5 s since its turn")
+                .isTrue();
+    }
+
+    @Test
+    void aRecordThatNeverWaitedIsJudgedAsBeforeWhileAnotherWaits() {
+        commit.track();
+        PauseAwareCommit.Tracked waiting = commit.track();
+        waiting.waiting();
+        after(Duration.ofSeconds(5));
+
+        assertThat(commit.passesOn(waitedTooLong(), MAX_AGE)).isTrue();
+    }
+
+    @Test
     void aRecordDoneWaitsNoMore() {
         PauseAwareCommit.Tracked first = commit.track();
         pauses.begin(Reason.BUDGET);

@@ -81,7 +81,8 @@ import org.awaitility.core.TerminalFailureException;
  * <p>Exit status 0 when every request of every image-worker run completed and the gateway never saw more calls at once
  * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
  *
- * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}).
+ * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}), {@code
+ * -Dbench.regime=producers} fair shares among producers ({@link ProducersBenchmark}).
  */
 public final class Benchmark {
 
@@ -129,6 +130,9 @@ public final class Benchmark {
         String regimeOption = System.getProperty("bench.regime", "latency").trim();
         if (regimeOption.equals("priority")) {
             System.exit(PriorityBenchmark.run() ? 0 : 1);
+        }
+        if (regimeOption.equals("producers")) {
+            System.exit(ProducersBenchmark.run() ? 0 : 1);
         }
         List<String> names = regimeOption.equals("all") ? ALL : Arrays.asList(regimeOption.split("\\s*,\\s*"));
         int rounds = Integer.getInteger("bench.rounds", 1);

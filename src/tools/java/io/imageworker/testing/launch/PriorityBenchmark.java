@@ -131,13 +131,23 @@ final class PriorityBenchmark {
 
     /** Publishes {@code count} requests at once; their publication instants by id. */
     private static Map<String, Instant> publish(PipelineClient client, String topic, String prefix, int count) {
+        return publish(client, topic, prefix, count, PriorityBenchmark::request);
+    }
+
+    /** Publishes {@code count} requests at once, each {@code json} of its id; their publication instants by id. */
+    static Map<String, Instant> publish(
+            PipelineClient client,
+            String topic,
+            String prefix,
+            int count,
+            java.util.function.Function<String, String> json) {
         String run = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Instant> sent = new ConcurrentHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>();
         for (int i = 1; i <= count; i++) {
             String id = prefix + "-" + run + "-" + i;
             sent.put(id, Instant.now());
-            acks.add(client.sendAsync(topic, id, request(id)));
+            acks.add(client.sendAsync(topic, id, json.apply(id)));
         }
         client.flush();
         CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new))
@@ -180,7 +190,7 @@ final class PriorityBenchmark {
         return "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\"}";
     }
 
-    private static void awaitEnded(PipelineClient client, Set<String> ids, Duration within) {
+    static void awaitEnded(PipelineClient client, Set<String> ids, Duration within) {
         try {
             await("results")
                     .atMost(within)
@@ -307,7 +317,7 @@ final class PriorityBenchmark {
         }
 
         /** A property's value, or {@code otherwise} when it is unset or empty (the Maven profile passes empty ones). */
-        private static String orDefault(String property, String otherwise) {
+        static String orDefault(String property, String otherwise) {
             String value = System.getProperty(property, "");
             return value.isBlank() ? otherwise : value.trim();
         }

@@ -1,0 +1,211 @@
+package io.imageworker.messaging;
+
+import io.imageworker.ImageRequest;
+import io.imageworker.Lane;
+import io.imageworker.config.ProducerWeights;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.ConcurrencyLimiter;
+import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.support.MemoryBudget;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.util.EnumMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
+import org.eclipse.microprofile.reactive.messaging.Message;
+
+/**
+ * The read-ahead of each lane (contract v1.2, fair shares): records are taken from Kafka beyond the requests in
+ * progress and wait for their turn, so that one producer's backlog sitting in the partitions before another's requests
+ * does not hold them back.
+ *
+ * <p>Each lane takes up to {@code IMAGE_WORKER_MAX_IN_PROGRESS} + {@code IMAGE_WORKER_READ_AHEAD} records at once (the
+ * width of its merge). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS} of them per
+ * lane, as before); places go round-robin among the producers with waiting records, weighted by {@code
+ * IMAGE_WORKER_PRODUCER_WEIGHTS} (a {@link ConcurrencyLimiter} of fixed width does the turns, with its cancel-safe
+ * claims). A waiting record holds its bytes and nothing else: no ledger lookup, no reference read, no memory budget,
+ * no call slot; only once in progress does it do what a request did before. The bytes of the waiting records of a lane
+ * are bounded too, to a quarter of the memory budget (not counted in it): when they are reached, the lane takes no
+ * more records until one goes into progress (one record beyond the bound at most, and any record alone), and its Kafka
+ * polling pauses as it did behind the merge.
+ *
+ * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
+ * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
+ * partition's next owner, and if its turn comes after that it is dropped unacknowledged. The time it waits for its turn
+ * does not count as a stuck record (the commit strategy). At shutdown a record still waiting ends at its turn at
+ * once, unacknowledged, and is redelivered.
+ */
+@ApplicationScoped
+public class Intake {
+
+    private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
+    private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
+
+    @Inject
+    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry) {
+        this(config.inProgressLimit(), ProducerWeights.of(config.producerWeights()), Math.max(1, memory.budget() / 4));
+        for (Lane lane : Lane.values()) {
+            Gauge.builder("image_worker_requests_waiting_turn", this, intake -> intake.waiting(lane))
+                    .description("Records taken from a request topic that wait for a place in progress (read ahead)")
+                    .tag("lane", lane.name().toLowerCase(Locale.ROOT))
+                    .strongReference(true)
+                    .register(registry);
+        }
+    }
+
+    /** {@code inProgress} places per lane, shared by {@code weights}, the waiting records' bytes at most {@code bytes}. */
+    Intake(int inProgress, ProducerWeights weights, long bytes) {
+        for (Lane lane : Lane.values()) {
+            turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
+            this.bytes.put(lane, new WaitingBytes(bytes));
+        }
+    }
+
+    /** Records of {@code lane} waiting for their turn now. */
+    public int waiting(Lane lane) {
+        return turns.get(lane).waiting();
+    }
+
+    /** Records of {@code lane} in progress now (those that had their turn and have not ended). */
+    public int inProgress(Lane lane) {
+        return turns.get(lane).inFlight();
+    }
+
+    /**
+     * The lane's records as they may be taken: each one only once the waiting records' bytes leave room for it (or
+     * none waits). The stage holds one record while it waits, and asks Kafka's connector for no more meanwhile.
+     */
+    Multi<Message<byte[]>> taken(Lane lane, Multi<Message<byte[]>> records) {
+        WaitingBytes waiting = bytes.get(lane);
+        return records.onItem().transformToUniAndConcatenate(message -> waiting.take(size(message))
+                .replaceWith(message));
+    }
+
+    private static long size(Message<byte[]> message) {
+        byte[] payload = message.getPayload();
+        return payload == null ? 0 : payload.length;
+    }
+
+    /**
+     * {@code work} of the record {@code context} of {@code producer} (null: the default producer), once it is its
+     * turn; the record waits meanwhile, without counting as stuck ({@link InFlight.Run#waiting}). Fails with {@link
+     * GivenUp} instead when, by its turn, the worker drains or the record's partition was given to another worker.
+     */
+    <T> Uni<T> inTurn(
+            Lane lane,
+            Message<byte[]> message,
+            RecordContext context,
+            String producer,
+            InFlight.Run run,
+            Supplier<Uni<T>> work) {
+        long size = size(message);
+        WaitingBytes waiting = bytes.get(lane);
+        AtomicBoolean given = new AtomicBoolean();
+        Runnable giveBytes = () -> {
+            if (given.compareAndSet(false, true)) {
+                waiting.give(size);
+            }
+        };
+        run.waiting();
+        return turns.get(lane)
+                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, () -> {
+                    giveBytes.run();
+                    run.admitted();
+                    if (!run.mayGoOn()) {
+                        return Uni.createFrom()
+                                .<T>failure(new GivenUp(
+                                        context,
+                                        "the worker drains, or its partition went to another worker meanwhile"));
+                    }
+                    return work.get();
+                })
+                .onTermination()
+                .invoke(() -> {
+                    giveBytes.run();
+                    run.admitted();
+                });
+    }
+
+    /**
+     * A record whose turn came when it could no longer run here: left unacknowledged, for its redelivery (drain) or
+     * its partition's new owner. Not an outcome.
+     */
+    static final class GivenUp extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        GivenUp(RecordContext context, String why) {
+            super(
+                    "Record " + context.position() + " was waiting for its turn when " + why
+                            + "; it is left unacknowledged",
+                    null,
+                    false,
+                    false);
+        }
+    }
+
+    /** The bytes of the records of one lane that wait for their turn, bounded. */
+    static final class WaitingBytes {
+        private final long bound;
+        private long held;
+        private long asked;
+        private UniEmitter<? super Void> waiter;
+
+        WaitingBytes(long bound) {
+            this.bound = bound;
+        }
+
+        /** Completes when {@code size} more bytes fit (or nothing is held), holding them; one caller at a time. */
+        Uni<Void> take(long size) {
+            return Uni.createFrom().emitter(emitter -> {
+                boolean now;
+                synchronized (this) {
+                    now = held == 0 || held + size <= bound;
+                    if (now) {
+                        held += size;
+                    } else {
+                        waiter = emitter;
+                        asked = size;
+                    }
+                }
+                if (now) {
+                    emitter.complete(null);
+                } else {
+                    emitter.onTermination(() -> {
+                        synchronized (this) {
+                            if (waiter == emitter) {
+                                waiter = null;
+                            }
+                        }
+                    });
+                }
+            });
+        }
+
+        /** {@code size} bytes went into progress or ended: a waiting taker that now fits goes on. */
+        void give(long size) {
+            UniEmitter<? super Void> next = null;
+            synchronized (this) {
+                held -= size;
+                if (waiter != null && (held == 0 || held + asked <= bound)) {
+                    held += asked;
+                    next = waiter;
+                    waiter = null;
+                }
+            }
+            if (next != null) {
+                next.complete(null);
+            }
+        }
+
+        synchronized long held() {
+            return held;
+        }
+    }
+}

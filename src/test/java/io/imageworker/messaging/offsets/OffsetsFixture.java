@@ -1,0 +1,40 @@
+package io.imageworker.messaging.offsets;
+
+import io.imageworker.support.Pauses;
+import io.imageworker.support.Shutdown;
+import io.imageworker.testing.TestConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * The offset bookkeeping of one worker, for the tests of {@code messaging} that take records through {@link InFlight}
+ * (its types are package-private there): partitions held, the commit strategy on a clock the test moves.
+ */
+public final class OffsetsFixture {
+
+    private final PartitionWork partitions = new PartitionWork();
+    private final PauseAwareCommit commit;
+    private final InFlight inFlight;
+
+    public OffsetsFixture(LongSupplier clock) {
+        this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, TestConfig.worker());
+        this.inFlight = new InFlight(partitions, commit, new Shutdown());
+    }
+
+    /** The door the intake takes records through. */
+    public InFlight inFlight() {
+        return inFlight;
+    }
+
+    /** Whether the commit strategy sees a record that waited for its turn within {@code maxAge}. */
+    public boolean waitedWithin(Duration maxAge) {
+        return commit.waitedWithin(maxAge);
+    }
+
+    /** A rebalance takes {@code partition} away, waiting for nothing. */
+    public void revoke(TopicPartition partition) throws InterruptedException {
+        partitions.release(List.of(partition), Duration.ZERO);
+    }
+}

@@ -1,0 +1,85 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.Lane;
+import io.imageworker.messaging.Intake;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Fair shares (contract v1.2) on the real broker: producer A publishes a backlog, then producer B a few requests, all
+ * on the normal lane. B's records sit in the partitions behind A's; the worker (4 call slots, 8 requests in progress)
+ * reads ahead past A's backlog, takes requests into progress and gives call slots in turns between the producers with
+ * waiting work, so B's requests are called within a few rounds instead of after A's whole backlog.
+ */
+@QuarkusTest
+@WithTestResource(WorkerTestResource.class)
+class FairSharesTest extends PipelineTestSupport {
+
+    /** A's backlog: 15 rounds of the worker's 4 call slots. */
+    private static final int BACKLOG = 60;
+
+    private static final int OF_B = 4;
+
+    @Inject
+    Intake intake;
+
+    @Test
+    void aProducersRequestsPublishedAfterAnothersBacklogAreCalledBeforeThatBacklogIsDone() {
+        // The worker's consumer has its partitions (a worker just started may still be joining the group).
+        String first = newId("first");
+        send(request(first, ""));
+        result(first);
+        // Each call takes a while (the backlog lasts 15 rounds), so that the time B's records take to be read is small
+        // beside a round.
+        gateway.control().setLatency(Duration.ofSeconds(1));
+        List<String> ofA = new ArrayList<>();
+        for (int i = 0; i < BACKLOG; i++) {
+            String id = newId("a");
+            ofA.add(id);
+            send(request(id, "\"producer\":\"a\""));
+        }
+        // The backlog is read: A's requests wait for their turn (read ahead) or for a slot.
+        await().atMost(WITHIN).until(() -> intake.waiting(Lane.NORMAL) > 0);
+        List<String> ofB = new ArrayList<>();
+        for (int i = 0; i < OF_B; i++) {
+            String id = newId("b");
+            ofB.add(id);
+            send(request(id, "\"producer\":\"b\""));
+        }
+
+        ofB.forEach(id -> assertThat(body(result(id)).path("producer").asText()).isEqualTo("b"));
+        ofA.forEach(PipelineTestSupport::result);
+
+        Instant lastOfB = ofB.stream()
+                .map(id -> callsFor(id).get(0).arrivedAt())
+                .max(Comparator.naturalOrder())
+                .orElseThrow();
+        List<Instant> callsOfA = ofA.stream()
+                .map(id -> callsFor(id).get(0))
+                .map(RecordedCall::arrivedAt)
+                .toList();
+        long calledBefore =
+                callsOfA.stream().filter(arrived -> arrived.isBefore(lastOfB)).count();
+        // First come first served, B's calls would come after all 60 of A's. In turns, B's records go into progress
+        // among the next ones that free up (A's 8 in progress end in two rounds) and get every other free slot: B's
+        // last
+        // call comes in about the fourth round after B's records are read, after some 12 to 16 of A's calls.
+        assertThat(calledBefore)
+                .as("calls of A's backlog made before B's last call")
+                .isLessThanOrEqualTo(BACKLOG / 2);
+        assertThat(callsOfA.stream().filter(arrived -> arrived.isAfter(lastOfB)).count())
+                .isGreaterThanOrEqualTo(BACKLOG / 2);
+    }
+}

@@ -1,0 +1,217 @@
+package io.imageworker.testing.launch;
+
+import io.imageworker.testing.gateway.Latency;
+import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.infra.BuildPaths;
+import io.imageworker.testing.infra.Infrastructure;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Fair shares among producers measured ({@code ./mvnw -Pbench -Dbench.regime=producers}): the packaged worker on an
+ * embedded broker and store, the gateway simulator with a fixed latency. Producer A publishes a backlog ({@code
+ * bench.requests}, 3000) to the request topic at once, then producer B a few requests ({@code bench.producers-b},
+ * 100), all in the normal lane. Three runs:
+ *
+ * <ul>
+ *   <li>{@code fair shares, read-ahead past the backlog}: {@code IMAGE_WORKER_READ_AHEAD} of A's and B's requests
+ *       together ({@code bench.read-ahead} to choose another);
+ *   <li>{@code fair shares, default read-ahead}: the worker's default (1000);
+ *   <li>{@code off (read-ahead 0)}: {@code IMAGE_WORKER_READ_AHEAD=0}, the intake of before contract v1.2: the worker
+ *       takes records in the order of the partitions, at most {@code max-in-progress} at once, so B's requests wait
+ *       behind A's backlog in Kafka (the turns among producers still apply among those in progress, which hardly
+ *       matters here: B's records reach the worker only once A's backlog is nearly done).
+ * </ul>
+ *
+ * <p>For each producer: queueing from a request's publication to the gateway's receipt of its first call (the
+ * simulator's record, on this JVM's clock: the time in Kafka, waiting for a turn and for a slot), and from publication
+ * to its terminal event's creation by the worker. Settings: {@code bench.concurrency} (16), {@code bench.latency-ms}
+ * (200), {@code bench.worker-jvm-options}.
+ */
+final class ProducersBenchmark {
+
+    private ProducersBenchmark() {}
+
+    /** Runs the three and prints their figures; false when a request got no terminal event. */
+    static boolean run() throws IOException {
+        Settings settings = Settings.fromProperties();
+        Benchmark.say("producers: %s", settings);
+        Path dataDir = Files.createTempDirectory("image-worker-bench-producers");
+        List<Row> rows = new ArrayList<>();
+        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+            rows.addAll(run(
+                    infrastructure, settings, "fair shares, read-ahead " + settings.readAhead(), settings.readAhead()));
+            rows.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
+            rows.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
+        } finally {
+            BuildPaths.deleteTree(dataDir);
+        }
+        System.out.println("=".repeat(100));
+        System.out.println("| run | producer | requests | ended | publication to call p50 ms | p95 ms"
+                + " | publication to result p50 ms | p95 ms |");
+        System.out.println("|---|---|---|---|---|---|---|---|");
+        rows.forEach(row -> System.out.println(row.describe()));
+        System.out.println("=".repeat(100));
+        boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
+        System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: requests without a terminal event");
+        return ok;
+    }
+
+    private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
+        SimulatorSettings simulator = SimulatorSettings.defaults()
+                .withLatency(Latency.fixedMillis(settings.latencyMs()))
+                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
+            WorkerProcess.Builder builder = WorkerProcess.builder()
+                    .name("bench-producers")
+                    .env(stack.workerEnvironment(settings.concurrency()))
+                    .env("JAVA_TOOL_OPTIONS", String.join(" ", settings.jvmOptions()));
+            if (readAhead != null) {
+                builder.env("IMAGE_WORKER_READ_AHEAD", Integer.toString(readAhead));
+            }
+            WorkerProcess worker = builder.build();
+            try (PipelineClient client =
+                    new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
+                Benchmark.say("%s: starting (log %s)", label, worker.logFile());
+                worker.start();
+                Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", 50);
+                awaitEnded(client, warm, Duration.ofMinutes(2));
+                stack.gateway().reset();
+
+                Map<String, Instant> ofA = publish(client, stack.topics().request(), "a", "a", settings.backlog());
+                Map<String, Instant> ofB = publish(client, stack.topics().request(), "b", "b", settings.ofB());
+                Duration patience = Duration.ofSeconds(120
+                        + 3L
+                                * (settings.backlog() + settings.ofB())
+                                * settings.latencyMs()
+                                / settings.concurrency()
+                                / 1000);
+                awaitEnded(client, ofB, patience);
+                awaitEnded(client, ofA, patience);
+                List<RecordedCall> calls = stack.gateway().imageCalls();
+                Row a = measure(label, "A", ofA, calls, client);
+                Row b = measure(label, "B", ofB, calls, client);
+                Benchmark.say("%s", a.describe());
+                Benchmark.say("%s", b.describe());
+                return List.of(a, b);
+            } finally {
+                worker.kill();
+            }
+        }
+    }
+
+    /** Publishes {@code count} requests of {@code producer} at once; their publication instants by id. */
+    private static Map<String, Instant> publish(
+            PipelineClient client, String topic, String prefix, String producer, int count) {
+        return PriorityBenchmark.publish(
+                client,
+                topic,
+                prefix,
+                count,
+                id -> "{\"requestId\":\"" + id
+                        + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\",\"producer\":\""
+                        + producer + "\"}");
+    }
+
+    private static void awaitEnded(PipelineClient client, Map<String, Instant> ids, Duration within) {
+        PriorityBenchmark.awaitEnded(client, ids.keySet(), within);
+    }
+
+    private static Row measure(
+            String label, String producer, Map<String, Instant> sent, List<RecordedCall> calls, PipelineClient client) {
+        Map<String, Instant> firstCall = new HashMap<>();
+        for (RecordedCall call : calls) {
+            String id = PipelineClient.requestOf(call, sent.keySet());
+            if (id != null) {
+                firstCall.merge(id, call.arrivedAt(), (x, y) -> x.isBefore(y) ? x : y);
+            }
+        }
+        long[] called = firstCall.entrySet().stream()
+                .mapToLong(entry -> Duration.between(sent.get(entry.getKey()), entry.getValue())
+                        .toMillis())
+                .sorted()
+                .toArray();
+        Map<String, PipelineClient.Result> results = client.firstEvents(sent.keySet());
+        long[] ended = results.values().stream()
+                .mapToLong(result -> Duration.between(sent.get(result.requestId()), result.createdAt())
+                        .toMillis())
+                .sorted()
+                .toArray();
+        return new Row(
+                label,
+                producer,
+                sent.size(),
+                results.size(),
+                Benchmark.percentile(called, 50),
+                Benchmark.percentile(called, 95),
+                Benchmark.percentile(ended, 50),
+                Benchmark.percentile(ended, 95));
+    }
+
+    /** The figures of one producer in one run. */
+    record Row(
+            String label,
+            String producer,
+            int sent,
+            int ended,
+            long callP50,
+            long callP95,
+            long resultP50,
+            long resultP95) {
+
+        String describe() {
+            return String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %d | %d | %d | %d | %d |",
+                    label,
+                    producer,
+                    sent,
+                    ended,
+                    callP50,
+                    callP95,
+                    resultP50,
+                    resultP95);
+        }
+    }
+
+    /** What the runs are made of. */
+    record Settings(int concurrency, long latencyMs, int backlog, int ofB, int readAhead, List<String> jvmOptions) {
+
+        static Settings fromProperties() {
+            int backlog = Integer.parseInt(orDefault("bench.requests", "3000"));
+            int ofB = Integer.parseInt(orDefault("bench.producers-b", "100"));
+            return new Settings(
+                    Integer.parseInt(orDefault("bench.concurrency", "16")),
+                    Long.parseLong(orDefault("bench.latency-ms", "200")),
+                    backlog,
+                    ofB,
+                    Integer.parseInt(orDefault("bench.read-ahead", Integer.toString(backlog + ofB))),
+                    Benchmark.words(orDefault("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)));
+        }
+
+        private static String orDefault(String property, String otherwise) {
+            return PriorityBenchmark.Settings.orDefault(property, otherwise);
+        }
+
+        @Override
+        public String toString() {
+            return String.format(
+                    Locale.ROOT,
+                    "concurrency %d, latency %d ms, A's backlog %d, then B's %d, read-ahead of the first run %d",
+                    concurrency,
+                    latencyMs,
+                    backlog,
+                    ofB,
+                    readAhead);
+        }
+    }
+}
