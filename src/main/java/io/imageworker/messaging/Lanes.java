@@ -40,6 +40,22 @@ class Lanes {
         this.intake = intake;
     }
 
+    /** Logs the lanes consumed and their limits. */
+    void describe() {
+        Log.infof(
+                "Consuming requests%s, at most %d in progress per lane (%d more read ahead) and %d gateway calls in"
+                        + " flight",
+                priorityOn()
+                        ? " and priority requests from "
+                                + config.topic().requestPriority().get()
+                                + " (the normal lane keeps at least " + config.priorityMinShare()
+                                + " of the gateway slots while both wait)"
+                        : "",
+                config.inProgressLimit(),
+                config.readAheadLimit(),
+                config.concurrency());
+    }
+
     /** Whether the priority lane is on: its topic is configured. */
     boolean priorityOn() {
         return config.topic()

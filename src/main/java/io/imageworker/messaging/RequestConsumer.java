@@ -28,7 +28,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * priority-requests}, same consumer group). Each lane's stream is merged with an explicit limit of its own: at most
  * {@code max-in-progress} requests of each lane are in progress (gateway calls themselves are limited to {@code
  * concurrency} by the limiter, which serves the priority lane first; the rest wait for a retry, the store or Kafka
- * without holding a call slot). When a lane's merge is full it requests nothing more, its Kafka connector's queue
+ * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link Intake},
+ * contract v1.2). When a lane's merge is full it requests nothing more, its Kafka connector's queue
  * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
  * backlog never stops the priority lane's intake.
  *
@@ -89,22 +90,10 @@ public class RequestConsumer {
         }
         store.ensureBucket().await().atMost(config.startupWait());
         lanes.consume(Lane.NORMAL, requests, message -> handle(message, Lane.NORMAL));
-        boolean priorityLane = lanes.priorityOn();
-        if (priorityLane) {
+        if (lanes.priorityOn()) {
             lanes.consume(Lane.PRIORITY, priorityRequests, message -> handle(message, Lane.PRIORITY));
         }
-        Log.infof(
-                "Consuming requests%s, at most %d in progress per lane (%d more read ahead) and %d gateway calls in"
-                        + " flight",
-                priorityLane
-                        ? " and priority requests from "
-                                + config.topic().requestPriority().get()
-                                + " (the normal lane keeps at least " + config.priorityMinShare()
-                                + " of the gateway slots while both wait)"
-                        : "",
-                config.inProgressLimit(),
-                config.readAheadLimit(),
-                config.concurrency());
+        lanes.describe();
     }
 
     /**
@@ -160,33 +149,29 @@ public class RequestConsumer {
     private Uni<Void> readProcessPublish(
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
-                .chain(read -> read instanceof RecordReader.Read.Request request
-                        ? lanes.inTurn(
-                                lane,
-                                message,
-                                context,
-                                RequestValidator.echoableProducer(request.json()),
-                                run,
-                                () -> sender.tellingStarts(
-                                                request.requestId(),
-                                                context,
-                                                span,
-                                                processor.process(
-                                                        request.requestId(),
-                                                        request.json(),
-                                                        context.receivedAt(),
-                                                        lane))
-                                        .invoke(event -> RequestSpans.describe(span, event))
-                                        .chain(result -> sender.publish(result, context, span)))
-                        : lanes.inTurn(
-                                lane,
-                                message,
-                                context,
-                                null,
-                                run,
-                                () -> sender.deadLetter(
-                                        message.getPayload(),
-                                        context,
-                                        ((RecordReader.Read.Unreadable) read).reason())));
+                .chain(read -> {
+                    String producer = read instanceof RecordReader.Read.Request request
+                            ? RequestValidator.echoableProducer(request.json())
+                            : null;
+                    return lanes.inTurn(
+                            lane,
+                            message,
+                            context,
+                            producer,
+                            run,
+                            () -> read instanceof RecordReader.Read.Request r
+                                    ? sender.tellingStarts(
+                                                    r.requestId(),
+                                                    context,
+                                                    span,
+                                                    processor.process(
+                                                            r.requestId(), r.json(), context.receivedAt(), lane))
+                                            .invoke(event -> RequestSpans.describe(span, event))
+                                            .chain(result -> sender.publish(result, context, span))
+                                    : sender.deadLetter(
+                                            message.getPayload(),
+                                            context,
+                                            ((RecordReader.Read.Unreadable) read).reason()));
+                });
     }
 }

@@ -134,12 +134,7 @@ class GracefulShutdownIT {
             });
 
             // The long calls were for the rollout, which is over: the next worker's calls need not take 5 s each.
-            stack.gateway().control().setLatency(AFTER_THE_STOP);
-            worker.start();
-            await("a terminal event for each request")
-                    .atMost(WITHIN)
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() -> client.firstEvents(ids).size() == ids.size());
+            startAgainAndAwaitEvents(stack, worker, client, ids);
             await("every request record committed")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(200))
@@ -200,12 +195,7 @@ class GracefulShutdownIT {
                     .isFalse());
 
             // The 8 s calls were to outlast the grace; the calls made again after the restart need not.
-            stack.gateway().control().setLatency(AFTER_THE_STOP);
-            worker.start();
-            await("a terminal event for each request")
-                    .atMost(WITHIN)
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() -> client.firstEvents(ids).size() == ids.size());
+            startAgainAndAwaitEvents(stack, worker, client, ids);
 
             Map<String, List<PipelineClient.Result>> events = client.eventsByRequest(ids);
             assertThat(events).allSatisfy((id, list) -> assertThat(list)
@@ -239,5 +229,16 @@ class GracefulShutdownIT {
                 .map(call -> PipelineClient.requestOf(call, Set.copyOf(ids)))
                 .filter(id -> id != null)
                 .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Starts {@code worker} again on a gateway that answers in {@link #AFTER_THE_STOP}, until each request has ended. */
+    private static void startAgainAndAwaitEvents(
+            LaunchStack stack, WorkerProcess worker, PipelineClient client, List<String> ids) {
+        stack.gateway().control().setLatency(AFTER_THE_STOP);
+        worker.start();
+        await("a terminal event for each request")
+                .atMost(WITHIN)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> client.firstEvents(ids).size() == ids.size());
     }
 }
