@@ -37,9 +37,9 @@ public interface WorkerConfig {
      * Most records of each lane taken from Kafka beyond {@link #maxInProgress()} that wait for their turn (contract
      * v1.2, fair shares): a request is taken into progress when a place is free, in weighted turns among the producers
      * with waiting records ({@link #producerWeights()}), so a producer whose backlog sits in Kafka before another's
-     * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes and nothing
-     * else (no lookup, no reference read); their bytes together are bounded to a quarter of the memory budget. Empty:
-     * 1000; 0 takes records in the order of the partitions, as before v1.2.
+     * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes and its parsed
+     * JSON and nothing else (no lookup, no reference read); what they hold is bounded to a sixteenth of the memory
+     * budget per lane. Empty: 1000; 0 takes records in the order of the partitions, as before v1.2.
      */
     Optional<Integer> readAhead();
 

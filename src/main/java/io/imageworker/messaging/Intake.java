@@ -31,10 +31,12 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * lane, as before); places go round-robin among the producers with waiting records, weighted by {@code
  * IMAGE_WORKER_PRODUCER_WEIGHTS} (a {@link ConcurrencyLimiter} of fixed width does the turns, with its cancel-safe
  * claims). A waiting record holds its bytes and nothing else: no ledger lookup, no reference read, no memory budget,
- * no call slot; only once in progress does it do what a request did before. The bytes of the waiting records of a lane
- * are bounded too, to a quarter of the memory budget (not counted in it): when they are reached, the lane takes no
- * more records until one goes into progress (one record beyond the bound at most, and any record alone), and its Kafka
- * polling pauses as it did behind the merge.
+ * no call slot; only once in progress does it do what a request did before. The heap the waiting records of a lane
+ * hold is bounded too, to a sixteenth of the memory budget ({@link #BUDGET_SHARE}; beside it, not in it): each record
+ * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), so both lanes
+ * together hold at most an eighth of the budget. When the bound is reached, the lane takes no more records until one
+ * goes into progress (one record beyond the bound at most, and any record alone), and its Kafka polling pauses as it
+ * did behind the merge.
  *
  * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
  * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
@@ -45,12 +47,18 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 @ApplicationScoped
 public class Intake {
 
+    /** Each lane's waiting records hold at most this fraction of the memory budget (both lanes: twice as much). */
+    static final int BUDGET_SHARE = 16;
+
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
 
     @Inject
     Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry) {
-        this(config.inProgressLimit(), ProducerWeights.of(config.producerWeights()), Math.max(1, memory.budget() / 4));
+        this(
+                config.inProgressLimit(),
+                ProducerWeights.of(config.producerWeights()),
+                Math.max(1, memory.budget() / BUDGET_SHARE));
         for (Lane lane : Lane.values()) {
             Gauge.builder("image_worker_requests_waiting_turn", this, intake -> intake.waiting(lane))
                     .description("Records taken from a request topic that wait for a place in progress (read ahead)")
@@ -88,9 +96,10 @@ public class Intake {
                 .replaceWith(message));
     }
 
+    /** What a waiting record holds: its payload, and the JSON parsed from it (a tree of about the same size). */
     private static long size(Message<byte[]> message) {
         byte[] payload = message.getPayload();
-        return payload == null ? 0 : payload.length;
+        return payload == null ? 0 : 2L * payload.length;
     }
 
     /**

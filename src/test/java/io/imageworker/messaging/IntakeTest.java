@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import java.time.Duration;
@@ -89,6 +90,18 @@ class IntakeTest {
         assertThat(started).containsExactly("a0");
         assertThat(failures).hasSize(1).allMatch(Intake.GivenUp.class::isInstance);
         assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aWaitingRecordIsChargedItsBytesAndItsParsedJson() {
+        Intake bounded = new Intake(1, ProducerWeights.parse(""), 100);
+        List<Message<byte[]>> taken = new ArrayList<>();
+        bounded.taken(Lane.NORMAL, Multi.createFrom().items(Message.of(new byte[30]), Message.of(new byte[30])))
+                .subscribe()
+                .with(taken::add);
+
+        // 30 bytes held twice over are 60 of the bound of 100: a second record of 30 would make 120.
+        assertThat(taken).hasSize(1);
     }
 
     @Test
