@@ -252,14 +252,12 @@ public class CancelReader {
         if (byTime.isEmpty()) {
             return;
         }
+        // The end offsets were read before the search by time: a cancel written after the search (which found nothing
+        // younger) stands at or after them, where seekToEnd, evaluated at the first poll, could step over it.
         Map<TopicPartition, OffsetAndTimestamp> starts = consumer.offsetsForTimes(byTime);
         for (TopicPartition partition : byTime.keySet()) {
             OffsetAndTimestamp start = starts.get(partition);
-            if (start == null) {
-                consumer.seekToEnd(List.of(partition));
-            } else {
-                consumer.seek(partition, start.offset());
-            }
+            consumer.seek(partition, start == null ? end.get(partition) : start.offset());
         }
     }
 

@@ -268,14 +268,14 @@ public class KafkaBudgetLog implements BudgetLog {
                     next, partition, first, end);
         }
         ledger = new BudgetLedger();
-        long from = System.currentTimeMillis() / windowMillis * windowMillis - CLOCK_MARGIN.toMillis();
+        long from = Math.max(0, System.currentTimeMillis() / windowMillis * windowMillis - CLOCK_MARGIN.toMillis());
+        // The end offset is read before the search by time: a claim written after the search (which found nothing in
+        // the window) stands at or after it, where seekToEnd, evaluated at the first poll, could step over it and
+        // leave the claim undecided (the reader starts on its own thread, while the first claims may already be made).
+        long end = consumer.endOffsets(List.of(partition)).get(partition);
         OffsetAndTimestamp start =
                 consumer.offsetsForTimes(Map.of(partition, from)).get(partition);
-        if (start == null) {
-            consumer.seekToEnd(List.of(partition));
-        } else {
-            consumer.seek(partition, start.offset());
-        }
+        consumer.seek(partition, start == null ? end : start.offset());
         return consumer;
     }
 
