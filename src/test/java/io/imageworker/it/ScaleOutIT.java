@@ -59,8 +59,9 @@ class ScaleOutIT {
     private static final Duration WITHIN = Duration.ofSeconds(90);
     private static final Pattern REVOKED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) revoked");
     private static final Pattern ASSIGNED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) assigned");
-    private static final Pattern RELEASED =
-            Pattern.compile("Rebalance: released .*; (\\d+) request\\(s\\) finished during the wait, (\\d+) given up");
+    private static final Pattern RELEASED = Pattern.compile(
+            "Rebalance: released .*; (\\d+) request\\(s\\) finished during the wait, (\\d+) given up, (\\d+)"
+                    + " waiting for their turn left to the new owner");
 
     private final Map<String, GatewaySimulator> gateways = new LinkedHashMap<>();
     private final Map<String, WorkerProcess> replicas = new LinkedHashMap<>();
@@ -189,7 +190,8 @@ class ScaleOutIT {
                     "ScaleOutIT: %d requests, %d partitions, concurrency %d per replica, gateway %d-%d ms (mean %d ms"
                             + " measured); lost %d%n"
                             + "  join (scale-d): partitions revoked %d (assigned to the new replica %d); requests on them"
-                            + " that finished within the grace %d, given up %d%n"
+                            + " that finished within the grace %d, given up %d; records read ahead left to the"
+                            + " new owner %d%n"
                             + "  graceful leave (scale-b): partitions revoked on the others %d; repeated events and"
                             + " extra calls of join and leave together %d, %d%n"
                             + "  kill (scale-c): partitions revoked on the others %d; calls in flight %d (requests"
@@ -208,6 +210,7 @@ class ScaleOutIT {
                     join.assignedToNewcomer(),
                     join.finishedDuringWait(),
                     join.givenUp(),
+                    join.handedOver(),
                     leave.revoked(),
                     repeatsBeforeKill,
                     extraCallsBeforeKill,
@@ -349,6 +352,7 @@ class ScaleOutIT {
         int assigned = 0;
         int finished = 0;
         int givenUp = 0;
+        int handedOver = 0;
         for (String name : others) {
             List<String> lines = logLines(replicas.get(name));
             for (String line : lines.subList(Math.min(marks.get(name), lines.size()), lines.size())) {
@@ -360,6 +364,7 @@ class ScaleOutIT {
                 if (released.find()) {
                     finished += Integer.parseInt(released.group(1));
                     givenUp += Integer.parseInt(released.group(2));
+                    handedOver += Integer.parseInt(released.group(3));
                 }
             }
         }
@@ -372,7 +377,7 @@ class ScaleOutIT {
                 }
             }
         }
-        return new Rebalance(revoked, assigned, finished, givenUp);
+        return new Rebalance(revoked, assigned, finished, givenUp, handedOver);
     }
 
     /** Wall time, mean call latency, and what Little's law allows: throughput = calls in flight / latency. */
@@ -410,8 +415,11 @@ class ScaleOutIT {
      * @param assignedToNewcomer partitions given to the replica that joined
      * @param finishedDuringWait requests on the revoked partitions that finished within the rebalance grace
      * @param givenUp requests on them that did not
+     * @param handedOver records on them read ahead and still waiting for their turn: left to the new owner, nothing
+     *     done for them
      */
-    private record Rebalance(int revoked, int assignedToNewcomer, int finishedDuringWait, int givenUp) {}
+    private record Rebalance(
+            int revoked, int assignedToNewcomer, int finishedDuringWait, int givenUp, int handedOver) {}
 
     private record Figures(
             Duration meanLatency,

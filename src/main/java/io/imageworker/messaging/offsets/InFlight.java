@@ -125,11 +125,11 @@ public class InFlight {
         }
 
         /**
-         * Whether it may still go on here: the worker does not drain, and its partition was not given to another
-         * worker since it was taken.
+         * Whether it may still go on here: the worker does not drain, and its partition was neither given to another
+         * worker since it was taken nor is being taken away now.
          */
         public boolean mayGoOn() {
-            return !draining && partitions.runs(record);
+            return !draining && partitions.mayStart(record);
         }
 
         /** It is in progress no more (acknowledged, failed, given up or cancelled): called once, for a run only. */

@@ -120,10 +120,15 @@ public class PartitionWork {
         }
     }
 
-    /** A record that waited for its turn goes into progress (or ends): a revocation waits for it again. */
+    /**
+     * A record that waited for its turn goes into progress (or ends): a revocation waits for it again. Not when its
+     * partition is being taken away: then it does not start ({@link #mayStart}), and it stays among those left to the
+     * new owner.
+     */
     synchronized void admitted(RecordCopy record) {
-        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
-        if (progress != null && progress.running.get(record.offset()) == record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        Progress progress = partitions.get(partition);
+        if (progress != null && progress.running.get(record.offset()) == record && takes(partition)) {
             progress.waiting.remove(record.offset());
         }
     }
@@ -184,13 +189,18 @@ public class PartitionWork {
      *     shutdown, failed), the partition is never committed past it
      */
     public synchronized void ended(RecordCopy record, boolean acknowledged) {
-        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        Progress progress = partitions.get(partition);
+        boolean waited = progress != null && progress.waiting.contains(record.offset());
         if (progress == null || !progress.removeRunning(record)) {
             // Given up already: its partition's new owner commits it, even when that is this worker again (the
             // record taken again is another copy, with its own end).
             return;
         }
-        progress.waiting.remove(record.offset());
+        if (waited && !takes(partition)) {
+            // Its turn came while its partition was being taken away: left to the new owner, nothing done for it.
+            progress.handedOver++;
+        }
         if (acknowledged) {
             progress.acknowledged(record.offset());
         } else {
@@ -209,6 +219,15 @@ public class PartitionWork {
     public synchronized boolean runs(RecordCopy record) {
         Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
         return progress != null && progress.running.get(record.offset()) == record;
+    }
+
+    /**
+     * Whether this copy of a record, taken earlier, may still go into progress: it {@link #runs} and its partition is
+     * not being taken away (a record whose turn comes during a revocation's grace is left to the new owner, not called
+     * for while the grace waits).
+     */
+    public synchronized boolean mayStart(RecordCopy record) {
+        return takes(new TopicPartition(record.topic(), record.partition())) && runs(record);
     }
 
     /** Whether records of this partition are taken: false from its revocation until it is assigned again. */
@@ -249,7 +268,8 @@ public class PartitionWork {
      * for their requests in progress to end (not for records still waiting for their turn: those go to the new owner at
      * once); then forgets them.
      *
-     * @return what may be committed for them, and how many requests finished during the wait and were given up
+     * @return what may be committed for them, how many requests finished during the wait and were given up, and how
+     *     many records still waiting for their turn were left to the new owner
      */
     synchronized Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
         revoked.addAll(taken);
@@ -266,12 +286,15 @@ public class PartitionWork {
                             + " generation); not waiting for the %d request(s) in progress on %s",
                     running(taken), taken);
         }
-        int givenUp = running(taken);
+        int left = running(taken);
+        int givenUp = working(taken);
+        int handedOver = left - givenUp;
         Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
         for (TopicPartition partition : taken) {
             Progress progress = partitions.remove(partition);
             NavigableSet<Long> inherited = finishedBefore.remove(partition);
             if (progress != null) {
+                handedOver += progress.handedOver;
                 progress.committable().ifPresent(offset -> {
                     NavigableSet<Long> finished = new TreeSet<>(progress.finished);
                     if (inherited != null) {
@@ -281,7 +304,7 @@ public class PartitionWork {
                 });
             }
         }
-        return new Release(commits, before - givenUp, givenUp, uncommittable);
+        return new Release(commits, before - givenUp - handedOver, givenUp, handedOver, uncommittable);
     }
 
     /**
@@ -290,11 +313,19 @@ public class PartitionWork {
      * @param commits the offset of each partition below which every record was acknowledged, with those acknowledged
      *     above it in the metadata ({@link FinishedAbove})
      * @param finished requests that ended while the release waited
-     * @param givenUp requests still running when the grace ended: their records go to the new owner
+     * @param givenUp requests still running when the grace ended: their records go to the new owner, which may call
+     *     the gateway for them again
+     * @param handedOver records that were still waiting for their turn (read ahead): they go to the new owner too,
+     *     but nothing was done for them here, so nothing is done twice
      * @param uncommittable the group refused this worker's commits during the wait ({@link #uncommittable()}): the
      *     commits would be refused too
      */
-    record Release(Map<TopicPartition, OffsetAndMetadata> commits, int finished, int givenUp, boolean uncommittable) {}
+    record Release(
+            Map<TopicPartition, OffsetAndMetadata> commits,
+            int finished,
+            int givenUp,
+            int handedOver,
+            boolean uncommittable) {}
 
     /** The requests of one partition. */
     private static final class Progress {
@@ -308,6 +339,8 @@ public class PartitionWork {
         final TreeSet<Long> finished = new TreeSet<>();
 
         long lastAcknowledged = -1;
+        /** Records that ended without starting because their turn came during this partition's revocation. */
+        int handedOver;
 
         /** Removes this copy of its record from those running, if it is the one running. */
         boolean removeRunning(RecordCopy record) {

@@ -155,8 +155,9 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
                     release.givenUp(), wait);
         }
         Log.infof(
-                "Rebalance: released %s; %d request(s) finished during the wait, %d given up, committed %s",
-                partitions, release.finished(), release.givenUp(), release.commits());
+                "Rebalance: released %s; %d request(s) finished during the wait, %d given up, %d waiting for their turn"
+                        + " left to the new owner, committed %s",
+                partitions, release.finished(), release.givenUp(), release.handedOver(), release.commits());
     }
 
     /**

@@ -62,10 +62,41 @@ class PartitionWorkTest {
 
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMinutes(1));
         assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(21, "iw1:2")));
-        assertThat(release.givenUp()).isEqualTo(2);
+        // Nothing was done for them: they are handed over, not given up (a request given up may be called again).
+        assertThat(release.givenUp()).isZero();
+        assertThat(release.handedOver()).isEqualTo(2);
         // Their turn comes after the release: they do not run here any more.
         work.admitted(record(P0, 21));
         assertThat(work.runs(record(P0, 21))).isFalse();
+    }
+
+    @Test
+    void aRecordWhoseTurnComesWhileTheGraceWaitsDoesNotStart() throws Exception {
+        // 40 is at work, 41 waits for its turn: the release waits for 40 only.
+        start(P0, 40, 41);
+        work.waiting(record(P0, 41));
+        assertThat(work.mayStart(record(P0, 41))).isTrue();
+        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.release(List.of(P0), Duration.ofMinutes(1));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(30)).until(() -> !work.takes(P0));
+
+        // Its turn comes during the grace: it is left to the new owner, not called for while the grace waits.
+        work.admitted(record(P0, 41));
+        assertThat(work.runs(record(P0, 41))).isTrue();
+        assertThat(work.mayStart(record(P0, 41))).isFalse();
+        work.ended(record(P0, 41), false);
+        work.ended(record(P0, 40), true);
+
+        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(41, "")));
+        assertThat(released.givenUp()).isZero();
+        assertThat(released.finished()).isEqualTo(1);
+        assertThat(released.handedOver()).isEqualTo(1);
     }
 
     @Test
