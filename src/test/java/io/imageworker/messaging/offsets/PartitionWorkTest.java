@@ -33,6 +33,19 @@ class PartitionWorkTest {
         }
     }
 
+    /** Releases {@code partition} on another thread, waiting up to {@code grace}; returns once it is being released. */
+    private CompletableFuture<PartitionWork.Release> releasing(TopicPartition partition, Duration grace) {
+        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
+            try {
+                return work.release(List.of(partition), grace);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(30)).until(() -> !work.takes(partition));
+        return release;
+    }
+
     @Test
     void commitsUpToTheFirstRequestNotAcknowledged() throws Exception {
         start(P0, 10, 11, 12, 13);
@@ -76,14 +89,7 @@ class PartitionWorkTest {
         start(P0, 40, 41);
         work.waiting(record(P0, 41));
         assertThat(work.mayStart(record(P0, 41))).isTrue();
-        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
-            try {
-                return work.release(List.of(P0), Duration.ofMinutes(1));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        await().atMost(Duration.ofSeconds(30)).until(() -> !work.takes(P0));
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(1));
 
         // Its turn comes during the grace: it is left to the new owner, not called for while the grace waits.
         work.admitted(record(P0, 41));
@@ -104,14 +110,7 @@ class PartitionWorkTest {
         start(P0, 30);
         work.waiting(record(P0, 30));
         work.admitted(record(P0, 30));
-        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
-            try {
-                return work.release(List.of(P0), Duration.ofMinutes(1));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        await().atMost(Duration.ofSeconds(10)).until(() -> !work.takes(P0));
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(1));
 
         work.ended(record(P0, 30), true);
 
@@ -139,14 +138,7 @@ class PartitionWorkTest {
     void waitsForTheRequestsOnTheRevokedPartitionsOnlyAndCommitsWhatTheyAcknowledge() throws Exception {
         start(P0, 1, 2);
         start(P1, 3);
-        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
-            try {
-                return work.release(List.of(P0), Duration.ofSeconds(30));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        await().atMost(Duration.ofSeconds(5)).until(() -> !work.takes(P0));
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofSeconds(30));
         assertThat(work.started(record(P0, 4))).isEqualTo(Start.LEFT);
         work.ended(record(P0, 1), true);
         assertThat(release).isNotDone();
@@ -264,14 +256,7 @@ class PartitionWorkTest {
     @Test
     void aRevocationWaitsNoLongerOnceTheGroupRefusesThisWorkersCommits() throws Exception {
         start(P0, 40);
-        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
-            try {
-                return work.release(List.of(P0), Duration.ofMinutes(5));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        await().atMost(Duration.ofSeconds(5)).until(() -> !work.takes(P0));
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
 
         work.uncommittable();
 
