@@ -33,6 +33,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -47,6 +48,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 public final class PipelineClient implements AutoCloseable {
 
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a topic's partitions may take to be known. */
+    private static final Duration METADATA_WAIT = Duration.ofSeconds(30);
 
     private final LaunchStack.Topics topics;
     private final KafkaProducer<byte[], byte[]> producer;
@@ -106,7 +109,7 @@ public final class PipelineClient implements AutoCloseable {
                 new ByteArrayDeserializer());
         List<TopicPartition> partitions = new ArrayList<>();
         for (String topic : List.of(topics.completed(), topics.failed())) {
-            consumer.partitionsFor(topic, Duration.ofSeconds(30))
+            partitionsOf(consumer, topic)
                     .forEach(info -> partitions.add(new TopicPartition(info.topic(), info.partition())));
         }
         consumer.assign(partitions);
@@ -123,6 +126,18 @@ public final class PipelineClient implements AutoCloseable {
     }
 
     private volatile Map<TopicPartition, Long> positions = Map.of();
+
+    /**
+     * The partitions of {@code topic}, once the broker's metadata names them: a topic just created may be answered
+     * with none for a while on a busy machine, and a client assigned no partition would read nothing, ever (a run of
+     * two suites side by side saw it).
+     */
+    private static List<PartitionInfo> partitionsOf(KafkaConsumer<?, ?> consumer, String topic) {
+        return await("the partitions of " + topic)
+                .atMost(METADATA_WAIT)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> consumer.partitionsFor(topic, METADATA_WAIT), found -> found != null && !found.isEmpty());
+    }
 
     private void poll() {
         while (running) {

@@ -202,7 +202,8 @@ public record FaultScenario(
         /**
          * The token answers 401 for {@code length}, then is restored. It is revoked at {@code at}, or later, as soon
          * as a call is in flight (a worker still restarting or waiting for the broker makes none, and a revocation no
-         * call meets tests nothing). No fault is injected from 2 s before until {@code quietAfter} after the restore,
+         * call meets tests nothing), and it is restored only once a call was answered 401 (longer than {@code
+         * length} when the worker's next call comes late). No fault is injected from 2 s before until {@code quietAfter} after the restore,
          * so that what the requests caught by the revocation end with is the revocation's doing alone.
          */
         record TokenRevoked(Duration at, Duration length, Duration quietAfter) implements Incident {
