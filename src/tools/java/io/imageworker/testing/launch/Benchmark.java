@@ -428,6 +428,15 @@ public final class Benchmark {
         System.out.println("=".repeat(100));
     }
 
+    /** The milliseconds from each request's time in {@code from} to its time in {@code to}, sorted. */
+    static long[] sortedMillis(Map<String, Instant> from, Map<String, Instant> to) {
+        return to.entrySet().stream()
+                .mapToLong(entry -> Duration.between(from.get(entry.getKey()), entry.getValue())
+                        .toMillis())
+                .sorted()
+                .toArray();
+    }
+
     /** The nearest-rank percentile of sorted values; -1 when there are none. */
     static long percentile(long[] sorted, int percent) {
         if (sorted.length == 0) {

@@ -203,18 +203,8 @@ final class PriorityBenchmark {
 
     private static Row measure(
             Mode mode, Map<String, Instant> urgent, Instant lastSent, List<RecordedCall> calls, PipelineClient client) {
-        Map<String, Instant> firstCall = new HashMap<>();
-        for (RecordedCall call : calls) {
-            String id = PipelineClient.requestOf(call, urgent.keySet());
-            if (id != null) {
-                firstCall.merge(id, call.arrivedAt(), (a, b) -> a.isBefore(b) ? a : b);
-            }
-        }
-        long[] queued = firstCall.entrySet().stream()
-                .mapToLong(entry -> Duration.between(urgent.get(entry.getKey()), entry.getValue())
-                        .toMillis())
-                .sorted()
-                .toArray();
+        Map<String, Instant> firstCall = PipelineClient.firstCalls(calls, urgent.keySet());
+        long[] queued = Benchmark.sortedMillis(urgent, firstCall);
         // The window: from the first priority request's publication to the end of the trickle, or to the flood's last
         // call (while priority requests were waiting).
         Instant from = urgent.values().stream().min(Instant::compareTo).orElseThrow();

@@ -11,7 +11,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -128,18 +127,7 @@ final class ProducersBenchmark {
 
     private static Row measure(
             String label, String producer, Map<String, Instant> sent, List<RecordedCall> calls, PipelineClient client) {
-        Map<String, Instant> firstCall = new HashMap<>();
-        for (RecordedCall call : calls) {
-            String id = PipelineClient.requestOf(call, sent.keySet());
-            if (id != null) {
-                firstCall.merge(id, call.arrivedAt(), (x, y) -> x.isBefore(y) ? x : y);
-            }
-        }
-        long[] called = firstCall.entrySet().stream()
-                .mapToLong(entry -> Duration.between(sent.get(entry.getKey()), entry.getValue())
-                        .toMillis())
-                .sorted()
-                .toArray();
+        long[] called = Benchmark.sortedMillis(sent, PipelineClient.firstCalls(calls, sent.keySet()));
         Map<String, PipelineClient.Result> results = client.firstEvents(sent.keySet());
         long[] ended = results.values().stream()
                 .mapToLong(result -> Duration.between(sent.get(result.requestId()), result.createdAt())
