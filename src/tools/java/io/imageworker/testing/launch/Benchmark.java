@@ -391,40 +391,20 @@ public final class Benchmark {
     }
 
     private static void printTable(List<Row> rows) {
-        System.out.println("=".repeat(100));
-        System.out.println(
+        printTable(
                 "| regime | contestant | round | completed / requests | failed | wall s | req/s | calls | images/s | efficiency"
                         + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | GC pauses s"
-                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-        for (Row row : rows) {
-            System.out.println(String.format(
-                    Locale.ROOT,
-                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
-                            + " | %d | %d |",
-                    row.regime().name(),
-                    row.contestant(),
-                    row.round(),
-                    row.completion(),
-                    row.failures().isEmpty() && row.missing() == 0
-                            ? "0"
-                            : row.failures() + (row.missing() > 0 ? " missing " + row.missing() : ""),
-                    row.wallSeconds(),
-                    row.throughput(),
-                    row.calls(),
-                    row.imagesPerSecond(),
-                    Double.isNaN(row.efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", row.efficiency()),
-                    row.cpuSecondsPer1000(),
-                    row.othersCpuSecondsPer1000(),
-                    row.heapPeakMb(),
-                    row.heapLiveMb(),
-                    row.gcPauseSeconds(),
-                    row.heldPeakMb(),
-                    row.peakThreads(),
-                    row.peakCalls(),
-                    row.gatewayCallP50Ms(),
-                    row.answerToResultP50Ms()));
-        }
+                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |",
+                rows.stream().map(Row::tableLine).toList());
+    }
+
+    /** A Markdown table between two rules: {@code header}, the line under it, then {@code lines}, one a row. */
+    static void printTable(String header, List<String> lines) {
+        System.out.println("=".repeat(100));
+        System.out.println(header);
+        long columns = header.chars().filter(c -> c == '|').count() - 1;
+        System.out.println("|---".repeat((int) columns) + "|");
+        lines.forEach(System.out::println);
         System.out.println("=".repeat(100));
     }
 
@@ -625,6 +605,36 @@ public final class Benchmark {
                     gatewayCallP50Ms,
                     answerToResultP50Ms,
                     how);
+        }
+
+        /** This row as a line of the table of results. */
+        String tableLine() {
+            return String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
+                            + " | %d | %d |",
+                    regime().name(),
+                    contestant(),
+                    round(),
+                    completion(),
+                    failures().isEmpty() && missing() == 0
+                            ? "0"
+                            : failures() + (missing() > 0 ? " missing " + missing() : ""),
+                    wallSeconds(),
+                    throughput(),
+                    calls(),
+                    imagesPerSecond(),
+                    Double.isNaN(efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency()),
+                    cpuSecondsPer1000(),
+                    othersCpuSecondsPer1000(),
+                    heapPeakMb(),
+                    heapLiveMb(),
+                    gcPauseSeconds(),
+                    heldPeakMb(),
+                    peakThreads(),
+                    peakCalls(),
+                    gatewayCallP50Ms(),
+                    answerToResultP50Ms());
         }
 
         /** {@code completed / requests}, or how the contestant died. */

@@ -65,13 +65,10 @@ final class PriorityBenchmark {
         } finally {
             BuildPaths.deleteTree(dataDir);
         }
-        System.out.println("=".repeat(100));
-        System.out.println(
+        Benchmark.printTable(
                 "| run | priority requests | ended | queueing p50 ms | p95 ms | max ms | normal lane's share of"
-                        + " the calls meanwhile | normal calls/s meanwhile |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
-        rows.forEach(row -> System.out.println(row.describe()));
-        System.out.println("=".repeat(100));
+                        + " the calls meanwhile | normal calls/s meanwhile |",
+                rows.stream().map(Row::describe).toList());
         boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
         System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: priority requests without a terminal event");
         return ok;

@@ -54,12 +54,10 @@ final class ProducersBenchmark {
         } finally {
             BuildPaths.deleteTree(dataDir);
         }
-        System.out.println("=".repeat(100));
-        System.out.println("| run | producer | requests | ended | publication to call p50 ms | p95 ms"
-                + " | publication to result p50 ms | p95 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
-        rows.forEach(row -> System.out.println(row.describe()));
-        System.out.println("=".repeat(100));
+        Benchmark.printTable(
+                "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
+                        + " | publication to result p50 ms | p95 ms |",
+                rows.stream().map(Row::describe).toList());
         boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
         System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: requests without a terminal event");
         return ok;
