@@ -143,9 +143,8 @@ public final class Benchmark {
             contestants.add(new Contestant("peer", peer));
         }
 
-        Path dataDir = Files.createTempDirectory("image-worker-bench");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+        List<Row> rows = onEmbeddedInfrastructure("image-worker-bench", (infrastructure, dataDir) -> {
+            List<Row> runs = new ArrayList<>();
             for (String name : names) {
                 Regime regime = Objects.requireNonNull(REGIMES.get(name), () -> "no regime " + name + ": " + ALL)
                         .overridden();
@@ -157,13 +156,12 @@ public final class Benchmark {
                         Collections.reverse(order);
                     }
                     for (Contestant contestant : order) {
-                        rows.add(run(infrastructure, regime, contestant, round, dataDir));
+                        runs.add(run(infrastructure, regime, contestant, round, dataDir));
                     }
                 }
             }
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
+            return runs;
+        });
         printTable(rows);
         List<String> problems = rows.stream()
                 .filter(row -> row.contestant().equals("image-worker"))
@@ -171,6 +169,25 @@ public final class Benchmark {
                 .toList();
         System.out.println(problems.isEmpty() ? " RESULT: ok" : " RESULT: FAILED: " + String.join("; ", problems));
         System.exit(problems.isEmpty() ? 0 : 1);
+    }
+
+    /** The runs of a benchmark on one {@code infrastructure}, whose files go under {@code dataDir}. */
+    @FunctionalInterface
+    interface Runs<R> {
+        List<R> on(Infrastructure infrastructure, Path dataDir);
+    }
+
+    /**
+     * {@code runs} on an embedded Kafka broker and S3 store, on ports of their own, whose data go in a new temporary
+     * directory named after {@code name}, deleted afterwards.
+     */
+    static <R> List<R> onEmbeddedInfrastructure(String name, Runs<R> runs) throws IOException {
+        Path dataDir = Files.createTempDirectory(name);
+        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+            return runs.on(infrastructure, dataDir);
+        } finally {
+            BuildPaths.deleteTree(dataDir);
+        }
     }
 
     private static Row run(

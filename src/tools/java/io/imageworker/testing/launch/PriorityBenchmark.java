@@ -5,10 +5,8 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,15 +54,12 @@ final class PriorityBenchmark {
     static boolean run() throws IOException {
         Settings settings = Settings.fromProperties();
         Benchmark.say("priority lane: %s", settings);
-        Path dataDir = Files.createTempDirectory("image-worker-bench-priority");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
-            rows.add(run(infrastructure, settings, Mode.TRICKLE_LANE, dataDir));
-            rows.add(run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir));
-            rows.add(run(infrastructure, settings, Mode.FLOOD_LANE, dataDir));
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
+        List<Row> rows = Benchmark.onEmbeddedInfrastructure(
+                "image-worker-bench-priority",
+                (infrastructure, dataDir) -> List.of(
+                        run(infrastructure, settings, Mode.TRICKLE_LANE, dataDir),
+                        run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir),
+                        run(infrastructure, settings, Mode.FLOOD_LANE, dataDir)));
         Benchmark.printTable(
                 "| run | priority requests | ended | queueing p50 ms | p95 ms | max ms | normal lane's share of"
                         + " the calls meanwhile | normal calls/s meanwhile |",

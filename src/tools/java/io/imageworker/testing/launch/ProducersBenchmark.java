@@ -3,11 +3,8 @@ package io.imageworker.testing.launch;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -44,16 +41,18 @@ final class ProducersBenchmark {
     static boolean run() throws IOException {
         Settings settings = Settings.fromProperties();
         Benchmark.say("producers: %s", settings);
-        Path dataDir = Files.createTempDirectory("image-worker-bench-producers");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
-            rows.addAll(run(
-                    infrastructure, settings, "fair shares, read-ahead " + settings.readAhead(), settings.readAhead()));
-            rows.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
-            rows.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
+        List<Row> rows =
+                Benchmark.onEmbeddedInfrastructure("image-worker-bench-producers", (infrastructure, dataDir) -> {
+                    List<Row> runs = new ArrayList<>();
+                    runs.addAll(run(
+                            infrastructure,
+                            settings,
+                            "fair shares, read-ahead " + settings.readAhead(),
+                            settings.readAhead()));
+                    runs.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
+                    runs.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
+                    return runs;
+                });
         Benchmark.printTable(
                 "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
                         + " | publication to result p50 ms | p95 ms |",
