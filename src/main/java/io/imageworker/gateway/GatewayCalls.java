@@ -79,23 +79,35 @@ public class GatewayCalls {
     }
 
     /**
-     * Calls the gateway with {@code request}, for variant {@code variant} of {@code owner}, of {@code lane} (the
-     * limiter serves the priority lane first), until it gives an image or the policy gives up; never fails but with
+     * Calls the gateway with {@code call}'s {@code request}, for variant {@code variant} of {@code owner}, of {@code
+     * lane} (the limiter serves the priority lane first), until it gives an image or the policy gives up; never fails but with
      * {@link AbandonedException} at shutdown. Each call is told to the {@link CallListener}s as it leaves. Each call is
      * sent only once {@code memory} holds its reservation ({@link AnswerSizes}): while the budget is full, no call is
      * sent. The lease then holds the answer while it is read and decoded, and the image after it (or nothing after a
      * failed call); its owner closes it when the image is stored. Each call leaves only if {@code gate} lets it:
      * otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
      */
-    public Uni<Result> call(
+    public Uni<Result> call(Call call) {
+        return new Attempts(call).next();
+    }
+
+    /**
+     * What the calls of one variant need.
+     *
+     * @param owner the request they are made for
+     * @param variant the variant's number
+     * @param request what is sent to the gateway
+     * @param lane the lane of the request (the limiter serves the priority lane first)
+     * @param memory the lease that holds each call's reservation, then its answer and image
+     * @param gate whether each call may leave
+     */
+    public record Call(
             ImageRequest owner,
             int variant,
             GatewayRequest request,
             Lane lane,
             MemoryBudget.Lease memory,
-            CallGate gate) {
-        return new Attempts(owner, variant, request, lane, memory, gate).next();
-    }
+            CallGate gate) {}
 
     /**
      * Whether the calls of a request may leave (contract v1.2, cancellation): asked right before each call is sent,
@@ -160,11 +172,8 @@ public class GatewayCalls {
     /** The attempts of one request: the only mutable state of the loop, confined to it. */
     private final class Attempts {
         private final ImageRequest owner;
-        private final int variant;
         private final String requestId;
-        private final GatewayRequest request;
-        private final Lane lane;
-        private final MemoryBudget.Lease memory;
+        private final Call call;
         private final CallGate gate;
         /** True while this loop holds a place in the spend budget that no call has used yet. */
         private final AtomicBoolean placeUnused = new AtomicBoolean();
@@ -176,20 +185,11 @@ public class GatewayCalls {
         private int unknownAttempts;
         private long gatewayMs;
 
-        Attempts(
-                ImageRequest owner,
-                int variant,
-                GatewayRequest request,
-                Lane lane,
-                MemoryBudget.Lease memory,
-                CallGate gate) {
-            this.owner = owner;
-            this.variant = variant;
+        Attempts(Call call) {
+            this.call = call;
+            this.owner = call.owner();
             this.requestId = owner.requestId();
-            this.gate = gate;
-            this.request = request;
-            this.lane = lane;
-            this.memory = memory;
+            this.gate = call.gate();
         }
 
         Uni<Result> next() {
@@ -219,8 +219,9 @@ public class GatewayCalls {
                         placeUnused.set(true);
                         // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
                         return gate.unlessCancelled(
-                                limiter.run(lane, owner.producerName(), () -> memory.reserve(
-                                                        sizes.reservation(request.size()))
+                                limiter.run(call.lane(), owner.producerName(), () -> call.memory()
+                                                .reserve(sizes.reservation(
+                                                        call.request().size()))
                                                 .chain(() -> send(queuedSince)))
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)
@@ -264,25 +265,26 @@ public class GatewayCalls {
                 span.setAttribute("server.address", client.endpoint().apiBase().getHost());
                 span.setAttribute("image_worker.attempt", attempts + 1L);
                 span.setAttribute("image_worker.queued_ms", queuedMs);
-                span.setAttribute("image_worker.lane", lane.name());
+                span.setAttribute("image_worker.lane", call.lane().name());
                 tellSent(attempts + 1, queuedMs);
-                return client.send(request, memory, Tracing.traceparentOf(span)).map(answer -> new Sent(answer, span));
+                return client.send(call.request(), call.memory(), Tracing.traceparentOf(span))
+                        .map(answer -> new Sent(answer, span));
             });
         }
 
         /** Tells every listener that call {@code attempt} left; a listener's failure is not the call's. */
         private void tellSent(int attempt, long queuedMs) {
-            ImageStarted call = new ImageStarted(
+            ImageStarted started = new ImageStarted(
                     requestId,
                     owner.operation().wireName(),
                     attempt,
-                    owner.count() > 1 ? variant : null,
+                    owner.count() > 1 ? call.variant() : null,
                     queuedMs,
                     Instant.now(),
                     owner.metadata());
             for (CallListener listener : listeners) {
                 try {
-                    listener.sent(call);
+                    listener.sent(started);
                 } catch (RuntimeException e) {
                     // A progress hint never fails nor delays the call.
                     Log.debugf("[%s] a listener of its calls failed: %s", requestId, e.toString());

@@ -17,7 +17,6 @@ import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.LongConsumer;
-import java.util.stream.Collectors;
 
 /**
  * Downloads an image the gateway returned as a temporary {@code url}, at once (the gateway contract, Answers), with the download
@@ -66,10 +65,8 @@ public class ImageDownloader {
             AddressPolicy addressPolicy,
             HostResolver resolver,
             TrustOptions trustOptions) {
-        Set<String> internalHosts = config.gateway().urlInternalHosts().orElse(Set.of()).stream()
-                .map(GuardedFetcher::normalizedHost)
-                .filter(host -> !host.isEmpty())
-                .collect(Collectors.toUnmodifiableSet());
+        Set<String> internalHosts =
+                GuardedFetcher.normalizedHosts(config.gateway().urlInternalHosts());
         this.rules = new Rules(internalHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,

@@ -2,7 +2,6 @@ package io.imageworker.messaging;
 
 import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.messaging.offsets.InFlight;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -14,8 +13,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.Function;
-import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -65,16 +62,16 @@ class Lanes {
     }
 
     /**
-     * Subscribes to one lane's {@code records}, each handled by {@code handle}: at most the requests in progress plus
+     * Subscribes to one lane's {@code records}, each handled by {@code handler}: at most the requests in progress plus
      * the read-ahead at once, and the waiting records' bytes bounded ({@link Intake}).
      */
-    void consume(Lane lane, Multi<Message<byte[]>> records, Function<Message<byte[]>, Uni<Void>> handle) {
+    void consume(Lane lane, Multi<Message<byte[]>> records, Handler handler) {
         synchronized (subscriptions) {
             subscriptions.put(
                     lane,
                     intake.taken(lane, records)
                             .onItem()
-                            .transformToUni(handle::apply)
+                            .transformToUni(message -> handler.handle(message, lane, intake))
                             .merge(config.intakeLimit())
                             .subscribe()
                             .with(
@@ -86,15 +83,14 @@ class Lanes {
         }
     }
 
-    /** {@code work} of a record of {@code lane}, once it is its {@code producer}'s turn ({@link Intake#inTurn}). */
-    <T> Uni<T> inTurn(
-            Lane lane,
-            Message<byte[]> message,
-            RecordContext context,
-            String producer,
-            InFlight.Run run,
-            Supplier<Uni<T>> work) {
-        return intake.inTurn(lane, message, context, producer, run, work);
+    /** What a lane does with each record it takes. */
+    @FunctionalInterface
+    interface Handler {
+        /**
+         * Handles {@code message} of {@code lane}; its work waits for its producer's turn in {@code intake} ({@link
+         * Intake#inTurn}).
+         */
+        Uni<Void> handle(Message<byte[]> message, Lane lane, Intake intake);
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */

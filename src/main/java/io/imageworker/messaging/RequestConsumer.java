@@ -89,9 +89,9 @@ public class RequestConsumer {
             return;
         }
         store.ensureBucket().await().atMost(config.startupWait());
-        lanes.consume(Lane.NORMAL, requests, message -> handle(message, Lane.NORMAL));
+        lanes.consume(Lane.NORMAL, requests, this::handle);
         if (lanes.priorityOn()) {
-            lanes.consume(Lane.PRIORITY, priorityRequests, message -> handle(message, Lane.PRIORITY));
+            lanes.consume(Lane.PRIORITY, priorityRequests, this::handle);
         }
         lanes.describe();
     }
@@ -109,7 +109,7 @@ public class RequestConsumer {
         lanes.cancel();
     }
 
-    private Uni<Void> handle(Message<byte[]> message, Lane lane) {
+    private Uni<Void> handle(Message<byte[]> message, Lane lane, Intake intake) {
         RecordContext context = RecordContext.of(message);
         InFlight.Run run = inFlight.take(context);
         return switch (run.start()) {
@@ -119,13 +119,16 @@ public class RequestConsumer {
                 Log.debugf("Record %s was finished by the partition's last owner; acknowledged", context.position());
                 yield Uni.createFrom().completionStage(message.ack());
             }
-            case RUN -> handle(message, context, lane, run).onTermination().invoke(run::finished);
+            case RUN ->
+                handle(message, context, lane, run, intake).onTermination().invoke(run::finished);
         };
     }
 
     /** Within the request's span: read, process, publish (or send to the DLQ); then acknowledge. */
-    private Uni<Void> handle(Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run) {
-        Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
+    private Uni<Void> handle(
+            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Intake intake) {
+        Uni<Void> work =
+                spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, intake, span));
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
@@ -147,13 +150,13 @@ public class RequestConsumer {
 
     /** Read on the CPU pool; then, in its producer's turn ({@link Intake}), processed and published or dead-lettered. */
     private Uni<Void> readProcessPublish(
-            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
+            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Intake intake, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> {
                     String producer = read instanceof RecordReader.Read.Request request
                             ? RequestValidator.echoableProducer(request.json())
                             : null;
-                    return lanes.inTurn(
+                    return intake.inTurn(
                             lane,
                             message,
                             context,

@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
+import java.util.stream.Collectors;
 
 /**
  * Downloads a URL the worker did not choose (an edit's {@code https://} reference, the {@code url} a gateway answered
@@ -189,6 +190,14 @@ public final class GuardedFetcher {
             String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
             return new Target(host, port, tls, path + query, policy);
         }
+    }
+
+    /** A configured list of host names as the rules compare them ({@link #normalizedHost}), blank ones left out. */
+    public static Set<String> normalizedHosts(Optional<Set<String>> hosts) {
+        return hosts.orElse(Set.of()).stream()
+                .map(GuardedFetcher::normalizedHost)
+                .filter(host -> !host.isEmpty())
+                .collect(Collectors.toUnmodifiableSet());
     }
 
     /** A host name as the rules compare it: trimmed, lower case, without IPv6 brackets. */

@@ -104,7 +104,7 @@ class Variants {
         ImageRequest request = sized.request();
         return Uni.createFrom().deferred(() -> {
             MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
-            return gateway.call(request, number, plan.request(), lane, lease, gate)
+            return gateway.call(new GatewayCalls.Call(request, number, plan.request(), lane, lease, gate))
                     .chain(calls -> calls.image() == null
                             ? Uni.createFrom().item(sized.failed(number, calls))
                             : keep(sized, plan, number, calls, lease))

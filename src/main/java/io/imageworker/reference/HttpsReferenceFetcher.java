@@ -17,7 +17,6 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Set;
-import java.util.stream.Collectors;
 
 /**
  * Fetches an {@code https://} reference without letting a request reach anything the worker's network should keep
@@ -67,10 +66,8 @@ public class HttpsReferenceFetcher {
      * @param trustOptions which certificates are trusted; {@code null} for the JVM's default trust store
      */
     HttpsReferenceFetcher(Vertx vertx, WorkerConfig config, AddressPolicy addressPolicy, TrustOptions trustOptions) {
-        Set<String> allowedHosts = config.reference().allowedHosts().orElse(Set.of()).stream()
-                .map(GuardedFetcher::normalizedHost)
-                .filter(host -> !host.isEmpty())
-                .collect(Collectors.toUnmodifiableSet());
+        Set<String> allowedHosts =
+                GuardedFetcher.normalizedHosts(config.reference().allowedHosts());
         this.rules = new Rules(allowedHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,

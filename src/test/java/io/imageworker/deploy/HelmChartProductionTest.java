@@ -29,6 +29,11 @@ class HelmChartProductionTest {
 
     private static final Path DEFAULTS = HelmChart.DIRECTORY.resolve("ci/default-values.yaml");
 
+    /** The container of the topics job (its only one). */
+    private static Container containerOf(Job job) {
+        return job.getSpec().getTemplate().getSpec().getContainers().get(0);
+    }
+
     private static Map<String, String> env(Container container) {
         return container.getEnv().stream()
                 .filter(variable -> variable.getValue() != null)
@@ -49,7 +54,7 @@ class HelmChartProductionTest {
         assertThat(job.getMetadata().getAnnotations())
                 .containsEntry(HelmChart.HOOK_PREFIX, "pre-install,pre-upgrade")
                 .containsEntry(HelmChart.HOOK_PREFIX + "-delete-policy", "before-hook-creation,hook-succeeded");
-        Container topics = job.getSpec().getTemplate().getSpec().getContainers().get(0);
+        Container topics = containerOf(job);
         Map<String, Rendering.Variable> worker = release.environment();
         assertThat(env(topics))
                 .containsEntry(
@@ -81,13 +86,7 @@ class HelmChartProductionTest {
                         "kafka.topics.status",
                         "image-status"));
 
-        Container topics = withHooks
-                .one(Job.class)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        Container topics = containerOf(withHooks.one(Job.class));
         assertThat(env(topics).get("TOPICS").split(" ")).contains("image-request-priority:6", "image-status:6");
     }
 
@@ -100,13 +99,7 @@ class HelmChartProductionTest {
 
         Map<String, Object> values = Map.of("kafka.topics.cancel", "image-cancel", "cancel.retention", "2h");
         Rendering withHooks = HelmChart.renderWithHooks(DEFAULTS, values);
-        Container topics = withHooks
-                .one(Job.class)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        Container topics = containerOf(withHooks.one(Job.class));
         assertThat(env(topics).get("TOPICS").split(" ")).contains("image-cancel:1");
         assertThat(env(topics)).containsEntry("CANCEL_TOPIC", "image-cancel");
         assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact");
@@ -158,7 +151,7 @@ class HelmChartProductionTest {
                         "budget.window", "2d",
                         "topics.job.commandConfigSecret", "kafka-admin-client"));
         Job job = withHooks.one(Job.class);
-        Container topics = job.getSpec().getTemplate().getSpec().getContainers().get(0);
+        Container topics = containerOf(job);
 
         assertThat(env(topics).get("TOPICS")).endsWith(" image-worker-budget:1");
         assertThat(env(topics))

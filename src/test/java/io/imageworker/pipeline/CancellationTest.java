@@ -84,12 +84,7 @@ class CancellationTest extends PipelineTestSupport {
         double cancelledBefore = cancelledCount();
         // Slow calls: the four slots stay taken while the cancels come.
         gateway.control().setLatency(Duration.ofSeconds(3));
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < 12; i++) {
-            String id = newId("queued");
-            ids.add(id);
-            send(request(id, ""));
-        }
+        List<String> ids = sendRequests(12, "queued", "");
         // Four calls in flight, four more requests waiting for a slot, the rest held in Kafka by the in-progress limit.
         await().atMost(WITHIN)
                 .until(() -> gateway.imageCallsInFlight() == 4

@@ -12,7 +12,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -44,20 +43,10 @@ class FairSharesTest extends PipelineTestSupport {
         // Each call takes a while (the backlog lasts 15 rounds), so that the time B's records take to be read is small
         // beside a round.
         gateway.control().setLatency(Duration.ofSeconds(1));
-        List<String> ofA = new ArrayList<>();
-        for (int i = 0; i < BACKLOG; i++) {
-            String id = newId("a");
-            ofA.add(id);
-            send(request(id, "\"producer\":\"a\""));
-        }
+        List<String> ofA = sendRequests(BACKLOG, "a", "\"producer\":\"a\"");
         // The backlog is read: A's requests wait for their turn (read ahead) or for a slot.
         await().atMost(WITHIN).until(() -> intake.waiting(Lane.NORMAL) > 0);
-        List<String> ofB = new ArrayList<>();
-        for (int i = 0; i < OF_B; i++) {
-            String id = newId("b");
-            ofB.add(id);
-            send(request(id, "\"producer\":\"b\""));
-        }
+        List<String> ofB = sendRequests(OF_B, "b", "\"producer\":\"b\"");
 
         ofB.forEach(id -> assertThat(body(result(id)).path("producer").asText()).isEqualTo("b"));
         ofA.forEach(PipelineTestSupport::result);

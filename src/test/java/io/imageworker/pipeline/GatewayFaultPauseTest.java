@@ -11,7 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -32,12 +31,7 @@ class GatewayFaultPauseTest extends PipelineTestSupport {
     @Test
     void aRevokedTokenPausesIntakeAndEveryRequestCompletesOnceItIsRestored() throws Exception {
         gateway.control().revokeToken();
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < 8; i++) {
-            String id = newId("storm");
-            ids.add(id);
-            send(request(id, ""));
-        }
+        List<String> ids = sendRequests(8, "storm", "");
 
         await().atMost(WITHIN).until(() -> readiness() == 503);
         assertThat(ids).allSatisfy(id -> assertThat(kafka.results(id)).isEmpty());

@@ -18,7 +18,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -296,12 +295,7 @@ class GeneratePipelineTest extends PipelineTestSupport {
     @Test
     void neverHasMoreGatewayCallsInFlightThanTheConcurrencySetting() {
         gateway.control().setLatency(Latency.fixed(Duration.ofMillis(300)));
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < 24; i++) {
-            String id = newId("conc");
-            ids.add(id);
-            send(request(id, ""));
-        }
+        List<String> ids = sendRequests(24, "conc", "");
 
         ids.forEach(PipelineTestSupport::result);
 

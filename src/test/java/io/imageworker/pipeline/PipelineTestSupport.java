@@ -11,6 +11,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -57,6 +58,20 @@ abstract class PipelineTestSupport {
 
     void send(String json) {
         kafka.send(WorkerTestResource.REQUESTS, json);
+    }
+
+    /**
+     * Sends {@code count} generate requests with {@code extraFields}, each with a new id named {@code name}
+     * ({@link #newId}); returns their ids in the order sent.
+     */
+    List<String> sendRequests(int count, String name, String extraFields) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String id = newId(name);
+            ids.add(id);
+            send(request(id, extraFields));
+        }
+        return ids;
     }
 
     /** Sends a generate request with {@code extraFields} and returns the body of its first terminal event. */

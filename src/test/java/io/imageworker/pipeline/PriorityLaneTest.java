@@ -11,7 +11,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -38,12 +37,7 @@ class PriorityLaneTest extends PipelineTestSupport {
         result(first);
         // All four calls of a round end together: a round frees the four slots at once.
         gateway.control().setLatency(Duration.ofSeconds(1));
-        List<String> normal = new ArrayList<>();
-        for (int i = 0; i < NORMAL; i++) {
-            String id = newId("normal");
-            normal.add(id);
-            send(request(id, ""));
-        }
+        List<String> normal = sendRequests(NORMAL, "normal", "");
         await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4 && limiter.waiting() == 4);
         String urgent = newId("urgent");
         Instant sent = Instant.now();

@@ -126,12 +126,7 @@ class RequestStatusTest extends PipelineTestSupport {
     void aRequestHeldReadsQueuedUntilItsCallLeavesThenCalling() throws Exception {
         // Slow calls (within the gateway timeout of 4 s): the four slots stay taken while the fifth request waits.
         gateway.control().setLatency(Duration.ofSeconds(3));
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            String id = newId("held");
-            ids.add(id);
-            send(request(id, ""));
-        }
+        List<String> ids = sendRequests(5, "held", "");
         await().atMost(WITHIN)
                 .until(() -> gateway.imageCallsInFlight() == 4
                         && ids.stream().filter(id -> callsFor(id).isEmpty()).count() == 1);

@@ -32,9 +32,7 @@ class RequestValidatorTest {
     }
 
     private String refusal(String json) throws Exception {
-        RequestValidator.Result result = validate(json);
-        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
-        return ((RequestValidator.Result.Invalid) result).message();
+        return invalid(json).message();
     }
 
     @Test
@@ -225,10 +223,9 @@ class RequestValidatorTest {
     void refusesACountThatIsNotAnIntegerFromOneToEightAsTheContractDoes(String count) throws Exception {
         String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"count\":" + count + "}";
 
-        RequestValidator.Result result = validate(json);
-        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
-        assertThat(((RequestValidator.Result.Invalid) result).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
-        assertThat(refusal(json)).startsWith("count must be an integer from 1 to 8");
+        RequestValidator.Result.Invalid invalid = invalid(json);
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(invalid.message()).startsWith("count must be an integer from 1 to 8");
         assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
     }
 
@@ -250,10 +247,9 @@ class RequestValidatorTest {
     void refusesAProducerThatBreaksTheRuleWithNoCallAndEchoesNone(String producer) throws Exception {
         String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":" + producer + "}";
 
-        RequestValidator.Result result = validate(json);
-        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
-        assertThat(((RequestValidator.Result.Invalid) result).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
-        assertThat(refusal(json)).startsWith("producer must be");
+        RequestValidator.Result.Invalid invalid = invalid(json);
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(invalid.message()).startsWith("producer must be");
         assertThat(RequestValidator.echoableProducer(mapper.readTree(json))).isNull();
         assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
     }

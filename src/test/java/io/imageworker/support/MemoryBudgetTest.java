@@ -21,6 +21,18 @@ class MemoryBudgetTest {
         return lease.reserve(bytes).subscribe().withSubscriber(UniAssertSubscriber.create());
     }
 
+    /** A reservation of {@code bytes} by a new lease of {@code kind}. */
+    private UniAssertSubscriber<Void> reserve(Kind kind, long bytes) {
+        return reserve(budget.lease(kind), bytes);
+    }
+
+    /** A new lease of {@code kind} that holds {@code bytes}, granted at once. */
+    private Lease leaseHolding(Kind kind, long bytes) {
+        Lease lease = budget.lease(kind);
+        reserve(lease, bytes).assertCompleted();
+        return lease;
+    }
+
     @Test
     void grantsAtOnceWhatFits() {
         Lease lease = budget.lease(Kind.CALL);
@@ -33,8 +45,7 @@ class MemoryBudgetTest {
 
     @Test
     void waitsWhileFullAndGoesOnWhenBytesComeBack() {
-        Lease first = budget.lease(Kind.CALL);
-        reserve(first, 70 * MIB).assertCompleted();
+        Lease first = leaseHolding(Kind.CALL, 70 * MIB);
         Lease second = budget.lease(Kind.CALL);
 
         UniAssertSubscriber<Void> waiting = reserve(second, 40 * MIB);
@@ -51,10 +62,9 @@ class MemoryBudgetTest {
 
     @Test
     void servesWaitersInOrderOfArrival() {
-        Lease holder = budget.lease(Kind.CALL);
-        reserve(holder, 90 * MIB).assertCompleted();
-        UniAssertSubscriber<Void> large = reserve(budget.lease(Kind.CALL), 50 * MIB);
-        UniAssertSubscriber<Void> small = reserve(budget.lease(Kind.CALL), 5 * MIB);
+        Lease holder = leaseHolding(Kind.CALL, 90 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
+        UniAssertSubscriber<Void> small = reserve(Kind.CALL, 5 * MIB);
 
         // 10 MiB are free: the small one would fit, but the large one came first.
         small.assertNotTerminated();
@@ -65,11 +75,10 @@ class MemoryBudgetTest {
 
     @Test
     void aNewReservationDoesNotOvertakeTheQueue() {
-        Lease holder = budget.lease(Kind.CALL);
-        reserve(holder, 90 * MIB).assertCompleted();
-        UniAssertSubscriber<Void> large = reserve(budget.lease(Kind.CALL), 50 * MIB);
+        Lease holder = leaseHolding(Kind.CALL, 90 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
 
-        UniAssertSubscriber<Void> late = reserve(budget.lease(Kind.CALL), 1 * MIB);
+        UniAssertSubscriber<Void> late = reserve(Kind.CALL, 1 * MIB);
 
         late.assertNotTerminated();
         large.assertNotTerminated();
@@ -77,8 +86,7 @@ class MemoryBudgetTest {
 
     @Test
     void anItemLargerThanTheWholeBudgetProceedsAloneOnly() {
-        Lease holder = budget.lease(Kind.CALL);
-        reserve(holder, 10 * MIB).assertCompleted();
+        Lease holder = leaseHolding(Kind.CALL, 10 * MIB);
         Lease huge = budget.lease(Kind.CALL);
 
         UniAssertSubscriber<Void> waiting = reserve(huge, 300 * MIB);
@@ -87,7 +95,7 @@ class MemoryBudgetTest {
         holder.close();
         waiting.assertCompleted();
         assertThat(budget.held()).isEqualTo(300 * MIB);
-        UniAssertSubscriber<Void> next = reserve(budget.lease(Kind.CALL), 1 * MIB);
+        UniAssertSubscriber<Void> next = reserve(Kind.CALL, 1 * MIB);
         next.assertNotTerminated();
         huge.close();
         next.assertCompleted();
@@ -96,11 +104,11 @@ class MemoryBudgetTest {
     @Test
     void whenOnlyInputsAreHeldTheFirstCallGoesThroughRatherThanWaitForEver() {
         // Edits holding their references fill the budget; their requests end only after their calls.
-        reserve(budget.lease(Kind.INPUTS), 60 * MIB).assertCompleted();
-        reserve(budget.lease(Kind.INPUTS), 30 * MIB).assertCompleted();
-        UniAssertSubscriber<Void> moreInputs = reserve(budget.lease(Kind.INPUTS), 40 * MIB);
+        reserve(Kind.INPUTS, 60 * MIB).assertCompleted();
+        reserve(Kind.INPUTS, 30 * MIB).assertCompleted();
+        UniAssertSubscriber<Void> moreInputs = reserve(Kind.INPUTS, 40 * MIB);
 
-        UniAssertSubscriber<Void> call = reserve(budget.lease(Kind.CALL), 40 * MIB);
+        UniAssertSubscriber<Void> call = reserve(Kind.CALL, 40 * MIB);
 
         call.assertCompleted();
         moreInputs.assertNotTerminated();
@@ -109,11 +117,10 @@ class MemoryBudgetTest {
 
     @Test
     void callsWaitWhileOtherCallsHoldBytesThatWillComeBack() {
-        reserve(budget.lease(Kind.INPUTS), 50 * MIB).assertCompleted();
-        Lease call = budget.lease(Kind.CALL);
-        reserve(call, 40 * MIB).assertCompleted();
+        reserve(Kind.INPUTS, 50 * MIB).assertCompleted();
+        Lease call = leaseHolding(Kind.CALL, 40 * MIB);
 
-        UniAssertSubscriber<Void> next = reserve(budget.lease(Kind.CALL), 40 * MIB);
+        UniAssertSubscriber<Void> next = reserve(Kind.CALL, 40 * MIB);
 
         next.assertNotTerminated();
         call.close();
@@ -122,10 +129,9 @@ class MemoryBudgetTest {
 
     @Test
     void aCancelledWaiterLeavesTheQueueAndThoseBehindItGoOn() {
-        Lease holder = budget.lease(Kind.CALL);
-        reserve(holder, 80 * MIB).assertCompleted();
-        UniAssertSubscriber<Void> large = reserve(budget.lease(Kind.CALL), 50 * MIB);
-        UniAssertSubscriber<Void> small = reserve(budget.lease(Kind.CALL), 10 * MIB);
+        Lease holder = leaseHolding(Kind.CALL, 80 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
+        UniAssertSubscriber<Void> small = reserve(Kind.CALL, 10 * MIB);
         small.assertNotTerminated();
 
         large.cancel();
@@ -137,8 +143,7 @@ class MemoryBudgetTest {
 
     @Test
     void closingAWaitingLeaseLeavesTheQueue() {
-        Lease holder = budget.lease(Kind.CALL);
-        reserve(holder, 80 * MIB).assertCompleted();
+        Lease holder = leaseHolding(Kind.CALL, 80 * MIB);
         Lease waiter = budget.lease(Kind.CALL);
         reserve(waiter, 50 * MIB).assertNotTerminated();
 
@@ -152,8 +157,7 @@ class MemoryBudgetTest {
 
     @Test
     void bytesAlreadyArrivingAreHeldWithoutWaitingAndCountTowardsThePeak() {
-        Lease call = budget.lease(Kind.CALL);
-        reserve(call, 90 * MIB).assertCompleted();
+        Lease call = leaseHolding(Kind.CALL, 90 * MIB);
 
         call.hold(130 * MIB);
         call.hold(20 * MIB);

@@ -300,6 +300,18 @@ public final class PipelineClient implements AutoCloseable {
         return byRequest;
     }
 
+    /** When the first gateway call of each of these requests arrived; a request without a call is left out. */
+    public static Map<String, Instant> firstCalls(List<RecordedCall> calls, Set<String> ids) {
+        Map<String, Instant> firstCall = new HashMap<>();
+        for (RecordedCall call : calls) {
+            String id = requestOf(call, ids);
+            if (id != null) {
+                firstCall.merge(id, call.arrivedAt(), (a, b) -> a.isBefore(b) ? a : b);
+            }
+        }
+        return firstCall;
+    }
+
     /** Every terminal event of each of these requests received so far, in arrival order. */
     public Map<String, List<Result>> eventsByRequest(Collection<String> ids) {
         return results.stream()

@@ -143,9 +143,8 @@ public final class Benchmark {
             contestants.add(new Contestant("peer", peer));
         }
 
-        Path dataDir = Files.createTempDirectory("image-worker-bench");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+        List<Row> rows = onEmbeddedInfrastructure("image-worker-bench", (infrastructure, dataDir) -> {
+            List<Row> runs = new ArrayList<>();
             for (String name : names) {
                 Regime regime = Objects.requireNonNull(REGIMES.get(name), () -> "no regime " + name + ": " + ALL)
                         .overridden();
@@ -157,13 +156,12 @@ public final class Benchmark {
                         Collections.reverse(order);
                     }
                     for (Contestant contestant : order) {
-                        rows.add(run(infrastructure, regime, contestant, round, dataDir));
+                        runs.add(run(infrastructure, regime, contestant, round, dataDir));
                     }
                 }
             }
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
+            return runs;
+        });
         printTable(rows);
         List<String> problems = rows.stream()
                 .filter(row -> row.contestant().equals("image-worker"))
@@ -171,6 +169,25 @@ public final class Benchmark {
                 .toList();
         System.out.println(problems.isEmpty() ? " RESULT: ok" : " RESULT: FAILED: " + String.join("; ", problems));
         System.exit(problems.isEmpty() ? 0 : 1);
+    }
+
+    /** The runs of a benchmark on one {@code infrastructure}, whose files go under {@code dataDir}. */
+    @FunctionalInterface
+    interface Runs<R> {
+        List<R> on(Infrastructure infrastructure, Path dataDir);
+    }
+
+    /**
+     * {@code runs} on an embedded Kafka broker and S3 store, on ports of their own, whose data go in a new temporary
+     * directory named after {@code name}, deleted afterwards.
+     */
+    static <R> List<R> onEmbeddedInfrastructure(String name, Runs<R> runs) throws IOException {
+        Path dataDir = Files.createTempDirectory(name);
+        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
+            return runs.on(infrastructure, dataDir);
+        } finally {
+            BuildPaths.deleteTree(dataDir);
+        }
     }
 
     private static Row run(
@@ -391,41 +408,30 @@ public final class Benchmark {
     }
 
     private static void printTable(List<Row> rows) {
-        System.out.println("=".repeat(100));
-        System.out.println(
+        printTable(
                 "| regime | contestant | round | completed / requests | failed | wall s | req/s | calls | images/s | efficiency"
                         + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | GC pauses s"
-                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
-        for (Row row : rows) {
-            System.out.println(String.format(
-                    Locale.ROOT,
-                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
-                            + " | %d | %d |",
-                    row.regime().name(),
-                    row.contestant(),
-                    row.round(),
-                    row.completion(),
-                    row.failures().isEmpty() && row.missing() == 0
-                            ? "0"
-                            : row.failures() + (row.missing() > 0 ? " missing " + row.missing() : ""),
-                    row.wallSeconds(),
-                    row.throughput(),
-                    row.calls(),
-                    row.imagesPerSecond(),
-                    Double.isNaN(row.efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", row.efficiency()),
-                    row.cpuSecondsPer1000(),
-                    row.othersCpuSecondsPer1000(),
-                    row.heapPeakMb(),
-                    row.heapLiveMb(),
-                    row.gcPauseSeconds(),
-                    row.heldPeakMb(),
-                    row.peakThreads(),
-                    row.peakCalls(),
-                    row.gatewayCallP50Ms(),
-                    row.answerToResultP50Ms()));
-        }
+                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |",
+                rows.stream().map(Row::tableLine).toList());
+    }
+
+    /** A Markdown table between two rules: {@code header}, the line under it, then {@code lines}, one a row. */
+    static void printTable(String header, List<String> lines) {
         System.out.println("=".repeat(100));
+        System.out.println(header);
+        long columns = header.chars().filter(c -> c == '|').count() - 1;
+        System.out.println("|---".repeat((int) columns) + "|");
+        lines.forEach(System.out::println);
+        System.out.println("=".repeat(100));
+    }
+
+    /** The milliseconds from each request's time in {@code from} to its time in {@code to}, sorted. */
+    static long[] sortedMillis(Map<String, Instant> from, Map<String, Instant> to) {
+        return to.entrySet().stream()
+                .mapToLong(entry -> Duration.between(from.get(entry.getKey()), entry.getValue())
+                        .toMillis())
+                .sorted()
+                .toArray();
     }
 
     /** The nearest-rank percentile of sorted values; -1 when there are none. */
@@ -616,6 +622,36 @@ public final class Benchmark {
                     gatewayCallP50Ms,
                     answerToResultP50Ms,
                     how);
+        }
+
+        /** This row as a line of the table of results. */
+        String tableLine() {
+            return String.format(
+                    Locale.ROOT,
+                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
+                            + " | %d | %d |",
+                    regime().name(),
+                    contestant(),
+                    round(),
+                    completion(),
+                    failures().isEmpty() && missing() == 0
+                            ? "0"
+                            : failures() + (missing() > 0 ? " missing " + missing() : ""),
+                    wallSeconds(),
+                    throughput(),
+                    calls(),
+                    imagesPerSecond(),
+                    Double.isNaN(efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency()),
+                    cpuSecondsPer1000(),
+                    othersCpuSecondsPer1000(),
+                    heapPeakMb(),
+                    heapLiveMb(),
+                    gcPauseSeconds(),
+                    heldPeakMb(),
+                    peakThreads(),
+                    peakCalls(),
+                    gatewayCallP50Ms(),
+                    answerToResultP50Ms());
         }
 
         /** {@code completed / requests}, or how the contestant died. */

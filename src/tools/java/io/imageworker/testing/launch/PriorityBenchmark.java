@@ -5,10 +5,8 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -56,22 +54,16 @@ final class PriorityBenchmark {
     static boolean run() throws IOException {
         Settings settings = Settings.fromProperties();
         Benchmark.say("priority lane: %s", settings);
-        Path dataDir = Files.createTempDirectory("image-worker-bench-priority");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
-            rows.add(run(infrastructure, settings, Mode.TRICKLE_LANE, dataDir));
-            rows.add(run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir));
-            rows.add(run(infrastructure, settings, Mode.FLOOD_LANE, dataDir));
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
-        System.out.println("=".repeat(100));
-        System.out.println(
+        List<Row> rows = Benchmark.onEmbeddedInfrastructure(
+                "image-worker-bench-priority",
+                (infrastructure, dataDir) -> List.of(
+                        run(infrastructure, settings, Mode.TRICKLE_LANE, dataDir),
+                        run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir),
+                        run(infrastructure, settings, Mode.FLOOD_LANE, dataDir)));
+        Benchmark.printTable(
                 "| run | priority requests | ended | queueing p50 ms | p95 ms | max ms | normal lane's share of"
-                        + " the calls meanwhile | normal calls/s meanwhile |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
-        rows.forEach(row -> System.out.println(row.describe()));
-        System.out.println("=".repeat(100));
+                        + " the calls meanwhile | normal calls/s meanwhile |",
+                rows.stream().map(Row::describe).toList());
         boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
         System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: priority requests without a terminal event");
         return ok;
@@ -203,18 +195,8 @@ final class PriorityBenchmark {
 
     private static Row measure(
             Mode mode, Map<String, Instant> urgent, Instant lastSent, List<RecordedCall> calls, PipelineClient client) {
-        Map<String, Instant> firstCall = new HashMap<>();
-        for (RecordedCall call : calls) {
-            String id = PipelineClient.requestOf(call, urgent.keySet());
-            if (id != null) {
-                firstCall.merge(id, call.arrivedAt(), (a, b) -> a.isBefore(b) ? a : b);
-            }
-        }
-        long[] queued = firstCall.entrySet().stream()
-                .mapToLong(entry -> Duration.between(urgent.get(entry.getKey()), entry.getValue())
-                        .toMillis())
-                .sorted()
-                .toArray();
+        Map<String, Instant> firstCall = PipelineClient.firstCalls(calls, urgent.keySet());
+        long[] queued = Benchmark.sortedMillis(urgent, firstCall);
         // The window: from the first priority request's publication to the end of the trickle, or to the flood's last
         // call (while priority requests were waiting).
         Instant from = urgent.values().stream().min(Instant::compareTo).orElseThrow();

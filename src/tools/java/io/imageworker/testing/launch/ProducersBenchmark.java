@@ -3,15 +3,11 @@ package io.imageworker.testing.launch;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
-import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -45,22 +41,22 @@ final class ProducersBenchmark {
     static boolean run() throws IOException {
         Settings settings = Settings.fromProperties();
         Benchmark.say("producers: %s", settings);
-        Path dataDir = Files.createTempDirectory("image-worker-bench-producers");
-        List<Row> rows = new ArrayList<>();
-        try (Infrastructure infrastructure = Infrastructure.startEmbedded(dataDir, 0, 0)) {
-            rows.addAll(run(
-                    infrastructure, settings, "fair shares, read-ahead " + settings.readAhead(), settings.readAhead()));
-            rows.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
-            rows.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
-        } finally {
-            BuildPaths.deleteTree(dataDir);
-        }
-        System.out.println("=".repeat(100));
-        System.out.println("| run | producer | requests | ended | publication to call p50 ms | p95 ms"
-                + " | publication to result p50 ms | p95 ms |");
-        System.out.println("|---|---|---|---|---|---|---|---|");
-        rows.forEach(row -> System.out.println(row.describe()));
-        System.out.println("=".repeat(100));
+        List<Row> rows =
+                Benchmark.onEmbeddedInfrastructure("image-worker-bench-producers", (infrastructure, dataDir) -> {
+                    List<Row> runs = new ArrayList<>();
+                    runs.addAll(run(
+                            infrastructure,
+                            settings,
+                            "fair shares, read-ahead " + settings.readAhead(),
+                            settings.readAhead()));
+                    runs.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
+                    runs.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
+                    return runs;
+                });
+        Benchmark.printTable(
+                "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
+                        + " | publication to result p50 ms | p95 ms |",
+                rows.stream().map(Row::describe).toList());
         boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
         System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: requests without a terminal event");
         return ok;
@@ -128,18 +124,7 @@ final class ProducersBenchmark {
 
     private static Row measure(
             String label, String producer, Map<String, Instant> sent, List<RecordedCall> calls, PipelineClient client) {
-        Map<String, Instant> firstCall = new HashMap<>();
-        for (RecordedCall call : calls) {
-            String id = PipelineClient.requestOf(call, sent.keySet());
-            if (id != null) {
-                firstCall.merge(id, call.arrivedAt(), (x, y) -> x.isBefore(y) ? x : y);
-            }
-        }
-        long[] called = firstCall.entrySet().stream()
-                .mapToLong(entry -> Duration.between(sent.get(entry.getKey()), entry.getValue())
-                        .toMillis())
-                .sorted()
-                .toArray();
+        long[] called = Benchmark.sortedMillis(sent, PipelineClient.firstCalls(calls, sent.keySet()));
         Map<String, PipelineClient.Result> results = client.firstEvents(sent.keySet());
         long[] ended = results.values().stream()
                 .mapToLong(result -> Duration.between(sent.get(result.requestId()), result.createdAt())
