@@ -39,6 +39,7 @@ class ArchitectureTest {
 
     private static final JavaClasses MAIN = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
             .importPackages("io.imageworker");
 
     @Test
@@ -99,6 +100,7 @@ class ArchitectureTest {
     void onlyTheToolsAndTheIntegrationTestsUseATool() {
         JavaClasses tests = new ClassFileImporter()
                 .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
                 .importPackages("io.imageworker");
         noClasses()
                 .that(DescribedPredicate.not(TOOL))
