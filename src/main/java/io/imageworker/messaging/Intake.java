@@ -4,7 +4,9 @@ import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
+import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.support.MemoryBudget;
 import io.micrometer.core.instrument.Gauge;
@@ -12,12 +14,19 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -43,22 +52,54 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * partition's next owner, and if its turn comes after that it is dropped unacknowledged. The time it waits for its turn
  * does not count as a stuck record (the commit strategy). At shutdown a record still waiting ends at its turn at
  * once, unacknowledged, and is redelivered.
+ *
+ * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): a producer over its own cap (as far
+ * as this replica has read the shared budget log, {@link BudgetGuard#holds}) gets no turn: its records keep waiting
+ * here, bounded as above, while the places go to the others; its turns come again when its window allows another call
+ * (checked every {@link #RECHECK}). A request of it already in progress whose call its cap refuses (another replica
+ * took the last places meanwhile) gives its place back while it waits ({@link PlacesInProgress}) and takes it again,
+ * first of its producer, once its call has a place in the budget: a capped producer never holds places in progress
+ * while it waits for its window, whatever it has in them (its memory, if it loaded references, it keeps).
  */
 @ApplicationScoped
-public class Intake {
+public class Intake implements PlacesInProgress {
+
+    /** How often the turns of producers held by their cap are looked at again. */
+    static final Duration RECHECK = Duration.ofMillis(250);
 
     /** Each lane's waiting records hold at most this fraction of the memory budget (both lanes: twice as much). */
     static final int BUDGET_SHARE = 16;
 
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
+    /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
+    private final Map<String, ConcurrencyLimiter.Turn> inProgress = new ConcurrentHashMap<>();
+
+    private ScheduledExecutorService rechecks;
 
     @Inject
-    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry) {
+    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry, BudgetGuard budget) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE));
+        if (!budget.producerBudgets().isEmpty()) {
+            holdWhile(budget::holds);
+            budget.countHeldInIntake(producer -> {
+                int waiting = 0;
+                for (ConcurrencyLimiter turn : turns.values()) {
+                    waiting += turn.waiting(producer);
+                }
+                return waiting;
+            });
+            rechecks = Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread thread = new Thread(task, "image-worker-intake-rechecks");
+                thread.setDaemon(true);
+                return thread;
+            });
+            rechecks.scheduleWithFixedDelay(
+                    this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
+        }
         for (Lane lane : Lane.values()) {
             Gauge.builder("image_worker_requests_waiting_turn", this, intake -> intake.waiting(lane))
                     .description("Records taken from a request topic that wait for a place in progress (read ahead)")
@@ -74,6 +115,37 @@ public class Intake {
             turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
         }
+    }
+
+    /** Gives no turn to a producer while {@code held} says so ({@link #recheck()} gives them again after). */
+    void holdWhile(Predicate<String> held) {
+        turns.values().forEach(turn -> turn.holdWhile(held));
+    }
+
+    /** Gives the free places to records whose producer is held no more. */
+    void recheck() {
+        turns.values().forEach(ConcurrencyLimiter::recheck);
+    }
+
+    @PreDestroy
+    void stop() {
+        if (rechecks != null) {
+            rechecks.shutdownNow();
+        }
+    }
+
+    @Override
+    public BudgetGuard.Aside of(String requestId) {
+        ConcurrencyLimiter.Turn turn = requestId == null ? null : inProgress.get(requestId);
+        if (turn == null) {
+            return BudgetGuard.Aside.NONE;
+        }
+        return new BudgetGuard.Aside() {
+            @Override
+            public <T> Uni<T> around(Uni<T> wait) {
+                return turn.aside(wait);
+            }
+        };
     }
 
     /** Records of {@code lane} waiting for their turn now. */
@@ -102,15 +174,29 @@ public class Intake {
         return payload == null ? 0 : 2L * payload.length;
     }
 
+    /** {@link #inTurn(Lane, Message, RecordContext, String, String, InFlight.Run, Supplier)} of no request id. */
+    <T> Uni<T> inTurn(
+            Lane lane,
+            Message<byte[]> message,
+            RecordContext context,
+            String producer,
+            InFlight.Run run,
+            Supplier<Uni<T>> work) {
+        return inTurn(lane, message, context, null, producer, run, work);
+    }
+
     /**
-     * {@code work} of the record {@code context} of {@code producer} (null: the default producer), once it is its
-     * turn; the record waits meanwhile, without counting as stuck ({@link InFlight.Run#waiting}). Fails with {@link
-     * GivenUp} instead when, by its turn, the worker drains or the record's partition was given to another worker.
+     * {@code work} of the record {@code context} of request {@code requestId} (null for a record that is none) and
+     * {@code producer} (null: the default producer), once it is its turn; the record waits meanwhile, without counting
+     * as stuck ({@link InFlight.Run#waiting}). Fails with {@link GivenUp} instead when, by its turn, the worker drains
+     * or the record's partition was given to another worker. While it runs, the request can give its place back while
+     * its producer's cap holds it ({@link #of(String)}).
      */
     <T> Uni<T> inTurn(
             Lane lane,
             Message<byte[]> message,
             RecordContext context,
+            String requestId,
             String producer,
             InFlight.Run run,
             Supplier<Uni<T>> work) {
@@ -123,8 +209,9 @@ public class Intake {
             }
         };
         run.waiting();
+        AtomicBoolean registered = new AtomicBoolean();
         return turns.get(lane)
-                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, () -> {
+                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, turn -> {
                     giveBytes.run();
                     run.admitted();
                     if (!run.mayGoOn()) {
@@ -133,12 +220,18 @@ public class Intake {
                                         context,
                                         "the worker drains, or its partition went to another worker meanwhile"));
                     }
+                    if (requestId != null && inProgress.putIfAbsent(requestId, turn) == null) {
+                        registered.set(true);
+                    }
                     return work.get();
                 })
                 .onTermination()
                 .invoke(() -> {
                     giveBytes.run();
                     run.admitted();
+                    if (registered.get()) {
+                        inProgress.remove(requestId);
+                    }
                 });
     }
 

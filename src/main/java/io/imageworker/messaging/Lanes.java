@@ -86,15 +86,19 @@ class Lanes {
         }
     }
 
-    /** {@code work} of a record of {@code lane}, once it is its {@code producer}'s turn ({@link Intake#inTurn}). */
+    /**
+     * {@code work} of a record of {@code lane} (of request {@code requestId}, or null), once it is its {@code
+     * producer}'s turn ({@link Intake#inTurn}).
+     */
     <T> Uni<T> inTurn(
             Lane lane,
             Message<byte[]> message,
             RecordContext context,
+            String requestId,
             String producer,
             InFlight.Run run,
             Supplier<Uni<T>> work) {
-        return intake.inTurn(lane, message, context, producer, run, work);
+        return intake.inTurn(lane, message, context, requestId, producer, run, work);
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */

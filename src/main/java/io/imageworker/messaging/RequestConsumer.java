@@ -157,6 +157,7 @@ public class RequestConsumer {
                             lane,
                             message,
                             context,
+                            read instanceof RecordReader.Read.Request request ? request.requestId() : null,
                             producer,
                             run,
                             () -> read instanceof RecordReader.Read.Request r
