@@ -8,7 +8,9 @@ import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
+import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
@@ -21,6 +23,7 @@ import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,18 +76,20 @@ public class Intake implements PlacesInProgress {
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
     /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
-    private final Map<String, ConcurrencyLimiter.Turn> inProgress = new ConcurrentHashMap<>();
+    private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
+    /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
+    private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
     private ScheduledExecutorService rechecks;
 
     @Inject
-    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry, BudgetGuard budget) {
+    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry, BudgetGuard budget, Shutdown shutdown) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE));
         if (!budget.producerBudgets().isEmpty()) {
-            holdWhile(budget::holds);
+            holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
                 int waiting = 0;
                 for (ConcurrencyLimiter turn : turns.values()) {
@@ -117,13 +122,25 @@ public class Intake implements PlacesInProgress {
         }
     }
 
-    /** Gives no turn to a producer while {@code held} says so ({@link #recheck()} gives them again after). */
-    void holdWhile(Predicate<String> held) {
-        turns.values().forEach(turn -> turn.holdWhile(held));
+    /**
+     * Gives no turn to a producer while {@code held} says so ({@link #recheck()} gives them again after), until the
+     * worker drains: then every waiting record has its turn, to end it (left unacknowledged), so that the drain does not
+     * wait for records whose producer's window is hours away.
+     */
+    void holdWhile(Predicate<String> held, Shutdown shutdown) {
+        turns.values().forEach(turn -> turn.holdWhile(producer -> shutdown.callsAllowed() && held.test(producer)));
     }
 
-    /** Gives the free places to records whose producer is held no more. */
+    /**
+     * Gives the free places to records whose producer is held no more, and ends the waits aside of requests whose
+     * partition went to another worker (or that the drain ends).
+     */
     void recheck() {
+        aside.forEach((placed, gone) -> {
+            if (!placed.run().mayGoOn()) {
+                gone.complete(null);
+            }
+        });
         turns.values().forEach(ConcurrencyLimiter::recheck);
     }
 
@@ -134,19 +151,53 @@ public class Intake implements PlacesInProgress {
         }
     }
 
+    /**
+     * How request {@code requestId}, in progress here, waits for its producer's cap: its place in progress given back
+     * meanwhile and taken again first of its producer after it; its record waiting again meanwhile as one read ahead
+     * ({@link InFlight.Run#waiting}: a revocation does not wait for it, and the wait does not count as a stuck
+     * record). If its partition goes to another worker meanwhile, the wait ends (at the next {@link #recheck()}) and
+     * so does the request, as {@link AbandonedException}: left unacknowledged for the new owner, no call made.
+     */
     @Override
     public BudgetGuard.Aside of(String requestId) {
-        ConcurrencyLimiter.Turn turn = requestId == null ? null : inProgress.get(requestId);
-        if (turn == null) {
+        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        if (placed == null) {
             return BudgetGuard.Aside.NONE;
         }
         return new BudgetGuard.Aside() {
             @Override
             public <T> Uni<T> around(Uni<T> wait) {
-                return turn.aside(wait);
+                CompletableFuture<Void> gone = new CompletableFuture<>();
+                Uni<T> handedOver = Uni.createFrom().completionStage(gone).chain(ignored -> Uni.createFrom()
+                        .<T>failure(AbandonedException.givenUp(
+                                requestId,
+                                "it waited for its producer's budget when its partition went to another"
+                                        + " worker (or the worker drains)")));
+                return Uni.createFrom()
+                        .deferred(() -> {
+                            placed.run().waiting();
+                            aside.put(placed, gone);
+                            return placed.turn()
+                                    .aside(Uni.join().first(wait, handedOver).toTerminate());
+                        })
+                        .onTermination()
+                        .invoke(() -> {
+                            aside.remove(placed);
+                            placed.run().admitted();
+                        })
+                        .chain(item -> placed.run().mayGoOn()
+                                ? Uni.createFrom().item(item)
+                                : Uni.createFrom()
+                                        .failure(AbandonedException.givenUp(
+                                                requestId,
+                                                "its partition went to another worker while it waited for its"
+                                                        + " producer's budget (or the worker drains)")));
             }
         };
     }
+
+    /** A request in progress: its turn (its place) and its record's run. */
+    private record Placed(ConcurrencyLimiter.Turn turn, InFlight.Run run) {}
 
     /** Records of {@code lane} waiting for their turn now. */
     public int waiting(Lane lane) {
@@ -220,7 +271,7 @@ public class Intake implements PlacesInProgress {
                                         context,
                                         "the worker drains, or its partition went to another worker meanwhile"));
                     }
-                    if (requestId != null && inProgress.putIfAbsent(requestId, turn) == null) {
+                    if (requestId != null && inProgress.putIfAbsent(requestId, new Placed(turn, run)) == null) {
                         registered.set(true);
                     }
                     return work.get();

@@ -134,7 +134,7 @@ class IntakeTest {
     @Test
     void aProducerHeldByItsCapGetsNoTurnWhileTheOthersGoOnAndGetsTurnsAgainOnceReleased() {
         Set<String> held = ConcurrentHashMap.newKeySet();
-        intake.holdWhile(held::contains);
+        intake.holdWhile(held::contains, offsets.shutdown());
         take("a");
         held.add("a");
         take("a");
@@ -194,6 +194,38 @@ class IntakeTest {
         assertThat(started).containsExactly("a0", "b1", "b2");
         assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
         working.get(1).complete("done");
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void recordsOfAHeldProducerHaveTheirTurnWhenTheWorkerDrainsAndAreGivenUpNotWaitedFor() {
+        intake.holdWhile(producer -> true, offsets.shutdown());
+        take("a");
+        take("a");
+        assertThat(started).isEmpty();
+        offsets.inFlight().drain(Duration.ofSeconds(30));
+
+        intake.recheck();
+
+        assertThat(started).isEmpty();
+        assertThat(failures).hasSize(2).allMatch(Intake.GivenUp.class::isInstance);
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRequestWaitingAsideIsNotWaitedForByARevocationAndEndsUnacknowledgedOnceItsPartitionIsGone() throws Exception {
+        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>nothing()));
+        assertThat(started).containsExactly("a0");
+
+        long before = System.nanoTime();
+        offsets.revoke(new TopicPartition("image-request", 0), Duration.ofSeconds(20));
+        assertThat(Duration.ofNanos(System.nanoTime() - before))
+                .as("the revocation did not wait for the request aside")
+                .isLessThan(Duration.ofSeconds(10));
+        assertThat(failures).isEmpty();
+
+        intake.recheck();
+        assertThat(failures).singleElement().isInstanceOf(io.imageworker.support.AbandonedException.class);
         assertThat(intake.inProgress(Lane.NORMAL)).isZero();
     }
 }
