@@ -17,6 +17,7 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -66,6 +67,9 @@ public class BudgetGuard {
      */
     public static final Set<String> FLEET_WIDE_GAUGES = Set.of(
             USED_CALLS, MAX_CALLS, "image_worker_budget_producer_used_calls", "image_worker_budget_producer_max_calls");
+
+    /** The label of the producers not named in the per-producer setting, in its gauges. */
+    static final String OTHERS = "other";
 
     /** How long to wait before claiming again when the log could not be written or read. */
     private static final Duration LOG_RETRY = Duration.ofSeconds(1);
@@ -143,30 +147,41 @@ public class BudgetGuard {
                         AtomicInteger::get,
                         "Requests the spend guard holds until its window allows another call")
                 .register(registry);
-        // One series per producer with a cap of its own: as few as the setting names, however many producers publish.
-        for (Map.Entry<String, ProducerBudgets.Cap> cap : budgets.named().entrySet()) {
-            String producer = cap.getKey();
+        // One series per producer named in the setting, and the default producer; the others (no cap of their own:
+        // nothing held, no cap) together as producer="other": the labels stay as few as the setting names, however
+        // many producers publish, and the series exist without any producer cap (NaN caps, as the fleet's).
+        Set<String> labels = new LinkedHashSet<>(budgets.named().keySet());
+        labels.add(ImageRequest.DEFAULT_PRODUCER);
+        labels.add(OTHERS);
+        for (String producer : labels) {
+            boolean others = OTHERS.equals(producer) && budgets.of(OTHERS).isEmpty();
             WorkerMetrics.gauge(
                             "image_worker_budget_producer_used_calls",
                             this,
-                            guard -> guard.used(producer),
+                            guard -> others ? 0 : guard.used(producer),
                             "Gateway calls claimed in the current window of a producer's own cap"
                                     + " (IMAGE_WORKER_BUDGET_PER_PRODUCER) by the whole fleet (every replica reports"
-                                    + " the same count: take the max over the pods, not the sum)")
+                                    + " the same count: take the max over the pods, not the sum); 0 without a cap")
                     .tag("producer", producer)
                     .register(registry);
             WorkerMetrics.gauge(
                             "image_worker_budget_producer_max_calls",
-                            cap.getValue(),
-                            value -> value.calls(),
+                            this,
+                            guard -> others
+                                    ? Double.NaN
+                                    : guard.budgets
+                                            .of(producer)
+                                            .map(cap -> (double) cap.calls())
+                                            .orElse(Double.NaN),
                             "A producer's own cap of gateway calls per window (IMAGE_WORKER_BUDGET_PER_PRODUCER; every"
-                                    + " replica reports it: take the max over the pods, not the sum)")
+                                    + " replica reports it: take the max over the pods, not the sum); NaN without a"
+                                    + " cap")
                     .tag("producer", producer)
                     .register(registry);
             WorkerMetrics.gauge(
                             "image_worker_budget_producer_held_requests",
                             this,
-                            guard -> guard.held(producer),
+                            guard -> others ? 0 : guard.held(producer),
                             "Requests of a producer held on this replica until its own cap allows another call:"
                                     + " waiting for their call, and read ahead but not taken into progress")
                     .tag("producer", producer)

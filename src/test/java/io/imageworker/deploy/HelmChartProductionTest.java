@@ -81,13 +81,7 @@ class HelmChartProductionTest {
                         "kafka.topics.status",
                         "image-status"));
 
-        Container topics = withHooks
-                .one(Job.class)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        Container topics = topicsContainer(withHooks);
         assertThat(env(topics).get("TOPICS").split(" ")).contains("image-request-priority:6", "image-status:6");
     }
 
@@ -100,13 +94,7 @@ class HelmChartProductionTest {
 
         Map<String, Object> values = Map.of("kafka.topics.cancel", "image-cancel", "cancel.retention", "2h");
         Rendering withHooks = HelmChart.renderWithHooks(DEFAULTS, values);
-        Container topics = withHooks
-                .one(Job.class)
-                .getSpec()
-                .getTemplate()
-                .getSpec()
-                .getContainers()
-                .get(0);
+        Container topics = topicsContainer(withHooks);
         assertThat(env(topics).get("TOPICS").split(" ")).contains("image-cancel:1");
         assertThat(env(topics)).containsEntry("CANCEL_TOPIC", "image-cancel");
         assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact");
@@ -170,6 +158,19 @@ class HelmChartProductionTest {
         assertThat(job.getSpec().getTemplate().getSpec().getVolumes())
                 .anyMatch(volume -> volume.getSecret() != null
                         && volume.getSecret().getSecretName().equals("kafka-admin-client"));
+    }
+
+    @Test
+    void withProducerCapsAloneTheJobCreatesTheLogKeptForTwoOfTheLongestWindows() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "budget.perProducer", "catalogue=5000/1h,archive=10/3d",
+                        "topics.job.commandConfigSecret", "kafka-admin-client"));
+        Container topics = topicsContainer(withHooks);
+
+        assertThat(env(topics).get("TOPICS")).endsWith(" image-worker-budget:1");
+        assertThat(env(topics)).containsEntry("BUDGET_RETENTION_MS", Long.toString(6L * 24 * 3600 * 1000));
     }
 
     @Test
@@ -458,5 +459,16 @@ class HelmChartProductionTest {
         assertThat(snapshot.getImagePullPolicy()).isEqualTo("Always");
         assertThat(release.getImagePullPolicy()).isEqualTo("IfNotPresent");
         assertThat(chosen.getImagePullPolicy()).isEqualTo("Never");
+    }
+
+    /** The container of the topic job. */
+    private static Container topicsContainer(Rendering withHooks) {
+        return withHooks
+                .one(Job.class)
+                .getSpec()
+                .getTemplate()
+                .getSpec()
+                .getContainers()
+                .get(0);
     }
 }

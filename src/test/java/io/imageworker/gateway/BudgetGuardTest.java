@@ -377,8 +377,14 @@ class BudgetGuardTest {
         assertThat(producerGauge("image_worker_budget_producer_held_requests", "a"))
                 .isEqualTo(3);
         assertThat(registry.find("image_worker_budget_producer_used_calls").gauges())
-                .as("one series per producer named, no other")
-                .hasSize(2);
+                .as("one series per producer named, default and other")
+                .hasSize(4);
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "default"))
+                .isNaN();
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "other"))
+                .isNaN();
+        assertThat(producerGauge("image_worker_budget_producer_used_calls", "other"))
+                .isZero();
         assertThat(BudgetGuard.FLEET_WIDE_GAUGES)
                 .contains("image_worker_budget_producer_used_calls", "image_worker_budget_producer_max_calls");
     }
