@@ -187,6 +187,9 @@ public class BudgetGuard {
                     .tag("producer", producer)
                     .register(registry);
         }
+        // Exported without a cap too (0, the reader's own counter once it runs), so that every worker has the series
+        // the dashboard draws.
+        WorkerMetrics.counter(registry, BudgetLog.READER_RESTARTS, BudgetLog.READER_RESTARTS_HELP);
         // Exported without a cap too (0), so that the alert on it names a metric every worker has.
         WorkerMetrics.gauge(
                         "image_worker_budget_reader_stalled",

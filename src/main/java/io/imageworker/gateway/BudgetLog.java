@@ -11,6 +11,13 @@ import java.util.Optional;
  */
 public interface BudgetLog {
 
+    /** The counter of restarts of the log's reader (exported by the spend guard without a cap too, as 0). */
+    String READER_RESTARTS = "image_worker_budget_reader_restarts";
+
+    /** Its description. */
+    String READER_RESTARTS_HELP =
+            "Restarts of the spend guard's budget-log reader after a failure (it resumes where it stopped)";
+
     /** Begins to write and read the log; called once, by the spend guard, when a cap is set. */
     default void start() {}
 

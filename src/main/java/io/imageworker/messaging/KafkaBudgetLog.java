@@ -162,11 +162,7 @@ public class KafkaBudgetLog implements BudgetLog {
                         ledger.forgetBefore(scope -> now / windowMillis(scope) - 1);
                     }
                 },
-                WorkerMetrics.counter(
-                        registry,
-                        "image_worker_budget_reader_restarts",
-                        "Restarts of the spend guard's budget-log reader after a failure (it resumes where it"
-                                + " stopped)"),
+                WorkerMetrics.counter(registry, READER_RESTARTS, READER_RESTARTS_HELP),
                 nanos,
                 firstBackoff);
     }

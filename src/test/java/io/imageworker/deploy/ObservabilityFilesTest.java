@@ -98,6 +98,7 @@ class ObservabilityFilesTest {
                         "image_worker_budget_used_calls",
                         "image_worker_budget_max_calls",
                         "image_worker_budget_reader_stalled",
+                        "image_worker_budget_reader_restarts_total",
                         "image_worker_requests_in_progress",
                         "image_worker_cpu_tasks_waiting",
                         "image_worker_gateway_priority_calls_waiting",
