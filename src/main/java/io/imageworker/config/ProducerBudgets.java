@@ -42,6 +42,18 @@ public final class ProducerBudgets {
     }
 
     /**
+     * The caps of a setting, or {@link #NONE} when it is malformed: for the beans built at start, which must not fail
+     * before the start-up check names the problem and stops the worker ({@link ConfigurationCheck}).
+     */
+    public static ProducerBudgets orNone(Optional<String> setting) {
+        try {
+            return of(setting);
+        } catch (IllegalArgumentException malformed) {
+            return NONE;
+        }
+    }
+
+    /**
      * The caps {@code text} gives ({@code catalogue=5000/1h}; spaces around the parts ignored).
      *
      * @throws IllegalArgumentException naming the setting and the part at fault: a part without {@code =} or {@code

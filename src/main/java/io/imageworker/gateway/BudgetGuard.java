@@ -97,7 +97,7 @@ public class BudgetGuard {
 
     private static BudgetLog shared(WorkerConfig config, Instance<BudgetLog> shared) {
         if (config.budget().maxCalls().isEmpty()
-                && ProducerBudgets.of(config.budget().perProducer()).isEmpty()) {
+                && ProducerBudgets.orNone(config.budget().perProducer()).isEmpty()) {
             return null;
         }
         BudgetLog log = shared.get();
@@ -114,7 +114,7 @@ public class BudgetGuard {
         this.clock = clock;
         this.pauses = pauses;
         this.log = log;
-        this.budgets = ProducerBudgets.of(config.perProducer());
+        this.budgets = ProducerBudgets.orNone(config.perProducer());
         this.billedUnits = WorkerMetrics.counter(
                 registry,
                 "image_worker_spend_quota_units",

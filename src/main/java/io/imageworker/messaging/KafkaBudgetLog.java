@@ -131,7 +131,7 @@ public class KafkaBudgetLog implements BudgetLog {
         this.topic = config.topic().budget();
         this.windowMillis = config.budget().window().toMillis();
         Map<String, Long> windows = new java.util.HashMap<>();
-        ProducerBudgets.of(config.budget().perProducer())
+        ProducerBudgets.orNone(config.budget().perProducer())
                 .named()
                 .forEach((name, cap) -> windows.put(name, cap.window().toMillis()));
         this.producerWindows = Map.copyOf(windows);

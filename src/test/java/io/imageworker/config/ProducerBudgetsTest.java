@@ -25,6 +25,13 @@ class ProducerBudgetsTest {
     }
 
     @Test
+    void theBeansBuiltAtStartReadAMalformedSettingAsNoneAndLeaveItToTheStartUpCheck() {
+        assertThat(ProducerBudgets.orNone(Optional.of("edits")).isEmpty()).isTrue();
+        assertThat(ProducerBudgets.orNone(Optional.of("edits=2/1m")).of("edits"))
+                .isPresent();
+    }
+
+    @Test
     void emptyOrAbsentCapsNoOne() {
         assertThat(ProducerBudgets.of(Optional.empty()).isEmpty()).isTrue();
         assertThat(ProducerBudgets.parse("  ").named()).isEmpty();
