@@ -131,17 +131,25 @@ named), and the spend guard's log one, when a cap is set. A list of "name:partit
 {{- with .Values.kafka.topics.cancel }}
 {{- $topics = append $topics (printf "%s:1" .) }}
 {{- end }}
-{{- if not (kindIs "invalid" .Values.budget.maxCalls) }}
+{{- if include "image-worker.spendGuardOn" . }}
 {{- $topics = append $topics (printf "%s:1" .Values.kafka.topics.budget) }}
 {{- end }}
 {{- join " " $topics }}
 {{- end }}
 
 {{/*
-Retention of the spend guard's log in milliseconds: two windows, at least a day.
+Retention of the spend guard's log in milliseconds: two of the longest windows (the fleet's, or a producer's of
+budget.perProducer), at least a day.
 */}}
 {{- define "image-worker.budgetRetentionMs" -}}
-{{- max (mul (include "image-worker.durationSeconds" .Values.budget.window | int64) 2000) 86400000 }}
+{{- $longest := include "image-worker.durationSeconds" .Values.budget.window | int64 }}
+{{- range splitList "," .Values.budget.perProducer }}
+{{- if contains "/" . }}
+{{- $window := include "image-worker.durationSeconds" (last (splitList "/" .)) | int64 }}
+{{- if gt $window $longest }}{{ $longest = $window }}{{ end }}
+{{- end }}
+{{- end }}
+{{- max (mul $longest 2000) 86400000 }}
 {{- end }}
 
 {{/*
@@ -219,4 +227,12 @@ values.schema.json admits only these forms.
 {{- else }}
 {{- fail (printf "cannot read the duration %q: write it as 180s, 3m, 1h, 1d or 500ms" $text) }}
 {{- end }}
+{{- end }}
+
+{{/*
+Whether the spend guard is on (non-empty): a fleet cap (budget.maxCalls) or a producer's (budget.perProducer) is set,
+so that the pods share kafka.topics.budget.
+*/}}
+{{- define "image-worker.spendGuardOn" -}}
+{{- if or (not (kindIs "invalid" .Values.budget.maxCalls)) .Values.budget.perProducer }}on{{ end }}
 {{- end }}

@@ -49,6 +49,11 @@ public final class ConfigurationCheck {
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }
+        try {
+            ProducerBudgets.of(config.budget().perProducer());
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
+        }
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
         }

@@ -1,10 +1,8 @@
 package io.imageworker.config;
 
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /**
  * The shares of gateway slots among producers with waiting work (contract v1.2, {@code IMAGE_WORKER_PRODUCER_WEIGHTS}):
@@ -22,9 +20,6 @@ public final class ProducerWeights {
 
     /** Every producer weighs 1. */
     public static final ProducerWeights EQUAL = new ProducerWeights(Map.of());
-
-    /** The rule of a producer's name (contract v1.2), as {@code ImageRequest.PRODUCER}. */
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     private final Map<String, Integer> weights;
 
@@ -48,33 +43,17 @@ public final class ProducerWeights {
         if (text == null || text.isBlank()) {
             return EQUAL;
         }
-        Map<String, Integer> weights = new LinkedHashMap<>();
-        for (String part : text.split(",", -1)) {
-            String entry = part.trim();
-            int equals = entry.indexOf('=');
-            if (equals < 0) {
-                throw invalid(text, "'" + entry + "' is not name=weight");
-            }
-            String name = entry.substring(0, equals).trim();
-            String weight = entry.substring(equals + 1).trim();
-            if (!NAME.matcher(name).matches()) {
-                throw invalid(text, "'" + name + "' is not a producer name (1 to 64 characters of [A-Za-z0-9._-])");
-            }
-            int value;
-            try {
-                value = Integer.parseInt(weight);
-            } catch (NumberFormatException e) {
-                value = 0;
-            }
-            if (value < 1 || value > MAX_WEIGHT) {
-                throw invalid(
-                        text,
-                        "the weight of " + name + ", '" + weight + "', is not a whole number from 1 to " + MAX_WEIGHT);
-            }
-            if (weights.put(name, value) != null) {
-                throw invalid(text, name + " is named twice");
-            }
-        }
+        Map<String, Integer> weights =
+                ProducerList.parse(text, "name=weight", why -> invalid(text, why), (name, weight) -> {
+                    int value = ProducerList.wholeNumber(weight);
+                    if (value < 1 || value > MAX_WEIGHT) {
+                        throw invalid(
+                                text,
+                                "the weight of " + name + ", '" + weight + "', is not a whole number from 1 to "
+                                        + MAX_WEIGHT);
+                    }
+                    return value;
+                });
         return new ProducerWeights(Collections.unmodifiableMap(weights));
     }
 

@@ -284,6 +284,14 @@ public interface WorkerConfig {
         /** Over the cap: {@code pause} waits for the next window, {@code fail} ends the request BUDGET_EXCEEDED. */
         @WithDefault("pause")
         BudgetAction onExceeded();
+
+        /**
+         * Caps of single producers (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): {@code
+         * name=calls/window,...}, each the most calls that may be billed for that producer's requests per window of its
+         * own, for the whole fleet, on top of {@link #maxCalls()}; shared through {@code topic.budget} like the fleet's
+         * cap. Empty: no producer has a cap of its own ({@link ProducerBudgets}).
+         */
+        Optional<String> perProducer();
     }
 
     /** Cancellation settings (contract v1.2). */

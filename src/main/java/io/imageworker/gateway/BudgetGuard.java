@@ -1,6 +1,8 @@
 package io.imageworker.gateway;
 
 import io.imageworker.Billing.CallCost;
+import io.imageworker.ImageRequest;
+import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Pauses;
@@ -14,13 +16,18 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
 
 /**
  * The spend guard: at most {@code budget.max-calls} gateway calls that may be billed per window, for the whole fleet.
@@ -34,6 +41,15 @@ import java.util.function.LongSupplier;
  * units when the price per call is configured, and the requests held for the next window as
  * {@code image_worker_budget_held_requests} (created at start, for alerts). The calls used in the window and the cap are
  * the fleet's ({@link #FLEET_WIDE_GAUGES}): every replica reports the same values.
+ *
+ * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}, {@link ProducerBudgets}): a call of a
+ * producer with a cap of its own takes a place in that cap too (a scope of its own in the same log, with windows of its
+ * own length), before the fleet's. A producer over its cap waits (or fails, with {@code fail}) while the others go on:
+ * its requests wait outside the places in progress ({@link #holds} keeps the intake from taking more of them, and one
+ * already in progress gives its place back while it waits, {@link Aside}). Each reservation knows its places, so a call
+ * that cannot have been billed gives back exactly its own ({@link #settle}). Per producer named:
+ * {@code image_worker_budget_producer_used_calls} and {@code _max_calls} (fleet-wide, as {@link #FLEET_WIDE_GAUGES}) and
+ * {@code image_worker_budget_producer_held_requests} (this replica's).
  */
 @ApplicationScoped
 @Startup
@@ -49,7 +65,11 @@ public class BudgetGuard {
      * The gauges every replica reports for the whole fleet, not for itself: summed over the pods they read N times too
      * high, so dashboards and alerts take their {@code max} (checked in ObservabilityFilesTest).
      */
-    public static final Set<String> FLEET_WIDE_GAUGES = Set.of(USED_CALLS, MAX_CALLS);
+    public static final Set<String> FLEET_WIDE_GAUGES = Set.of(
+            USED_CALLS, MAX_CALLS, "image_worker_budget_producer_used_calls", "image_worker_budget_producer_max_calls");
+
+    /** The label of the producers not named in the per-producer setting, in its gauges. */
+    static final String OTHERS = "other";
 
     /** How long to wait before claiming again when the log could not be written or read. */
     private static final Duration LOG_RETRY = Duration.ofSeconds(1);
@@ -64,8 +84,11 @@ public class BudgetGuard {
     private final Counter unknownUnits;
     private final long pricePerCall;
     private final AtomicInteger held = new AtomicInteger();
-    /** Places this replica holds for calls not settled yet, oldest first. */
-    private final Deque<Place> places = new ArrayDeque<>();
+    private final ProducerBudgets budgets;
+    /** Requests of each capped producer this guard holds for the producer's own cap. */
+    private final Map<String, AtomicInteger> heldByProducer = new ConcurrentHashMap<>();
+    /** Records of a producer the intake holds back while the producer is over its cap. */
+    private volatile ToIntFunction<String> heldInIntake = producer -> 0;
 
     @Inject
     BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<BudgetLog> shared) {
@@ -73,7 +96,8 @@ public class BudgetGuard {
     }
 
     private static BudgetLog shared(WorkerConfig config, Instance<BudgetLog> shared) {
-        if (config.budget().maxCalls().isEmpty()) {
+        if (config.budget().maxCalls().isEmpty()
+                && ProducerBudgets.orNone(config.budget().perProducer()).isEmpty()) {
             return null;
         }
         BudgetLog log = shared.get();
@@ -90,6 +114,7 @@ public class BudgetGuard {
         this.clock = clock;
         this.pauses = pauses;
         this.log = log;
+        this.budgets = ProducerBudgets.orNone(config.perProducer());
         this.billedUnits = WorkerMetrics.counter(
                 registry,
                 "image_worker_spend_quota_units",
@@ -122,6 +147,49 @@ public class BudgetGuard {
                         AtomicInteger::get,
                         "Requests the spend guard holds until its window allows another call")
                 .register(registry);
+        // One series per producer named in the setting, and the default producer; the others (no cap of their own:
+        // nothing held, no cap) together as producer="other": the labels stay as few as the setting names, however
+        // many producers publish, and the series exist without any producer cap (NaN caps, as the fleet's).
+        Set<String> labels = new LinkedHashSet<>(budgets.named().keySet());
+        labels.add(ImageRequest.DEFAULT_PRODUCER);
+        labels.add(OTHERS);
+        for (String producer : labels) {
+            boolean others = OTHERS.equals(producer) && budgets.of(OTHERS).isEmpty();
+            WorkerMetrics.gauge(
+                            "image_worker_budget_producer_used_calls",
+                            this,
+                            guard -> others ? 0 : guard.used(producer),
+                            "Gateway calls claimed in the current window of a producer's own cap"
+                                    + " (IMAGE_WORKER_BUDGET_PER_PRODUCER) by the whole fleet (every replica reports"
+                                    + " the same count: take the max over the pods, not the sum); 0 without a cap")
+                    .tag("producer", producer)
+                    .register(registry);
+            WorkerMetrics.gauge(
+                            "image_worker_budget_producer_max_calls",
+                            this,
+                            guard -> others
+                                    ? Double.NaN
+                                    : guard.budgets
+                                            .of(producer)
+                                            .map(cap -> (double) cap.calls())
+                                            .orElse(Double.NaN),
+                            "A producer's own cap of gateway calls per window (IMAGE_WORKER_BUDGET_PER_PRODUCER; every"
+                                    + " replica reports it: take the max over the pods, not the sum); NaN without a"
+                                    + " cap")
+                    .tag("producer", producer)
+                    .register(registry);
+            WorkerMetrics.gauge(
+                            "image_worker_budget_producer_held_requests",
+                            this,
+                            guard -> others ? 0 : guard.held(producer),
+                            "Requests of a producer held on this replica until its own cap allows another call:"
+                                    + " waiting for their call, and read ahead but not taken into progress")
+                    .tag("producer", producer)
+                    .register(registry);
+        }
+        // Exported without a cap too (0, the reader's own counter once it runs), so that every worker has the series
+        // the dashboard draws.
+        WorkerMetrics.counter(registry, BudgetLog.READER_RESTARTS, BudgetLog.READER_RESTARTS_HELP);
         // Exported without a cap too (0), so that the alert on it names a metric every worker has.
         WorkerMetrics.gauge(
                         "image_worker_budget_reader_stalled",
@@ -132,74 +200,161 @@ public class BudgetGuard {
                 .register(registry);
     }
 
+    /** {@link #reserve(String, Aside)} of the default producer, holding its place in progress while it waits. */
+    public Uni<Reservation> reserve() {
+        return reserve(ImageRequest.DEFAULT_PRODUCER, Aside.NONE);
+    }
+
     /**
-     * Takes a place for one call: {@code true} when the call may be sent, {@code false} when the cap refuses it and
-     * the setting is {@code fail}. With {@code pause}, completes only once a place is free.
+     * Takes a place for one call of {@code producer}'s request (null: the default producer): in the producer's own
+     * cap first, if it has one (contract v1.2), then in the fleet's; a reservation {@link Reservation#granted()} when
+     * the call may be sent, refused when a cap refuses it and the setting is {@code fail}. With {@code pause},
+     * completes only once both places are taken: a producer over its cap waits for its next window within {@code
+     * aside} (the request gives its place in progress back meanwhile, so the other producers' requests go on), a
+     * request held by the fleet's cap holds its place (every producer waits alike). A producer's place is given back
+     * when the fleet's cap refuses the call, and claimed again after the fleet's wait. Pass the reservation to {@link
+     * #settle(Reservation, CallCost)} once the call's cost is known.
      */
-    public Uni<Boolean> reserve() {
-        if (maxCalls.isEmpty()) {
-            return Uni.createFrom().item(Boolean.TRUE);
+    public Uni<Reservation> reserve(String producer, Aside aside) {
+        String name = producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
+        Optional<ProducerBudgets.Cap> cap = budgets.of(name);
+        if (maxCalls.isEmpty() && cap.isEmpty()) {
+            return Uni.createFrom().item(Reservation.FREE);
         }
-        return Uni.createFrom().deferred(this::claim).chain(placed -> {
-            if (placed) {
-                return Uni.createFrom().item(Boolean.TRUE);
+        Holding holding = new Holding(name);
+        return Uni.createFrom()
+                .deferred(() -> places(name, cap, aside, holding))
+                .onTermination()
+                .invoke(holding::end);
+    }
+
+    /** The producer's place (if it has a cap), then the fleet's (if it has one), waiting as the setting says. */
+    private Uni<Reservation> places(String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, Holding holding) {
+        return producerPlace(producer, cap, aside, holding).chain(own -> {
+            if (own == REFUSED) {
+                return Uni.createFrom().item(Reservation.REFUSED_BY_PRODUCER);
             }
-            if (!pause) {
-                return Uni.createFrom().item(Boolean.FALSE);
+            if (maxCalls.isEmpty()) {
+                return Uni.createFrom().item(new Reservation(own, null));
             }
-            held.incrementAndGet();
-            pauses.begin(Pauses.Reason.BUDGET);
-            return waitForPlace().onTermination().invoke(() -> {
-                pauses.end(Pauses.Reason.BUDGET);
-                held.decrementAndGet();
+            return claim(BudgetLedger.FLEET, maxCalls.get()).chain(fleet -> {
+                if (fleet != null) {
+                    return Uni.createFrom().item(new Reservation(own, fleet));
+                }
+                if (own != null) {
+                    // Not held while the fleet's window is full: claimed again, in the window the call leaves in.
+                    log.release(own.scope(), own.claim(), own.window());
+                }
+                if (!pause) {
+                    return Uni.createFrom().item(Reservation.REFUSED_BY_FLEET);
+                }
+                holding.fleet(true);
+                return Patience.after(untilNextWindow(BudgetLedger.FLEET), () -> {
+                    holding.fleet(false);
+                    return places(producer, cap, aside, holding);
+                });
             });
         });
     }
 
-    /** Claims again at the next window, as often as it takes; counted once in {@code held} by the caller. */
-    private Uni<Boolean> waitForPlace() {
-        return Patience.after(untilNextWindow(), () -> claim().chain(
-                        placed -> placed ? Uni.createFrom().item(Boolean.TRUE) : waitForPlace()));
+    /**
+     * A place in the producer's own cap: null when it has none, {@link #REFUSED} when its window is full and the
+     * setting is {@code fail}; with {@code pause}, waits for its next windows within {@code aside}.
+     */
+    private Uni<Place> producerPlace(String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, Holding holding) {
+        if (cap.isEmpty()) {
+            return Uni.createFrom().nullItem();
+        }
+        int calls = cap.get().calls();
+        return claim(producer, calls).chain(place -> {
+            if (place != null) {
+                return Uni.createFrom().item(place);
+            }
+            if (!pause) {
+                return Uni.createFrom().item(REFUSED);
+            }
+            holding.producer(true);
+            return aside.around(waitForPlace(producer, calls)).invoke(() -> holding.producer(false));
+        });
     }
 
-    /** One claim of a place in the current window: {@code false} when the window is full. */
-    private Uni<Boolean> claim() {
-        long window = window();
-        int used = log.used(window);
-        if (used >= maxCalls.get()) {
+    /** Claims again at the scope's next window, as often as it takes. */
+    private Uni<Place> waitForPlace(String scope, int limit) {
+        return Patience.after(untilNextWindow(scope), () -> claim(scope, limit)
+                .chain(place -> place != null ? Uni.createFrom().item(place) : waitForPlace(scope, limit)));
+    }
+
+    /** One claim of a place in the current window of {@code scope}: null when the window is full. */
+    private Uni<Place> claim(String scope, int limit) {
+        long window = window(scope);
+        int used = log.used(scope, window);
+        if (used >= limit) {
             // Known to be full as far as this replica has read: no claim written.
-            return Uni.createFrom().item(refused(used));
+            return Uni.createFrom().item(refused(scope, used, limit));
         }
         String claim = UUID.randomUUID().toString();
-        return log.claim(claim, window, maxCalls.get())
-                .map(accepted -> {
-                    if (accepted) {
-                        synchronized (places) {
-                            places.add(new Place(claim, window));
-                        }
-                        return Boolean.TRUE;
-                    }
-                    return refused(log.used(window));
-                })
+        return log.claim(scope, claim, window, limit)
+                .map(accepted ->
+                        accepted ? new Place(scope, claim, window) : refused(scope, log.used(scope, window), limit))
                 .onFailure()
                 .recoverWithUni(error -> {
                     Log.warnf(
                             "Spend guard: the budget log did not answer (%s); claiming again in %d ms",
                             error.toString(), LOG_RETRY.toMillis());
-                    return Patience.after(LOG_RETRY, this::claim);
+                    return Patience.after(LOG_RETRY, () -> claim(scope, limit));
                 });
     }
 
-    private Boolean refused(int used) {
+    private Place refused(String scope, int used, int limit) {
         Log.warnf(
-                "Spend guard: %d of %d calls used in this window of %s (all replicas); %s",
+                "Spend guard: %d of %d calls used in this window of %s (%s); %s",
                 used,
-                maxCalls.get(),
-                Duration.ofMillis(windowMillis),
+                limit,
+                Duration.ofMillis(windowMillis(scope)),
+                scope == null ? "all replicas" : "producer " + scope + ", all replicas",
                 pause
-                        ? "holding requests for " + untilNextWindow().toMillis() + " ms"
+                        ? "holding requests for " + untilNextWindow(scope).toMillis() + " ms"
                         : "failing requests with BUDGET_EXCEEDED");
-        return Boolean.FALSE;
+        return null;
+    }
+
+    /**
+     * Whether {@code producer} (null: the default producer) is over its own cap as far as this replica has read the
+     * shared log, and its requests wait (setting {@code pause}): the intake then takes none of them into progress
+     * until its window allows another call ({@code messaging.Intake}). False with {@code fail} (its requests fail
+     * at once instead) and for a producer without a cap.
+     */
+    public boolean holds(String producer) {
+        if (!pause) {
+            return false;
+        }
+        String name = producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
+        Optional<ProducerBudgets.Cap> cap = budgets.of(name);
+        return cap.isPresent() && log.used(name, window(name)) >= cap.get().calls();
+    }
+
+    /** The producers with a cap of their own (contract v1.2). */
+    public ProducerBudgets producerBudgets() {
+        return budgets;
+    }
+
+    /**
+     * Counts also, in {@code image_worker_budget_producer_held_requests}, the records of a producer that the intake
+     * holds back while it is over its cap ({@code messaging.Intake}).
+     */
+    public void countHeldInIntake(ToIntFunction<String> waitingOf) {
+        this.heldInIntake = waitingOf;
+    }
+
+    /** Requests of {@code producer} held now for its own cap: by this guard, and in the intake. */
+    public int held(String producer) {
+        AtomicInteger count = heldByProducer.get(producer);
+        return (count == null ? 0 : count.get()) + (holds(producer) ? heldInIntake.applyAsInt(producer) : 0);
+    }
+
+    /** Places used in the current window of {@code producer}'s own cap, by the whole fleet; 0 without a cap. */
+    public int used(String producer) {
+        return budgets.of(producer).isEmpty() ? 0 : log.used(producer, window(producer));
     }
 
     /** Requests held now until the window allows another call. */
@@ -207,38 +362,49 @@ public class BudgetGuard {
         return held.get();
     }
 
-    private long window() {
-        return clock.getAsLong() / windowMillis;
+    private long window(String scope) {
+        return clock.getAsLong() / windowMillis(scope);
     }
 
-    private Duration untilNextWindow() {
+    private long windowMillis(String scope) {
+        return scope == null
+                ? windowMillis
+                : budgets.of(scope).map(cap -> cap.window().toMillis()).orElse(windowMillis);
+    }
+
+    private Duration untilNextWindow(String scope) {
         long now = clock.getAsLong();
-        return Duration.ofMillis((now / windowMillis + 1) * windowMillis - now + 1);
+        long length = windowMillis(scope);
+        return Duration.ofMillis((now / length + 1) * length - now + 1);
     }
 
-    /** A reserved call ended with this cost: a call that cannot have been billed gives its place back. */
-    public void settle(CallCost cost) {
+    /**
+     * A reserved call ended with this cost: a call that cannot have been billed gives its places back, in every scope
+     * it took one in (once, however often it is settled).
+     */
+    public void settle(Reservation reservation, CallCost cost) {
         switch (cost) {
             case BILLED -> billedUnits.increment(pricePerCall);
             case UNKNOWN -> unknownUnits.increment(pricePerCall);
             default -> {}
         }
-        if (maxCalls.isEmpty()) {
+        if (!reservation.settled.compareAndSet(false, true)) {
             return;
         }
-        Place place;
-        synchronized (places) {
-            place = places.poll();
-        }
         boolean free = cost == CallCost.REFUSED || cost == CallCost.NOT_SENT;
-        if (place != null && free && place.window() == window()) {
-            log.release(place.claim(), place.window());
+        if (!free) {
+            return;
+        }
+        for (Place place : reservation.places()) {
+            if (place.window() == window(place.scope())) {
+                log.release(place.scope(), place.claim(), place.window());
+            }
         }
     }
 
     /** Places used in the current window, by all the replicas that share the budget, as far as this one knows. */
     public int used() {
-        return maxCalls.isEmpty() ? 0 : log.used(window());
+        return maxCalls.isEmpty() ? 0 : log.used(BudgetLedger.FLEET, window(BudgetLedger.FLEET));
     }
 
     /**
@@ -246,9 +412,132 @@ public class BudgetGuard {
      * stalled), or empty: calls then wait, each claim timing out and tried again, until the reader reads again.
      */
     public Optional<String> readerStall() {
-        return maxCalls.isEmpty() ? Optional.empty() : log.stall();
+        return maxCalls.isEmpty() && budgets.isEmpty() ? Optional.empty() : log.stall();
     }
 
-    /** A place this replica holds: its claim in the log, and the window it is in. */
-    private record Place(String claim, long window) {}
+    /** A place taken: its scope ({@link BudgetLedger#FLEET} or a producer), its claim in the log, its window. */
+    private record Place(String scope, String claim, long window) {}
+
+    /** The mark of a place refused with {@code fail}. */
+    private static final Place REFUSED = new Place(null, "refused", -1);
+
+    /**
+     * The places one call took (in its producer's cap and in the fleet's, each if set), to be given back by {@link
+     * #settle} if the call cannot have been billed; or a refusal ({@code fail} over a cap).
+     */
+    public static final class Reservation {
+        /** A call allowed without any place: no cap applies to it. */
+        public static final Reservation FREE = new Reservation(null, null);
+
+        /** A call refused by the fleet's cap, with {@code fail}. */
+        public static final Reservation REFUSED_BY_FLEET = new Reservation(
+                "the spend guard allows no more gateway calls in this window (IMAGE_WORKER_BUDGET_MAX_CALLS)");
+
+        /** A call refused by its producer's own cap, with {@code fail}. */
+        public static final Reservation REFUSED_BY_PRODUCER =
+                new Reservation("the spend guard allows no more gateway calls of this request's producer in this window"
+                        + " (IMAGE_WORKER_BUDGET_PER_PRODUCER)");
+
+        private final boolean granted;
+        private final String refusal;
+        private final List<Place> places;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        private Reservation(String refusal) {
+            this.granted = false;
+            this.refusal = refusal;
+            this.places = List.of();
+        }
+
+        private Reservation(Place producer, Place fleet) {
+            this.granted = true;
+            this.refusal = null;
+            List<Place> taken = new ArrayList<>(2);
+            if (producer != null) {
+                taken.add(producer);
+            }
+            if (fleet != null) {
+                taken.add(fleet);
+            }
+            this.places = List.copyOf(taken);
+        }
+
+        /** Whether the call may be sent. */
+        public boolean granted() {
+            return granted;
+        }
+
+        /** Why the call may not be sent: which cap refused it; null when granted. */
+        public String refusal() {
+            return refusal;
+        }
+
+        private List<Place> places() {
+            return places;
+        }
+
+        @Override
+        public String toString() {
+            return granted ? "places " + places : "refused";
+        }
+    }
+
+    /**
+     * A request's place in progress, which it may give back while it waits for its producer's cap and take again
+     * (in its producer's turn) before its call; {@link #NONE} keeps it.
+     */
+    public interface Aside {
+        /** Keeps the place while waiting. */
+        Aside NONE = new Aside() {
+            @Override
+            public <T> Uni<T> around(Uni<T> wait) {
+                return wait;
+            }
+        };
+
+        /** {@code wait}, with the place given back during it and taken again after it. */
+        <T> Uni<T> around(Uni<T> wait);
+    }
+
+    /** What one reservation is counted as, while it waits: held by the fleet's cap, by its producer's, or neither. */
+    private final class Holding {
+        private final String producer;
+        private boolean fleet;
+        private boolean own;
+
+        Holding(String producer) {
+            this.producer = producer;
+        }
+
+        synchronized void fleet(boolean now) {
+            if (now != fleet) {
+                fleet = now;
+                count(held, now);
+            }
+        }
+
+        synchronized void producer(boolean now) {
+            if (now != own) {
+                own = now;
+                // Only a producer with a cap of its own is ever held by it: as many counts as the setting names.
+                count(heldByProducer.computeIfAbsent(producer, name -> new AtomicInteger()), now);
+            }
+        }
+
+        /** One request more (or less) in {@code count}, and in the pause of the spend guard. */
+        private void count(AtomicInteger count, boolean more) {
+            if (more) {
+                count.incrementAndGet();
+                pauses.begin(Pauses.Reason.BUDGET);
+            } else {
+                pauses.end(Pauses.Reason.BUDGET);
+                count.decrementAndGet();
+            }
+        }
+
+        void end() {
+            fleet(false);
+            producer(false);
+        }
+    }
 }

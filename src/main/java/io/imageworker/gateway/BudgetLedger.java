@@ -3,19 +3,39 @@ package io.imageworker.gateway;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.ToLongFunction;
 
 /**
  * The spend guard's ledger: claims of one place each (one gateway call that may be billed) and their releases, judged
- * in the one order in which every replica reads them. A claim is accepted when its window holds fewer accepted,
- * unreleased claims than the limit the claim carries; a release gives back an accepted claim. The verdicts depend on
- * nothing but the order of the entries, so replicas that read the same log reach the same verdicts without talking to
- * each other, and the accepted claims of a window never exceed its limit, however many replicas claim at once.
+ * in the one order in which every replica reads them. A claim is accepted when its scope's window holds fewer
+ * accepted, unreleased claims than the limit the claim carries; a release gives back an accepted claim. The verdicts
+ * depend on nothing but the order of the entries, so replicas that read the same log reach the same verdicts without
+ * talking to each other, and the accepted claims of a window never exceed its limit, however many replicas claim at
+ * once.
+ *
+ * <p>Each scope counts apart: the fleet's ({@link #FLEET}, the scope of entries that name none, as every entry written
+ * before per-producer caps did) and one per capped producer (contract v1.2, its name), each with windows of its own
+ * length.
  */
 public final class BudgetLedger {
 
-    /** One entry of the log. */
-    public record Entry(Kind kind, String claim, long window, int limit) {}
+    /** The scope of the fleet's cap: entries that name no scope. */
+    public static final String FLEET = null;
+
+    /**
+     * One entry of the log.
+     *
+     * @param scope the cap it counts against: {@link #FLEET} (null) or a producer's name
+     */
+    public record Entry(Kind kind, String scope, String claim, long window, int limit) {
+
+        /** An entry of the fleet's scope. */
+        public Entry(Kind kind, String claim, long window, int limit) {
+            this(kind, FLEET, claim, window, limit);
+        }
+    }
 
     /** What an entry does. */
     public enum Kind {
@@ -34,32 +54,50 @@ public final class BudgetLedger {
         IGNORED
     }
 
-    private final Map<Long, Set<String>> placesByWindow = new HashMap<>();
+    /** A window of one scope. */
+    private record Key(String scope, long window) {}
+
+    private final Map<Key, Set<String>> places = new HashMap<>();
 
     /** Applies the next entry of the log. */
     public synchronized Verdict apply(Entry entry) {
-        Set<String> places = placesByWindow.computeIfAbsent(entry.window(), window -> new HashSet<>());
+        Set<String> held = places.computeIfAbsent(new Key(entry.scope(), entry.window()), key -> new HashSet<>());
         if (entry.kind() == Kind.RELEASE) {
-            return places.remove(entry.claim()) ? Verdict.RELEASED : Verdict.IGNORED;
+            return held.remove(entry.claim()) ? Verdict.RELEASED : Verdict.IGNORED;
         }
-        if (places.contains(entry.claim())) {
+        if (held.contains(entry.claim())) {
             return Verdict.ACCEPTED;
         }
-        if (places.size() < entry.limit()) {
-            places.add(entry.claim());
+        if (held.size() < entry.limit()) {
+            held.add(entry.claim());
             return Verdict.ACCEPTED;
         }
         return Verdict.REFUSED;
     }
 
-    /** Places held in {@code window}: accepted claims not released. */
-    public synchronized int used(long window) {
-        Set<String> places = placesByWindow.get(window);
-        return places == null ? 0 : places.size();
+    /** Places held in the fleet's {@code window}: accepted claims not released. */
+    public int used(long window) {
+        return used(FLEET, window);
     }
 
-    /** Forgets the windows before {@code window}: no claim for them is judged any more. */
-    public synchronized void forgetBefore(long window) {
-        placesByWindow.keySet().removeIf(w -> w < window);
+    /** Places held in {@code window} of {@code scope}: accepted claims not released. */
+    public synchronized int used(String scope, long window) {
+        Set<String> held = places.get(new Key(scope, window));
+        return held == null ? 0 : held.size();
+    }
+
+    /** Forgets the fleet's windows before {@code window}, and every other scope's too. */
+    public void forgetBefore(long window) {
+        forgetBefore(scope -> window);
+    }
+
+    /** Forgets, in each scope, the windows before {@code firstKept} of that scope: no claim for them is judged any more. */
+    public synchronized void forgetBefore(ToLongFunction<String> firstKept) {
+        places.keySet().removeIf(key -> key.window() < firstKept.applyAsLong(key.scope()));
+    }
+
+    @Override
+    public synchronized String toString() {
+        return Objects.toString(places);
     }
 }

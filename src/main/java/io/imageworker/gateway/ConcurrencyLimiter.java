@@ -17,6 +17,8 @@ import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -35,6 +37,10 @@ import java.util.function.Supplier;
  * edits gets 4 permits for each one of catalogue's while both wait, spread out, and a producer alone gets every one).
  * A producer's calls are served first come first served. A producer's queue and its credit go when its last waiting
  * call does: nothing is kept for producers that wait no more, however many there are.
+ *
+ * <p>A producer may be held ({@link #holdWhile}: the intake's turns hold a producer over its own spend cap): its
+ * waiters get no permit while it is, and the others' go on; {@link #recheck()} hands out the permits free once it is
+ * not. A run may also give its permit back for a while and take it again in its producer's turn ({@link Turn#aside}).
  */
 @ApplicationScoped
 public class ConcurrencyLimiter {
@@ -45,6 +51,9 @@ public class ConcurrencyLimiter {
     private final ProducerWeights weights;
     private final LaneQueue normal = new LaneQueue();
     private final LaneQueue priority = new LaneQueue();
+    /** Whether a producer's waiters get no permit now; read under the lock (must not call back into the limiter). */
+    private volatile Predicate<String> held = producer -> false;
+
     private double normalCredit;
     private int limit;
     private int inFlight;
@@ -166,13 +175,94 @@ public class ConcurrencyLimiter {
                 });
     }
 
+    /**
+     * Holds the waiters of each producer for which {@code producerHeld} is true: they get no permit until it is false
+     * and a permit is free or {@link #recheck()} is called.
+     */
+    public void holdWhile(Predicate<String> producerHeld) {
+        this.held = producerHeld;
+    }
+
+    /** Gives the free permits to waiters not held (a producer held before may be no more). */
+    public void recheck() {
+        while (true) {
+            Waiter next;
+            synchronized (this) {
+                next = inFlight < limit ? nextWaiter() : null;
+                if (next == null) {
+                    return;
+                }
+                inFlight++;
+            }
+            next.emitter.complete(Boolean.TRUE);
+        }
+    }
+
+    /**
+     * {@link #run(Lane, String, Supplier)} whose work is given its {@link Turn}, through which it can give its permit
+     * back while it waits for something and take it again afterwards.
+     */
+    public <T> Uni<T> run(Lane lane, String producer, Function<Turn, Uni<T>> work) {
+        Turn turn = new Turn(lane, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer);
+        return acquire(lane, turn.waiter)
+                .onItem()
+                .transformToUni(ignored -> turn.waiter.start()
+                        ? Uni.createFrom().deferred(() -> work.apply(turn))
+                        : Uni.createFrom().<T>nothing())
+                .onTermination()
+                .invoke(turn::end);
+    }
+
+    /** One run's hold on its permit, which it can give back for a while ({@link #aside}). */
+    public final class Turn {
+        private final Lane lane;
+        private final String producer;
+        /** The claim that holds (or waits for) the run's permit now; guarded by the limiter's lock when replaced. */
+        private volatile Waiter waiter;
+
+        private Turn(Lane lane, String producer) {
+            this.lane = lane;
+            this.producer = producer;
+            this.waiter = new Waiter(producer);
+        }
+
+        /**
+         * {@code wait} without the permit: given back at once (to the next waiter in turn), taken again once {@code
+         * wait} has its item, in the producer's turn (which comes only while the producer is not held). A failure of
+         * {@code wait} is passed on without the permit (the run ends).
+         */
+        public <X> Uni<X> aside(Uni<X> wait) {
+            Waiter given = waiter;
+            if (given.end()) {
+                release();
+            }
+            return wait.chain(item -> {
+                Waiter again = new Waiter(producer, true);
+                synchronized (ConcurrencyLimiter.this) {
+                    waiter = again;
+                }
+                return acquire(lane, again)
+                        .chain(granted -> again.start()
+                                ? Uni.createFrom().item(item)
+                                // The run ended as its permit came: the permit went back with it (end()).
+                                : Uni.createFrom().<X>nothing());
+            });
+        }
+
+        private void end() {
+            if (waiter.end()) {
+                release();
+            }
+        }
+    }
+
     /** Completes when a permit is given to {@code waiter}. */
     private Uni<Boolean> acquire(Lane lane, Waiter waiter) {
         LaneQueue queue = lane == Lane.PRIORITY ? priority : normal;
         return Uni.createFrom().emitter(emitter -> {
             boolean granted;
             synchronized (this) {
-                granted = inFlight < limit && waiter.grant();
+                granted = inFlight < limit && (waiter.returning || !held.test(waiter.producer)) && waiter.grant();
                 if (granted) {
                     inFlight++;
                 } else {
@@ -205,11 +295,18 @@ public class ConcurrencyLimiter {
 
         private final AtomicInteger state = new AtomicInteger(WAITING);
         private final String producer;
+        /** Taking back a permit given back for a while ({@link Turn#aside}): first of its producer, never held. */
+        private final boolean returning;
         /** Set under the limiter's lock before it is queued. */
         private UniEmitter<? super Boolean> emitter;
 
         Waiter(String producer) {
+            this(producer, false);
+        }
+
+        Waiter(String producer, boolean returning) {
             this.producer = producer;
+            this.returning = returning;
         }
 
         /** Gives it a permit, under the limiter's lock; false when it is gone. */
@@ -256,15 +353,21 @@ public class ConcurrencyLimiter {
     }
 
     private Waiter nextInLine() {
-        if (!priority.isEmpty() && !normal.isEmpty()) {
+        Predicate<String> held = this.held;
+        boolean priorityWaits = priority.hasUnheld(held);
+        boolean normalWaits = normal.hasUnheld(held);
+        if (!priorityWaits && !normalWaits) {
+            return null;
+        }
+        if (priorityWaits && normalWaits) {
             normalCredit += minShare;
             if (normalCredit >= 1) {
                 normalCredit -= 1;
-                return normal.poll();
+                return normal.poll(held);
             }
-            return priority.poll();
+            return priority.poll(held);
         }
-        return priority.isEmpty() ? normal.poll() : priority.poll();
+        return priorityWaits ? priority.poll(held) : normal.poll(held);
     }
 
     /**
@@ -276,7 +379,12 @@ public class ConcurrencyLimiter {
         private int size;
 
         void add(Waiter waiter) {
-            producers.computeIfAbsent(waiter.producer, Producer::new).waiters.addLast(waiter);
+            Deque<Waiter> queue = producers.computeIfAbsent(waiter.producer, Producer::new).waiters;
+            if (waiter.returning) {
+                queue.addFirst(waiter);
+            } else {
+                queue.addLast(waiter);
+            }
             size++;
         }
 
@@ -314,14 +422,28 @@ public class ConcurrencyLimiter {
             return others;
         }
 
-        /** The first waiter of the producer whose turn it is, taken out; null when none waits. */
-        Waiter poll() {
+        /** Whether a producer not held has waiters. */
+        boolean hasUnheld(Predicate<String> held) {
+            for (Producer producer : producers.values()) {
+                if (!producer.held(held)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** The first waiter of the producer not held whose turn it is, taken out; null when none waits. */
+        Waiter poll(Predicate<String> held) {
             if (size == 0) {
                 return null;
             }
             Producer next = null;
             long total = 0;
             for (Producer producer : producers.values()) {
+                if (producer.held(held)) {
+                    // Out of the turns while held: it neither gains nor pays credit.
+                    continue;
+                }
                 int weight = weights.of(producer.name);
                 producer.credit += weight;
                 total += weight;
@@ -329,6 +451,9 @@ public class ConcurrencyLimiter {
                 if (next == null || producer.credit > next.credit) {
                     next = producer;
                 }
+            }
+            if (next == null) {
+                return null;
             }
             next.credit -= total;
             Waiter waiter = next.waiters.pollFirst();
@@ -349,6 +474,12 @@ public class ConcurrencyLimiter {
 
         Producer(String name) {
             this.name = name;
+        }
+
+        /** Whether its first waiter gets no permit now: it is held, and that waiter is not taking one back. */
+        boolean held(Predicate<String> held) {
+            Waiter first = waiters.peekFirst();
+            return (first == null || !first.returning) && held.test(name);
         }
     }
 

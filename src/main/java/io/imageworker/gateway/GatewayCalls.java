@@ -19,7 +19,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
@@ -54,6 +54,7 @@ public class GatewayCalls {
     private final Tracing tracing;
     private final AnswerSizes sizes;
     private final List<CallListener> listeners;
+    private final PlacesInProgress places;
 
     GatewayCalls(
             GatewayClient client,
@@ -65,7 +66,9 @@ public class GatewayCalls {
             Shutdown shutdown,
             Tracing tracing,
             AnswerSizes sizes,
-            @All List<CallListener> listeners) {
+            @All List<CallListener> listeners,
+            PlacesInProgress places) {
+        this.places = places;
         this.client = client;
         this.guard = guard;
         this.budget = budget;
@@ -175,8 +178,10 @@ public class GatewayCalls {
         private final String requestId;
         private final Call call;
         private final CallGate gate;
-        /** True while this loop holds a place in the spend budget that no call has used yet. */
-        private final AtomicBoolean placeUnused = new AtomicBoolean();
+        /** The places in the spend budget this loop holds that no call has used yet, or null. */
+        private final AtomicReference<BudgetGuard.Reservation> unused = new AtomicReference<>();
+        /** The places the call in flight (or just answered) used, settled by its answer. */
+        private BudgetGuard.Reservation inCall = BudgetGuard.Reservation.FREE;
 
         private final Instant startedAt = Instant.now();
         private Billing billing = Billing.NONE;
@@ -203,20 +208,21 @@ public class GatewayCalls {
             // A pause or a wait for budget may last hours: the drain cuts it short, as the request would make no call,
             // and so does a cancel (a null verdict).
             return gate.unlessCancelled(
-                            shutdown.unlessDraining(requestId, guard.awaitOpen().chain(open -> budget.reserve())),
+                            shutdown.unlessDraining(
+                                    requestId,
+                                    guard.awaitOpen()
+                                            .chain(open -> budget.reserve(owner.producerName(), places.of(requestId)))),
                             () -> null)
-                    .chain(allowed -> {
-                        if (allowed == null) {
+                    .chain(reservation -> {
+                        if (reservation == null) {
                             return Uni.createFrom().item(cancelled());
                         }
-                        if (!allowed) {
+                        if (!reservation.granted()) {
                             return Uni.createFrom()
                                     .item(ended(GatewayFailure.noAnswer(
-                                            FailureKind.BUDGET_EXCEEDED,
-                                            "the spend guard allows no more gateway calls in this window"
-                                                    + " (IMAGE_WORKER_BUDGET_MAX_CALLS)")));
+                                            FailureKind.BUDGET_EXCEEDED, reservation.refusal())));
                         }
-                        placeUnused.set(true);
+                        unused.set(reservation);
                         // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
                         return gate.unlessCancelled(
                                 limiter.run(call.lane(), owner.producerName(), () -> call.memory()
@@ -235,9 +241,7 @@ public class GatewayCalls {
          * budget, if any, given back (once, whichever path sees the cancel first).
          */
         private Result cancelled() {
-            if (placeUnused.compareAndSet(true, false)) {
-                budget.settle(Billing.CallCost.NOT_SENT);
-            }
+            giveBackUnused();
             return ended(GatewayFailure.noAnswer(
                     FailureKind.CANCELLED,
                     "cancelled before any gateway call was made (a record on the cancel topic named this request)"));
@@ -247,17 +251,16 @@ public class GatewayCalls {
         private Uni<Sent> send(long queuedSince) {
             if (!shutdown.callsAllowed()) {
                 // Draining: a call started now could be cut off by the exit, then billed again by the next worker.
-                if (placeUnused.compareAndSet(true, false)) {
-                    budget.settle(Billing.CallCost.NOT_SENT);
-                }
+                giveBackUnused();
                 return abandoned();
             }
             if (!gate.mayCall()) {
                 // Cancelled before any call of the request left: this one never does (cancelled() gives the place).
                 return Uni.createFrom().failure(new CancelledBeforeCall());
             }
-            // The call leaves: it accounts for its place in the budget (onAnswer).
-            placeUnused.set(false);
+            // The call leaves: it accounts for its places in the budget (onAnswer).
+            BudgetGuard.Reservation reservation = unused.getAndSet(null);
+            inCall = reservation == null ? BudgetGuard.Reservation.FREE : reservation;
             return tracing.withRequestSpan(parent -> {
                 long queuedMs = (System.nanoTime() - queuedSince) / 1_000_000;
                 Span span = tracing.client(parent, "gateway call");
@@ -317,7 +320,7 @@ public class GatewayCalls {
             if (kind == FailureKind.STALE_CONNECTION) {
                 // Never read by the gateway: not an attempt, no cost, sent again at once.
                 metrics.staleConnection();
-                budget.settle(kind.cost());
+                budget.settle(inCall, kind.cost());
             } else {
                 attempts++;
                 gatewayMs += answer.latencyMs();
@@ -378,7 +381,15 @@ public class GatewayCalls {
         private void account(Billing.CallCost cost, long latencyMs) {
             billing = billing.plus(cost);
             metrics.gatewayCall(cost, latencyMs);
-            budget.settle(cost);
+            budget.settle(inCall, cost);
+        }
+
+        /** Gives back the places taken for a call that does not leave (once, whichever path comes first). */
+        private void giveBackUnused() {
+            BudgetGuard.Reservation reservation = unused.getAndSet(null);
+            if (reservation != null) {
+                budget.settle(reservation, Billing.CallCost.NOT_SENT);
+            }
         }
 
         private Result ended(GatewayFailure failure) {

@@ -4,20 +4,32 @@ import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
+import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
+import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -43,22 +55,56 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * partition's next owner, and if its turn comes after that it is dropped unacknowledged. The time it waits for its turn
  * does not count as a stuck record (the commit strategy). At shutdown a record still waiting ends at its turn at
  * once, unacknowledged, and is redelivered.
+ *
+ * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): a producer over its own cap (as far
+ * as this replica has read the shared budget log, {@link BudgetGuard#holds}) gets no turn: its records keep waiting
+ * here, bounded as above, while the places go to the others; its turns come again when its window allows another call
+ * (checked every {@link #RECHECK}). A request of it already in progress whose call its cap refuses (another replica
+ * took the last places meanwhile) gives its place back while it waits ({@link PlacesInProgress}) and takes it again,
+ * first of its producer, once its call has a place in the budget: a capped producer never holds places in progress
+ * while it waits for its window, whatever it has in them (its memory, if it loaded references, it keeps).
  */
 @ApplicationScoped
-public class Intake {
+public class Intake implements PlacesInProgress {
+
+    /** How often the turns of producers held by their cap are looked at again. */
+    static final Duration RECHECK = Duration.ofMillis(250);
 
     /** Each lane's waiting records hold at most this fraction of the memory budget (both lanes: twice as much). */
     static final int BUDGET_SHARE = 16;
 
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
+    /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
+    private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
+    /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
+    private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
+
+    private ScheduledExecutorService rechecks;
 
     @Inject
-    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry) {
+    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry, BudgetGuard budget, Shutdown shutdown) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE));
+        if (!budget.producerBudgets().isEmpty()) {
+            holdWhile(budget::holds, shutdown);
+            budget.countHeldInIntake(producer -> {
+                int waiting = 0;
+                for (ConcurrencyLimiter turn : turns.values()) {
+                    waiting += turn.waiting(producer);
+                }
+                return waiting;
+            });
+            rechecks = Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread thread = new Thread(task, "image-worker-intake-rechecks");
+                thread.setDaemon(true);
+                return thread;
+            });
+            rechecks.scheduleWithFixedDelay(
+                    this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
+        }
         for (Lane lane : Lane.values()) {
             Gauge.builder("image_worker_requests_waiting_turn", this, intake -> intake.waiting(lane))
                     .description("Records taken from a request topic that wait for a place in progress (read ahead)")
@@ -75,6 +121,83 @@ public class Intake {
             this.bytes.put(lane, new WaitingBytes(bytes));
         }
     }
+
+    /**
+     * Gives no turn to a producer while {@code held} says so ({@link #recheck()} gives them again after), until the
+     * worker drains: then every waiting record has its turn, to end it (left unacknowledged), so that the drain does not
+     * wait for records whose producer's window is hours away.
+     */
+    void holdWhile(Predicate<String> held, Shutdown shutdown) {
+        turns.values().forEach(turn -> turn.holdWhile(producer -> shutdown.callsAllowed() && held.test(producer)));
+    }
+
+    /**
+     * Gives the free places to records whose producer is held no more, and ends the waits aside of requests whose
+     * partition went to another worker (or that the drain ends).
+     */
+    void recheck() {
+        aside.forEach((placed, gone) -> {
+            if (!placed.run().mayGoOn()) {
+                gone.complete(null);
+            }
+        });
+        turns.values().forEach(ConcurrencyLimiter::recheck);
+    }
+
+    @PreDestroy
+    void stop() {
+        if (rechecks != null) {
+            rechecks.shutdownNow();
+        }
+    }
+
+    /**
+     * How request {@code requestId}, in progress here, waits for its producer's cap: its place in progress given back
+     * meanwhile and taken again first of its producer after it; its record waiting again meanwhile as one read ahead
+     * ({@link InFlight.Run#waiting}: a revocation does not wait for it, and the wait does not count as a stuck
+     * record). If its partition goes to another worker meanwhile, the wait ends (at the next {@link #recheck()}) and
+     * so does the request, as {@link AbandonedException}: left unacknowledged for the new owner, no call made.
+     */
+    @Override
+    public BudgetGuard.Aside of(String requestId) {
+        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        if (placed == null) {
+            return BudgetGuard.Aside.NONE;
+        }
+        return new BudgetGuard.Aside() {
+            @Override
+            public <T> Uni<T> around(Uni<T> wait) {
+                CompletableFuture<Void> gone = new CompletableFuture<>();
+                Uni<T> handedOver = Uni.createFrom().completionStage(gone).chain(ignored -> Uni.createFrom()
+                        .<T>failure(AbandonedException.givenUp(
+                                requestId,
+                                "it waited for its producer's budget when its partition went to another"
+                                        + " worker (or the worker drains)")));
+                return Uni.createFrom()
+                        .deferred(() -> {
+                            placed.run().waiting();
+                            aside.put(placed, gone);
+                            return placed.turn()
+                                    .aside(Uni.join().first(wait, handedOver).toTerminate());
+                        })
+                        .onTermination()
+                        .invoke(() -> {
+                            aside.remove(placed);
+                            placed.run().admitted();
+                        })
+                        .chain(item -> placed.run().mayGoOn()
+                                ? Uni.createFrom().item(item)
+                                : Uni.createFrom()
+                                        .failure(AbandonedException.givenUp(
+                                                requestId,
+                                                "its partition went to another worker while it waited for its"
+                                                        + " producer's budget (or the worker drains)")));
+            }
+        };
+    }
+
+    /** A request in progress: its turn (its place) and its record's run. */
+    private record Placed(ConcurrencyLimiter.Turn turn, InFlight.Run run) {}
 
     /** Records of {@code lane} waiting for their turn now. */
     public int waiting(Lane lane) {
@@ -102,15 +225,29 @@ public class Intake {
         return payload == null ? 0 : 2L * payload.length;
     }
 
+    /** {@link #inTurn(Lane, Message, RecordContext, String, String, InFlight.Run, Supplier)} of no request id. */
+    <T> Uni<T> inTurn(
+            Lane lane,
+            Message<byte[]> message,
+            RecordContext context,
+            String producer,
+            InFlight.Run run,
+            Supplier<Uni<T>> work) {
+        return inTurn(lane, message, context, null, producer, run, work);
+    }
+
     /**
-     * {@code work} of the record {@code context} of {@code producer} (null: the default producer), once it is its
-     * turn; the record waits meanwhile, without counting as stuck ({@link InFlight.Run#waiting}). Fails with {@link
-     * GivenUp} instead when, by its turn, the worker drains or the record's partition was given to another worker.
+     * {@code work} of the record {@code context} of request {@code requestId} (null for a record that is none) and
+     * {@code producer} (null: the default producer), once it is its turn; the record waits meanwhile, without counting
+     * as stuck ({@link InFlight.Run#waiting}). Fails with {@link GivenUp} instead when, by its turn, the worker drains
+     * or the record's partition was given to another worker. While it runs, the request can give its place back while
+     * its producer's cap holds it ({@link #of(String)}).
      */
     <T> Uni<T> inTurn(
             Lane lane,
             Message<byte[]> message,
             RecordContext context,
+            String requestId,
             String producer,
             InFlight.Run run,
             Supplier<Uni<T>> work) {
@@ -123,8 +260,9 @@ public class Intake {
             }
         };
         run.waiting();
+        AtomicBoolean registered = new AtomicBoolean();
         return turns.get(lane)
-                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, () -> {
+                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, turn -> {
                     giveBytes.run();
                     run.admitted();
                     if (!run.mayGoOn()) {
@@ -133,12 +271,18 @@ public class Intake {
                                         context,
                                         "the worker drains, or its partition went to another worker meanwhile"));
                     }
+                    if (requestId != null && inProgress.putIfAbsent(requestId, new Placed(turn, run)) == null) {
+                        registered.set(true);
+                    }
                     return work.get();
                 })
                 .onTermination()
                 .invoke(() -> {
                     giveBytes.run();
                     run.admitted();
+                    if (registered.get()) {
+                        inProgress.remove(requestId);
+                    }
                 });
     }
 

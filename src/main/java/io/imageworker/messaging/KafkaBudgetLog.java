@@ -1,6 +1,8 @@
 package io.imageworker.messaging;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.BudgetLedger;
 import io.imageworker.gateway.BudgetLog;
@@ -57,6 +59,12 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * last record read ({@code image_worker_budget_reader_restarts_total}), and {@link #stall()} tells readiness while it
  * is restarting or has not completed a poll for {@link TopicReader#STALL_AFTER}, because claims cannot be decided then.
  *
+ * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}) share the topic: their records name
+ * the producer as their {@code scope}, and windows of the producer's own length; a record without one is the fleet's,
+ * as every record written before them, so older replicas and older records keep their meaning (an older replica would
+ * count a producer's claims as the fleet's: too many, never too few). The reader starts at the earliest start of the
+ * current windows of every scope.
+ *
  * <p>Started by the spend guard only when a cap is set. Clients get the worker's Kafka settings ({@code kafka.*}:
  * brokers, TLS, SASL). A missing topic is created with one partition (best effort: the chart's topic job or Strimzi
  * normally creates it).
@@ -77,6 +85,9 @@ public class KafkaBudgetLog implements BudgetLog {
 
     private final String topic;
     private final long windowMillis;
+    /** The window length of each producer with a cap of its own (contract v1.2). */
+    private final Map<String, Long> producerWindows;
+
     private final Map<String, Object> kafka;
     private final ObjectMapper json;
     private final String replica;
@@ -119,6 +130,11 @@ public class KafkaBudgetLog implements BudgetLog {
             Duration firstBackoff) {
         this.topic = config.topic().budget();
         this.windowMillis = config.budget().window().toMillis();
+        Map<String, Long> windows = new java.util.HashMap<>();
+        ProducerBudgets.orNone(config.budget().perProducer())
+                .named()
+                .forEach((name, cap) -> windows.put(name, cap.window().toMillis()));
+        this.producerWindows = Map.copyOf(windows);
         this.kafka = kafka;
         this.json = json;
         this.replica = System.getenv().getOrDefault("HOSTNAME", "worker-" + UUID.randomUUID());
@@ -142,14 +158,11 @@ public class KafkaBudgetLog implements BudgetLog {
 
                     @Override
                     public void polled(Consumer<byte[], byte[]> consumer) {
-                        ledger.forgetBefore(System.currentTimeMillis() / windowMillis - 1);
+                        long now = System.currentTimeMillis();
+                        ledger.forgetBefore(scope -> now / windowMillis(scope) - 1);
                     }
                 },
-                WorkerMetrics.counter(
-                        registry,
-                        "image_worker_budget_reader_restarts",
-                        "Restarts of the spend guard's budget-log reader after a failure (it resumes where it"
-                                + " stopped)"),
+                WorkerMetrics.counter(registry, READER_RESTARTS, READER_RESTARTS_HELP),
                 nanos,
                 firstBackoff);
     }
@@ -189,11 +202,21 @@ public class KafkaBudgetLog implements BudgetLog {
         return reader.reading();
     }
 
+    /** The window length of {@code scope}: the fleet's, or a capped producer's (the fleet's for one not known here). */
+    private long windowMillis(String scope) {
+        return scope == null ? windowMillis : producerWindows.getOrDefault(scope, windowMillis);
+    }
+
+    /** The longest window of any scope: how far back the reader starts, and what the topic must keep. */
+    private long longestWindowMillis() {
+        return producerWindows.values().stream().mapToLong(Long::longValue).reduce(windowMillis, Math::max);
+    }
+
     @Override
-    public Uni<Boolean> claim(String claim, long window, int limit) {
+    public Uni<Boolean> claim(String scope, String claim, long window, int limit) {
         CompletableFuture<Boolean> verdict = new CompletableFuture<>();
         pending.put(claim, verdict);
-        write(new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, claim, window, limit), verdict);
+        write(new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, scope, claim, window, limit), verdict);
         return Uni.createFrom()
                 .completionStage(verdict)
                 .ifNoItem()
@@ -206,25 +229,25 @@ public class KafkaBudgetLog implements BudgetLog {
     }
 
     @Override
-    public void release(String claim, long window) {
-        write(new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, claim, window, 0), null);
+    public void release(String scope, String claim, long window) {
+        write(new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0), null);
     }
 
     @Override
-    public int used(long window) {
-        return ledger.used(window);
+    public int used(String scope, long window) {
+        return ledger.used(scope, window);
     }
 
     private void write(BudgetLedger.Entry entry, CompletableFuture<Boolean> verdict) {
         byte[] value;
         try {
             value = json.writeValueAsBytes(
-                    new Record(entry.kind(), entry.claim(), entry.window(), entry.limit(), replica));
+                    new Record(entry.kind(), entry.claim(), entry.window(), entry.limit(), replica, entry.scope()));
         } catch (IOException e) {
             throw new IllegalStateException("cannot write a budget entry", e);
         }
         // The record's time is the claim's: reading from a window's start by time finds every claim of the window.
-        long at = Math.max(System.currentTimeMillis(), entry.window() * windowMillis);
+        long at = Math.max(System.currentTimeMillis(), entry.window() * windowMillis(entry.scope()));
         producer.send(
                 new ProducerRecord<>(topic, 0, at, replica.getBytes(StandardCharsets.UTF_8), value),
                 (metadata, error) -> {
@@ -268,7 +291,12 @@ public class KafkaBudgetLog implements BudgetLog {
                     next, partition, first, end);
         }
         ledger = new BudgetLedger();
-        long from = Math.max(0, System.currentTimeMillis() / windowMillis * windowMillis - CLOCK_MARGIN.toMillis());
+        long now = System.currentTimeMillis();
+        long earliest = now / windowMillis * windowMillis;
+        for (long length : producerWindows.values()) {
+            earliest = Math.min(earliest, now / length * length);
+        }
+        long from = Math.max(0, earliest - CLOCK_MARGIN.toMillis());
         // The end offset is read before the search by time: a claim written after the search (which found nothing in
         // the window) stands at or after it, where seekToEnd, evaluated at the first poll, could step over it and
         // leave the claim undecided (the reader starts on its own thread, while the first claims may already be made).
@@ -297,8 +325,8 @@ public class KafkaBudgetLog implements BudgetLog {
             Log.warnf("Spend guard: skipping record %d of %s, not a budget entry: %s", record.offset(), partition, e);
             return;
         }
-        BudgetLedger.Verdict verdict =
-                ledger.apply(new BudgetLedger.Entry(entry.kind(), entry.claim(), entry.window(), entry.limit()));
+        BudgetLedger.Verdict verdict = ledger.apply(
+                new BudgetLedger.Entry(entry.kind(), entry.scope(), entry.claim(), entry.window(), entry.limit()));
         CompletableFuture<Boolean> waiting =
                 entry.kind() == BudgetLedger.Kind.CLAIM ? pending.get(entry.claim()) : null;
         if (waiting != null) {
@@ -312,7 +340,7 @@ public class KafkaBudgetLog implements BudgetLog {
             if (names.contains(topic)) {
                 return;
             }
-            long retention = Math.max(2 * windowMillis, MIN_RETENTION.toMillis());
+            long retention = Math.max(2 * longestWindowMillis(), MIN_RETENTION.toMillis());
             NewTopic budget = new NewTopic(topic, Optional.of(1), Optional.empty())
                     .configs(Map.of("cleanup.policy", "delete", "retention.ms", Long.toString(retention)));
             admin.createTopics(List.of(budget)).all().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -344,6 +372,21 @@ public class KafkaBudgetLog implements BudgetLog {
         }
     }
 
-    /** A log entry as written: the ledger's entry and the replica that wrote it (for people reading the topic). */
-    record Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica) {}
+    /**
+     * A log entry as written: the ledger's entry and the replica that wrote it (for people reading the topic); {@code
+     * scope} the producer whose cap it counts against, absent (not written) for the fleet's.
+     */
+    record Record(
+            BudgetLedger.Kind kind,
+            String claim,
+            long window,
+            int limit,
+            String replica,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String scope) {
+
+        /** An entry of the fleet's scope. */
+        Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica) {
+            this(kind, claim, window, limit, replica, null);
+        }
+    }
 }

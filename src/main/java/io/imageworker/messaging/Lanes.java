@@ -71,7 +71,7 @@ class Lanes {
                     lane,
                     intake.taken(lane, records)
                             .onItem()
-                            .transformToUni(message -> handler.handle(message, lane, intake))
+                            .transformToUni(message -> handler.handle(message, lane))
                             .merge(config.intakeLimit())
                             .subscribe()
                             .with(
@@ -86,11 +86,13 @@ class Lanes {
     /** What a lane does with each record it takes. */
     @FunctionalInterface
     interface Handler {
-        /**
-         * Handles {@code message} of {@code lane}; its work waits for its producer's turn in {@code intake} ({@link
-         * Intake#inTurn}).
-         */
-        Uni<Void> handle(Message<byte[]> message, Lane lane, Intake intake);
+        /** Handles {@code message} of {@code lane}; its work waits for its producer's turn in the {@link #intake()}. */
+        Uni<Void> handle(Message<byte[]> message, Lane lane);
+    }
+
+    /** The intake whose turns the lanes' records wait for ({@link Intake#inTurn}). */
+    Intake intake() {
+        return intake;
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */

@@ -20,6 +20,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -109,7 +110,7 @@ public class RequestConsumer {
         lanes.cancel();
     }
 
-    private Uni<Void> handle(Message<byte[]> message, Lane lane, Intake intake) {
+    private Uni<Void> handle(Message<byte[]> message, Lane lane) {
         RecordContext context = RecordContext.of(message);
         InFlight.Run run = inFlight.take(context);
         return switch (run.start()) {
@@ -119,16 +120,13 @@ public class RequestConsumer {
                 Log.debugf("Record %s was finished by the partition's last owner; acknowledged", context.position());
                 yield Uni.createFrom().completionStage(message.ack());
             }
-            case RUN ->
-                handle(message, context, lane, run, intake).onTermination().invoke(run::finished);
+            case RUN -> handle(message, context, lane, run).onTermination().invoke(run::finished);
         };
     }
 
     /** Within the request's span: read, process, publish (or send to the DLQ); then acknowledge. */
-    private Uni<Void> handle(
-            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Intake intake) {
-        Uni<Void> work =
-                spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, intake, span));
+    private Uni<Void> handle(Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run) {
+        Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
@@ -150,31 +148,29 @@ public class RequestConsumer {
 
     /** Read on the CPU pool; then, in its producer's turn ({@link Intake}), processed and published or dead-lettered. */
     private Uni<Void> readProcessPublish(
-            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Intake intake, Span span) {
+            Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> {
-                    String producer = read instanceof RecordReader.Read.Request request
-                            ? RequestValidator.echoableProducer(request.json())
-                            : null;
-                    return intake.inTurn(
-                            lane,
-                            message,
-                            context,
-                            producer,
-                            run,
-                            () -> read instanceof RecordReader.Read.Request r
-                                    ? sender.tellingStarts(
-                                                    r.requestId(),
-                                                    context,
-                                                    span,
-                                                    processor.process(
-                                                            r.requestId(), r.json(), context.receivedAt(), lane))
-                                            .invoke(event -> RequestSpans.describe(span, event))
-                                            .chain(result -> sender.publish(result, context, span))
-                                    : sender.deadLetter(
-                                            message.getPayload(),
-                                            context,
-                                            ((RecordReader.Read.Unreadable) read).reason()));
+                    RecordReader.Read.Request request = read instanceof RecordReader.Read.Request r ? r : null;
+                    Supplier<Uni<Void>> work = request == null
+                            ? () -> sender.deadLetter(
+                                    message.getPayload(), context, ((RecordReader.Read.Unreadable) read).reason())
+                            : () -> processPublish(request, context, lane, span);
+                    String producer = request == null ? null : RequestValidator.echoableProducer(request.json());
+                    String requestId = request == null ? null : request.requestId();
+                    return lanes.intake().inTurn(lane, message, context, requestId, producer, run, work);
                 });
+    }
+
+    /** A request processed (its start told as its first call leaves) and its result published. */
+    private Uni<Void> processPublish(RecordReader.Read.Request request, RecordContext context, Lane lane, Span span) {
+        String requestId = request.requestId();
+        return sender.tellingStarts(
+                        requestId,
+                        context,
+                        span,
+                        processor.process(requestId, request.json(), context.receivedAt(), lane))
+                .invoke(event -> RequestSpans.describe(span, event))
+                .chain(result -> sender.publish(result, context, span));
     }
 }

@@ -19,6 +19,19 @@ public final class AbandonedException extends RuntimeException {
                 false);
     }
 
+    private AbandonedException(String message) {
+        super(message, null, false, false);
+    }
+
+    /**
+     * The request {@code requestId} was given up here because {@code why} (its partition went to another worker):
+     * not an outcome, its record is left unacknowledged for the next worker.
+     */
+    public static AbandonedException givenUp(String requestId, String why) {
+        return new AbandonedException(
+                "[" + requestId + "] given up here: " + why + "; it is left unacknowledged and will be redelivered");
+    }
+
     private static String firstLine(Throwable cause) {
         String text = cause.toString();
         int end = text.indexOf('\n');

@@ -166,6 +166,19 @@ class HelmChartProductionTest {
     }
 
     @Test
+    void withProducerCapsAloneTheJobCreatesTheLogKeptForTwoOfTheLongestWindows() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "budget.perProducer", "catalogue=5000/1h,archive=10/3d",
+                        "topics.job.commandConfigSecret", "kafka-admin-client"));
+        Container topics = containerOf(withHooks.one(Job.class));
+
+        assertThat(env(topics).get("TOPICS")).endsWith(" image-worker-budget:1");
+        assertThat(env(topics)).containsEntry("BUDGET_RETENTION_MS", Long.toString(6L * 24 * 3600 * 1000));
+    }
+
+    @Test
     void strimziTopicsAreTheAlternativeAndOutliveTheRelease() {
         Rendering rendering = HelmChart.renderWithHooks(
                 DEFAULTS,

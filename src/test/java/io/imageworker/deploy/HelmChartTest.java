@@ -241,6 +241,24 @@ class HelmChartTest {
     }
 
     @Test
+    void producerCapsAloneTurnTheSpendGuardOnWithoutAFleetCap() {
+        Map<String, Rendering.Variable> off =
+                HelmChart.render(DEFAULTS, Map.of()).environment();
+        Map<String, Rendering.Variable> on = HelmChart.render(
+                        DEFAULTS, Map.of("budget.perProducer", "catalogue=5000/1h,edits=200/10m"))
+                .environment();
+
+        assertThat(off.get("IMAGE_WORKER_BUDGET_PER_PRODUCER").value()).isEmpty();
+        assertThat(off).doesNotContainKey("IMAGE_WORKER_BUDGET_ON_EXCEEDED");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_PER_PRODUCER").value()).isEqualTo("catalogue=5000/1h,edits=200/10m");
+        assertThat(on).doesNotContainKey("IMAGE_WORKER_BUDGET_MAX_CALLS");
+        assertThat(on.get("IMAGE_WORKER_BUDGET_ON_EXCEEDED").value()).isEqualTo("pause");
+        assertThat(on.get("IMAGE_WORKER_TOPIC_BUDGET").value()).isEqualTo("image-worker-budget");
+        assertThat(HelmChart.refusal(DEFAULTS, Map.of("budget.perProducer", "catalogue=5000")))
+                .contains("perProducer");
+    }
+
+    @Test
     void theMemoryBudgetFollowsTheHeapUnlessSetAndTheHeapFollowsTheLimit() {
         Map<String, Rendering.Variable> byDefault =
                 HelmChart.render(DEFAULTS, Map.of()).environment();

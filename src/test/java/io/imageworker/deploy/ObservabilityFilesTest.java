@@ -98,6 +98,7 @@ class ObservabilityFilesTest {
                         "image_worker_budget_used_calls",
                         "image_worker_budget_max_calls",
                         "image_worker_budget_reader_stalled",
+                        "image_worker_budget_reader_restarts_total",
                         "image_worker_requests_in_progress",
                         "image_worker_cpu_tasks_waiting",
                         "image_worker_gateway_priority_calls_waiting",
@@ -162,8 +163,41 @@ class ObservabilityFilesTest {
             assertThat(ids.add(panel.path("id").asInt())).as("unique panel id").isTrue();
             assertThat(panel.path("title").asText()).isNotBlank();
             assertThat(panel.path("gridPos").path("w").asInt()).isBetween(1, 24);
+            if (panel.path("type").asText().equals("row")) {
+                // A row only groups the panels below it (repeated by a variable): it queries nothing itself.
+                assertThat(panel.path("targets")).isEmpty();
+                return;
+            }
             assertThat(panel.path("datasource").path("uid").asText()).isEqualTo("${datasource}");
             assertThat(panel.path("targets")).isNotEmpty();
         });
+    }
+
+    @Test
+    void eachCappedProducerHasARowOfItsBudgetRepeatedByItsVariable() {
+        JsonNode dashboard = ObservabilityFiles.dashboard();
+        List<String> variables = new ArrayList<>();
+        dashboard
+                .path("templating")
+                .path("list")
+                .forEach(variable -> variables.add(variable.path("name").asText()));
+        List<JsonNode> rows = new ArrayList<>();
+        dashboard.path("panels").forEach(panel -> {
+            if (panel.path("type").asText().equals("row")) {
+                rows.add(panel);
+            }
+        });
+
+        assertThat(variables).contains("producer");
+        assertThat(rows)
+                .anySatisfy(row -> assertThat(row.path("repeat").asText()).isEqualTo("producer"));
+        assertThat(ObservabilityFiles.panelMetrics())
+                .contains(
+                        "image_worker_budget_producer_used_calls",
+                        "image_worker_budget_producer_max_calls",
+                        "image_worker_budget_producer_held_requests");
+        assertThat(ObservabilityFiles.panelQueries())
+                .filteredOn(query -> query.contains("image_worker_budget_producer_"))
+                .allSatisfy(query -> assertThat(query).contains("producer=~\"$producer\""));
     }
 }

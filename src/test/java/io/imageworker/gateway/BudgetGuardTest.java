@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Billing.CallCost;
+import io.imageworker.gateway.BudgetGuard.Reservation;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.smallrye.mutiny.Uni;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -33,25 +37,27 @@ class BudgetGuardTest {
     }
 
     private BudgetGuard guard(String onExceeded, BudgetLog shared) {
-        return new BudgetGuard(
-                TestConfig.worker(Map.of(
-                                "image-worker.budget.max-calls",
-                                "2",
-                                "image-worker.budget.window",
-                                "1m",
-                                "image-worker.budget.price-per-call",
-                                "20000",
-                                "image-worker.budget.on-exceeded",
-                                onExceeded))
-                        .budget(),
-                registry,
-                now::get,
-                pauses,
-                shared);
+        return guard(
+                Map.of("image-worker.budget.max-calls", "2", "image-worker.budget.on-exceeded", onExceeded), shared);
+    }
+
+    private BudgetGuard guard(Map<String, String> settings, BudgetLog shared) {
+        Map<String, String> all = new HashMap<>(
+                Map.of("image-worker.budget.window", "1m", "image-worker.budget.price-per-call", "20000"));
+        all.putAll(settings);
+        return new BudgetGuard(TestConfig.worker(all).budget(), registry, now::get, pauses, shared);
     }
 
     private static boolean reserve(BudgetGuard guard) {
+        return reservation(guard).granted();
+    }
+
+    private static Reservation reservation(BudgetGuard guard) {
         return guard.reserve().await().atMost(PATIENCE);
+    }
+
+    private static Reservation reservation(BudgetGuard guard, String producer) {
+        return guard.reserve(producer, BudgetGuard.Aside.NONE).await().atMost(PATIENCE);
     }
 
     @Test
@@ -98,24 +104,25 @@ class BudgetGuardTest {
     void aCallRefusedBeforeAnyWorkGivesItsPlaceBack() {
         BudgetGuard guard = guard("fail");
         reserve(guard);
-        reserve(guard);
+        Reservation second = reservation(guard);
 
-        guard.settle(CallCost.REFUSED);
+        guard.settle(second, CallCost.REFUSED);
 
-        assertThat(reserve(guard)).isTrue();
-        guard.settle(CallCost.BILLED);
+        Reservation third = reservation(guard);
+        assertThat(third.granted()).isTrue();
+        guard.settle(third, CallCost.BILLED);
         assertThat(reserve(guard)).isFalse();
-        guard.settle(CallCost.UNKNOWN);
-        assertThat(reserve(guard)).as("a call of unknown fate keeps its place").isFalse();
+        guard.settle(second, CallCost.REFUSED);
+        assertThat(reserve(guard)).as("a reservation gives its place back once").isFalse();
     }
 
     @Test
     void reportsBilledSpendInQuotaUnits() {
         BudgetGuard guard = guard("fail");
 
-        guard.settle(CallCost.BILLED);
-        guard.settle(CallCost.BILLED);
-        guard.settle(CallCost.UNKNOWN);
+        guard.settle(reservation(guard), CallCost.BILLED);
+        guard.settle(reservation(guard), CallCost.BILLED);
+        guard.settle(Reservation.FREE, CallCost.UNKNOWN);
 
         assertThat(registry.counter("image_worker_spend_quota_units").count()).isEqualTo(40000);
         assertThat(registry.counter("image_worker_spend_unknown_quota_units").count())
@@ -131,12 +138,12 @@ class BudgetGuardTest {
         now.addAndGet(WINDOW.toMillis() - 50);
         assertThat(held()).isZero();
 
-        CompletableFuture<Boolean> third = guard.reserve().subscribeAsCompletionStage();
+        CompletableFuture<Reservation> third = guard.reserve().subscribeAsCompletionStage();
 
         await().atMost(PATIENCE).until(() -> held() == 1.0);
         assertThat(pauses.active()).containsExactly(Pauses.Reason.BUDGET);
         now.addAndGet(50);
-        assertThat(third.join()).isTrue();
+        assertThat(third.join().granted()).isTrue();
         assertThat(held()).isZero();
         assertThat(pauses.active()).isEmpty();
     }
@@ -146,21 +153,21 @@ class BudgetGuardTest {
         AtomicLong failures = new AtomicLong(2);
         BudgetLog flaky = new BudgetLog() {
             @Override
-            public io.smallrye.mutiny.Uni<Boolean> claim(String claim, long window, int limit) {
+            public io.smallrye.mutiny.Uni<Boolean> claim(String scope, String claim, long window, int limit) {
                 if (failures.getAndDecrement() > 0) {
                     return io.smallrye.mutiny.Uni.createFrom().failure(new IllegalStateException("broker away"));
                 }
-                return log.claim(claim, window, limit);
+                return log.claim(scope, claim, window, limit);
             }
 
             @Override
-            public void release(String claim, long window) {
-                log.release(claim, window);
+            public void release(String scope, String claim, long window) {
+                log.release(scope, claim, window);
             }
 
             @Override
-            public int used(long window) {
-                return log.used(window);
+            public int used(String scope, long window) {
+                return log.used(scope, window);
             }
 
             @Override
@@ -169,9 +176,9 @@ class BudgetGuardTest {
             }
         };
 
-        Boolean placed = guard("fail", flaky).reserve().await().atMost(Duration.ofSeconds(5));
+        Reservation placed = guard("fail", flaky).reserve().await().atMost(Duration.ofSeconds(5));
 
-        assertThat(placed).isTrue();
+        assertThat(placed.granted()).isTrue();
         assertThat(failures.get()).isNegative();
     }
 
@@ -226,6 +233,175 @@ class BudgetGuardTest {
         assertThat(gauge(BudgetGuard.MAX_CALLS))
                 .as("a weakly held guard would be collected: NaN")
                 .isEqualTo(2);
+    }
+
+    private BudgetGuard capped(String onExceeded, String maxCalls) {
+        return guard(
+                Map.of(
+                        "image-worker.budget.max-calls", maxCalls,
+                        "image-worker.budget.per-producer", "a=2/1m,slow=1/10m",
+                        "image-worker.budget.on-exceeded", onExceeded),
+                log);
+    }
+
+    @Test
+    void aProducersCapRefusesThatProducerOnlyAndCountsInTheFleetsCapToo() {
+        BudgetGuard guard = capped("fail", "10");
+
+        assertThat(reservation(guard, "a").granted()).isTrue();
+        assertThat(reservation(guard, "a").granted()).isTrue();
+        Reservation refused = reservation(guard, "a");
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.refusal()).contains("IMAGE_WORKER_BUDGET_PER_PRODUCER");
+        assertThat(reservation(guard, "b").granted())
+                .as("another producer goes on")
+                .isTrue();
+        assertThat(reservation(guard, null).granted()).isTrue();
+
+        assertThat(guard.used("a")).isEqualTo(2);
+        assertThat(guard.used()).as("the fleet's count").isEqualTo(4);
+        assertThat(guard.holds("a"))
+                .as("with fail, its requests are not held: they fail")
+                .isFalse();
+        // The claims of a producer are entries of its own scope in the one shared log (the third was not written: the
+        // window was known to be full).
+        assertThat(log.entries().stream().filter(entry -> "a".equals(entry.scope())))
+                .hasSize(2);
+    }
+
+    @Test
+    void aProducersWindowHasItsOwnLength() {
+        BudgetGuard guard = capped("fail", "10");
+        assertThat(reservation(guard, "slow").granted()).isTrue();
+        assertThat(reservation(guard, "slow").granted()).isFalse();
+
+        now.addAndGet(WINDOW.toMillis());
+        assertThat(reservation(guard, "slow").granted())
+                .as("the fleet's window is over, not the producer's of 10 minutes")
+                .isFalse();
+        assertThat(reservation(guard, "a").granted()).isTrue();
+
+        now.addAndGet(Duration.ofMinutes(10).toMillis());
+        assertThat(reservation(guard, "slow").granted()).isTrue();
+    }
+
+    @Test
+    void aCallThatCannotHaveBeenBilledGivesBackItsOwnPlacesInEachScopeAndNoOthers() {
+        BudgetGuard guard = capped("fail", "10");
+        Reservation ofA = reservation(guard, "a");
+        Reservation ofB = reservation(guard, "b");
+        Reservation secondOfA = reservation(guard, "a");
+
+        // The oldest place is A's: giving back "a place" rather than B's own would take it from A.
+        guard.settle(ofB, CallCost.REFUSED);
+        assertThat(guard.used("a")).isEqualTo(2);
+        assertThat(guard.used()).isEqualTo(2);
+
+        guard.settle(ofA, CallCost.NOT_SENT);
+        assertThat(guard.used("a")).isEqualTo(1);
+        assertThat(guard.used()).isEqualTo(1);
+
+        guard.settle(secondOfA, CallCost.BILLED);
+        assertThat(guard.used("a")).as("a billed call keeps its places").isEqualTo(1);
+        assertThat(reservation(guard, "a").granted()).isTrue();
+        assertThat(reservation(guard, "a").granted()).isFalse();
+    }
+
+    @Test
+    void aProducersPlaceIsGivenBackWhenTheFleetsCapRefusesTheCall() {
+        BudgetGuard guard = capped("fail", "2");
+        assertThat(reservation(guard, "b").granted()).isTrue();
+        assertThat(reservation(guard, "b").granted()).isTrue();
+
+        Reservation refused = reservation(guard, "a");
+
+        assertThat(refused.granted()).isFalse();
+        assertThat(refused.refusal()).contains("IMAGE_WORKER_BUDGET_MAX_CALLS");
+        assertThat(guard.used("a")).as("A's place, taken first, given back").isZero();
+    }
+
+    @Test
+    void withPauseAProducerOverItsCapIsHeldAsideUntilItsNextWindowAndReportedSo() {
+        BudgetGuard guard = capped("pause", "10");
+        reservation(guard, "a");
+        reservation(guard, "a");
+        assertThat(guard.holds("a")).isTrue();
+        assertThat(guard.holds("b")).isFalse();
+        assertThat(guard.holds(null)).as("the default producer has no cap here").isFalse();
+        now.addAndGet(WINDOW.toMillis() - 50);
+        AtomicInteger aside = new AtomicInteger();
+        AtomicInteger asideEnded = new AtomicInteger();
+        BudgetGuard.Aside counting = new BudgetGuard.Aside() {
+            @Override
+            public <T> Uni<T> around(Uni<T> wait) {
+                aside.incrementAndGet();
+                return wait.onTermination().invoke(asideEnded::incrementAndGet);
+            }
+        };
+
+        CompletableFuture<Reservation> third = guard.reserve("a", counting).subscribeAsCompletionStage();
+
+        await().atMost(PATIENCE).until(() -> producerGauge("image_worker_budget_producer_held_requests", "a") == 1.0);
+        assertThat(aside).hasValue(1);
+        assertThat(asideEnded).hasValue(0);
+        assertThat(pauses.active()).containsExactly(Pauses.Reason.BUDGET);
+        assertThat(reservation(guard, "b").granted())
+                .as("another producer goes on")
+                .isTrue();
+        assertThat(third).isNotDone();
+
+        now.addAndGet(50);
+        assertThat(third.join().granted()).isTrue();
+        assertThat(asideEnded).hasValue(1);
+        assertThat(producerGauge("image_worker_budget_producer_held_requests", "a"))
+                .isZero();
+        assertThat(pauses.active()).isEmpty();
+        assertThat(guard.holds("a")).isFalse();
+    }
+
+    @Test
+    void exportsEachCappedProducersCallsUsedItsCapAndItsHeldRequests() {
+        BudgetGuard guard = capped("pause", "10");
+        guard.countHeldInIntake(producer -> "a".equals(producer) ? 3 : 0);
+        reservation(guard, "a");
+
+        assertThat(producerGauge("image_worker_budget_producer_used_calls", "a"))
+                .isEqualTo(1);
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "a")).isEqualTo(2);
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "slow"))
+                .isEqualTo(1);
+        assertThat(producerGauge("image_worker_budget_producer_held_requests", "a"))
+                .as("the intake's records count only while the producer is over its cap")
+                .isZero();
+        reservation(guard, "a");
+        assertThat(producerGauge("image_worker_budget_producer_held_requests", "a"))
+                .isEqualTo(3);
+        assertThat(registry.find("image_worker_budget_producer_used_calls").gauges())
+                .as("one series per producer named, default and other")
+                .hasSize(4);
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "default"))
+                .isNaN();
+        assertThat(producerGauge("image_worker_budget_producer_max_calls", "other"))
+                .isNaN();
+        assertThat(producerGauge("image_worker_budget_producer_used_calls", "other"))
+                .isZero();
+        assertThat(BudgetGuard.FLEET_WIDE_GAUGES)
+                .contains("image_worker_budget_producer_used_calls", "image_worker_budget_producer_max_calls");
+    }
+
+    @Test
+    void producerCapsAloneStartTheSharedLogAndAreReported() {
+        BudgetGuard guard = guard(Map.of("image-worker.budget.per-producer", "a=1/1m"), log);
+
+        assertThat(reservation(guard, "a").granted()).isTrue();
+        assertThat(reservation(guard, "b").granted()).isTrue();
+        assertThat(guard.used()).as("no fleet cap: no fleet claim").isZero();
+        log.stallWith("restarting");
+        assertThat(guard.readerStall()).contains("restarting");
+    }
+
+    private double producerGauge(String name, String producer) {
+        return registry.get(name).tag("producer", producer).gauge().value();
     }
 
     private double gauge(String name) {

@@ -9,7 +9,10 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 class ConcurrencyLimiterTest {
@@ -402,5 +405,50 @@ class ConcurrencyLimiterTest {
         // The race above, with the call in flight and the waiting one of different producers, and a third producer
         // waiting behind: whoever ends the run first gives the permit back, and it reaches the third.
         raceACancelAgainstTheGrant(new ConcurrencyLimiter(1, 1, 0, ProducerWeights.parse("b=3")), "a", "b", "c");
+    }
+
+    @Test
+    void aHeldProducersWaitersGetNoPermitButOneGivenBackAsideIsTakenAgainFirst() {
+        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1);
+        Set<String> held = ConcurrentHashMap.newKeySet();
+        limiter.holdWhile(held::contains);
+        List<String> order = new ArrayList<>();
+        List<UniEmitter<? super String>> running = new ArrayList<>();
+        List<UniEmitter<? super String>> asideWaits = new ArrayList<>();
+        limiter.<String>run(Lane.NORMAL, "a", turn -> {
+                    order.add("a-first");
+                    return turn.aside(Uni.createFrom().<String>emitter(asideWaits::add))
+                            .invoke(() -> order.add("a-first back"))
+                            .chain(() -> Uni.createFrom().<String>emitter(running::add));
+                })
+                .subscribe()
+                .with(ignored -> {});
+        Supplier<Uni<String>> work = () -> Uni.createFrom().emitter(running::add);
+        limiter.run(Lane.NORMAL, "b", () -> {
+                    order.add("b");
+                    return work.get();
+                })
+                .subscribe()
+                .with(ignored -> {});
+        assertThat(order).as("a gave its permit back while aside: b has it").containsExactly("a-first", "b");
+
+        // a is now over its cap: its new work waits, but the one aside has its place already and takes it back.
+        held.add("a");
+        limiter.run(Lane.NORMAL, "a", () -> {
+                    order.add("a-second");
+                    return work.get();
+                })
+                .subscribe()
+                .with(ignored -> {});
+        asideWaits.get(0).complete("placed");
+        running.get(0).complete("b done");
+        assertThat(order).containsExactly("a-first", "b", "a-first back");
+
+        running.get(1).complete("a-first done");
+        assertThat(limiter.inFlight()).as("a-second waits while a is held").isZero();
+        held.remove("a");
+        limiter.recheck();
+        assertThat(order).containsExactly("a-first", "b", "a-first back", "a-second");
+        assertThat(limiter.inFlight()).isEqualTo(1);
     }
 }

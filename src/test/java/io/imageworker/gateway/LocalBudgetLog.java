@@ -16,22 +16,22 @@ final class LocalBudgetLog implements BudgetLog {
     private volatile String stall;
 
     @Override
-    public synchronized Uni<Boolean> claim(String claim, long window, int limit) {
-        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, claim, window, limit);
+    public synchronized Uni<Boolean> claim(String scope, String claim, long window, int limit) {
+        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, scope, claim, window, limit);
         entries.add(entry);
         return Uni.createFrom().item(ledger.apply(entry) == BudgetLedger.Verdict.ACCEPTED);
     }
 
     @Override
-    public synchronized void release(String claim, long window) {
-        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, claim, window, 0);
+    public synchronized void release(String scope, String claim, long window) {
+        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0);
         entries.add(entry);
         ledger.apply(entry);
     }
 
     @Override
-    public int used(long window) {
-        return ledger.used(window);
+    public int used(String scope, long window) {
+        return ledger.used(scope, window);
     }
 
     @Override

@@ -72,6 +72,22 @@ class StartupCheckTest {
     }
 
     @Test
+    void refusesProducerBudgetsThatAreNoListOfNameAndCallsPerWindow() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains(
+                        "IMAGE_WORKER_BUDGET_PER_PRODUCER=catalogue=5000/1h,edits=10",
+                        "'edits=10' is not name=calls/window");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10/10m")),
+                        channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
     void refusesAMemoryBudgetThatIsNoPositiveSize() {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))

@@ -6,15 +6,12 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
-import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -98,23 +95,13 @@ class FleetBudgetIT {
         return stack.worker(name, CONCURRENCY).env(budget).smallJvm().build();
     }
 
-    /**
-     * Publishes {@code count} requests keyed by their ids, chosen so that they fall on the partitions in turn (as the
-     * producer's partitioner places a key): every worker gets its share.
-     */
+    /** Publishes {@code count} requests, on every partition in turn: every worker gets its share. */
     private static List<String> publish(LaunchStack stack, PipelineClient client, String prefix, int count) {
-        int partitions = stack.infrastructure().kafka().partitions();
-        String run = UUID.randomUUID().toString().substring(0, 8);
-        List<String> ids = new ArrayList<>();
-        for (int n = 0; ids.size() < count; n++) {
-            String id = prefix + "-" + run + "-" + n;
-            int partition = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
-            if (partition == ids.size() % partitions) {
-                client.send(id, PipelineClient.request(id, "a paper boat"));
-                ids.add(id);
-            }
-        }
-        return ids;
+        return client.publishOnEveryPartition(
+                prefix,
+                count,
+                stack.infrastructure().kafka().partitions(),
+                id -> PipelineClient.request(id, "a paper boat"));
     }
 
     /**

@@ -62,7 +62,9 @@ class StartupCheckIT {
                 "IMAGE_WORKER_PRIORITY_MIN_SHARE",
                 "1.5",
                 "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY",
-                "image-request"));
+                "image-request",
+                "IMAGE_WORKER_BUDGET_PER_PRODUCER",
+                "catalogue=5000"));
 
         assertThat(exit.code()).isEqualTo(1);
         assertThat(exit.output().lines().filter(line -> line.contains("image-worker cannot start")))
@@ -73,7 +75,11 @@ class StartupCheckIT {
                         .contains("IMAGE_WORKER_GATEWAY_MODEL")
                         .contains("IMAGE_WORKER_PRIORITY_MIN_SHARE (1.5) must be from 0 to 1")
                         .contains("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic")
+                        .contains("IMAGE_WORKER_BUDGET_PER_PRODUCER=catalogue=5000 is not a list of name=calls/window")
                         .doesNotContain("IMAGE_WORKER_GATEWAY_BASE_URL is"));
+        assertThat(exit.output())
+                .as("no bean fails on a setting the check names")
+                .doesNotContain("Exception");
     }
 
     /** An ISO-8601 timestamp with the date, the time to the millisecond and the offset, at the start of a line. */

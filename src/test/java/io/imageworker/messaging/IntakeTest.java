@@ -14,7 +14,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.junit.jupiter.api.Test;
@@ -32,14 +35,22 @@ class IntakeTest {
 
     /** A record of {@code producer} taken, waiting for its turn; its work runs until the test ends it. */
     private RecordContext take(String producer) {
+        return take(producer, () -> Uni.createFrom().nullItem());
+    }
+
+    /**
+     * A record of {@code producer} taken, waiting for its turn; its work does {@code first}, then runs until the test
+     * ends it. Its request id is its producer and offset.
+     */
+    private RecordContext take(String producer, Supplier<Uni<Void>> first) {
         RecordContext context = new RecordContext(null, null, "image-request", 0, offset++, Instant.now());
         InFlight.Run run = offsets.inFlight().take(context);
         assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
-        intake.inTurn(Lane.NORMAL, Message.of(new byte[10]), context, producer, run, () -> Uni.createFrom()
-                        .<String>emitter(emitter -> {
-                            started.add(producer + context.offset());
-                            working.add(emitter);
-                        }))
+        String id = producer + context.offset();
+        intake.inTurn(Lane.NORMAL, Message.of(new byte[10]), context, id, producer, run, () -> {
+                    started.add(id);
+                    return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
+                })
                 .subscribe()
                 .with(ignored -> {}, failures::add);
         return context;
@@ -118,5 +129,103 @@ class IntakeTest {
         bytes.take(500).subscribe().with(ignored -> taken.add("alone, larger than the bound"));
         assertThat(taken).hasSize(3);
         assertThat(bytes.held()).isEqualTo(500);
+    }
+
+    @Test
+    void aProducerHeldByItsCapGetsNoTurnWhileTheOthersGoOnAndGetsTurnsAgainOnceReleased() {
+        Set<String> held = ConcurrentHashMap.newKeySet();
+        intake.holdWhile(held::contains, offsets.shutdown());
+        take("a");
+        held.add("a");
+        take("a");
+        take("a");
+        take("b");
+        take("b");
+
+        working.get(0).complete("done");
+        working.get(1).complete("done");
+        assertThat(started).as("b's records take the place, a's wait").containsExactly("a0", "b3", "b4");
+        working.get(2).complete("done");
+        assertThat(intake.inProgress(Lane.NORMAL))
+                .as("the place stays free while a is held")
+                .isZero();
+        assertThat(intake.waiting(Lane.NORMAL)).isEqualTo(2);
+
+        held.remove("a");
+        intake.recheck();
+        assertThat(started).containsExactly("a0", "b3", "b4", "a1");
+        working.get(3).complete("done");
+        assertThat(started).containsExactly("a0", "b3", "b4", "a1", "a2");
+    }
+
+    @Test
+    void aRequestWaitingAsideForItsProducersCapGivesItsPlaceToOthersAndTakesItBackFirstOfItsProducer() {
+        List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
+        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>emitter(capWaits::add)));
+        take("b");
+        take("a");
+
+        assertThat(started).as("a0 waits aside: b's record has its place").containsExactly("a0", "b1");
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        capWaits.get(0).complete(null);
+        assertThat(working).as("a0 waits for a place again").hasSize(1);
+
+        working.get(0).complete("done");
+        assertThat(started).as("a0 takes its place back before a's next record").containsExactly("a0", "b1");
+        assertThat(working).hasSize(2);
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        working.get(1).complete("done");
+        assertThat(started).containsExactly("a0", "b1", "a2");
+        assertThat(intake.of("nobody")).isSameAs(io.imageworker.gateway.BudgetGuard.Aside.NONE);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aRequestEndedWhileAsideGivesNoPlaceItDoesNotHold() {
+        List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
+        take("a", () -> intake.of("a0")
+                .around(Uni.createFrom().<Void>emitter(capWaits::add))
+                .chain(() -> Uni.createFrom().failure(new IllegalStateException("cancelled"))));
+        take("b");
+        take("b");
+        capWaits.get(0).complete(null);
+        working.get(0).complete("done");
+
+        assertThat(started).containsExactly("a0", "b1", "b2");
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        working.get(1).complete("done");
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void recordsOfAHeldProducerHaveTheirTurnWhenTheWorkerDrainsAndAreGivenUpNotWaitedFor() {
+        intake.holdWhile(producer -> true, offsets.shutdown());
+        take("a");
+        take("a");
+        assertThat(started).isEmpty();
+        offsets.inFlight().drain(Duration.ofSeconds(30));
+
+        intake.recheck();
+
+        assertThat(started).isEmpty();
+        assertThat(failures).hasSize(2).allMatch(Intake.GivenUp.class::isInstance);
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRequestWaitingAsideIsNotWaitedForByARevocationAndEndsUnacknowledgedOnceItsPartitionIsGone() throws Exception {
+        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>nothing()));
+        assertThat(started).containsExactly("a0");
+
+        long before = System.nanoTime();
+        offsets.revoke(new TopicPartition("image-request", 0), Duration.ofSeconds(20));
+        assertThat(Duration.ofNanos(System.nanoTime() - before))
+                .as("the revocation did not wait for the request aside")
+                .isLessThan(Duration.ofSeconds(10));
+        assertThat(failures).isEmpty();
+
+        intake.recheck();
+        assertThat(failures).singleElement().isInstanceOf(io.imageworker.support.AbandonedException.class);
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
     }
 }

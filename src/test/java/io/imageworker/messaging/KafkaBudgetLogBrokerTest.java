@@ -109,12 +109,81 @@ class KafkaBudgetLogBrokerTest {
         assertThat(written).isTrue();
     }
 
+    @Test
+    void producerScopesShareTheTopicApartFromTheFleetAndAReplicaStartingLaterReadsTheirLongerWindows()
+            throws Exception {
+        String topic = "image-worker-budget-" + UUID.randomUUID();
+        String bootstrap = Infrastructure.get().kafka().bootstrapServers();
+        // The fleet's windows are of a minute, producer a's of ten years (the current one began in December 2019).
+        Map<String, String> settings = Map.of(
+                "image-worker.topic.budget", topic,
+                "image-worker.budget.window", "1m",
+                "image-worker.budget.per-producer", "a=2/3650d");
+        long aWindow = System.currentTimeMillis() / Duration.ofDays(3650).toMillis();
+        long fleetWindow = System.currentTimeMillis() / Duration.ofMinutes(1).toMillis();
+        ObjectMapper json = new ObjectMapper();
+        // A claim of a's written ten minutes ago, long before the fleet's current window, by another replica.
+        write(
+                bootstrap,
+                topic,
+                System.currentTimeMillis() - Duration.ofMinutes(10).toMillis(),
+                json.writeValueAsBytes(
+                        new KafkaBudgetLog.Record(BudgetLedger.Kind.CLAIM, "old", aWindow, 2, "another", "a")));
+        // A record written before scopes existed: the fleet's.
+        byte[] fleetRecord = json.writeValueAsBytes(
+                new KafkaBudgetLog.Record(BudgetLedger.Kind.CLAIM, "fleet-1", fleetWindow, 5, "an-older-replica"));
+        assertThat(new String(fleetRecord, java.nio.charset.StandardCharsets.UTF_8))
+                .doesNotContain("scope");
+        write(bootstrap, topic, System.currentTimeMillis(), fleetRecord);
+        log = brokerLog(settings, bootstrap);
+        log.start();
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> log.used("a", aWindow) == 1 && log.used(fleetWindow) == 1);
+        assertThat(log.claim("a", "new", aWindow, 2).await().atMost(Duration.ofSeconds(30)))
+                .isTrue();
+        assertThat(log.claim("a", "one-too-many", aWindow, 2).await().atMost(Duration.ofSeconds(30)))
+                .isFalse();
+        // A producer without a cap here (another replica's setting) has windows of the fleet's length.
+        assertThat(log.claim("b", "b-1", fleetWindow, 1).await().atMost(Duration.ofSeconds(30)))
+                .as("another scope counts apart")
+                .isTrue();
+        log.release("a", "new", aWindow);
+        await().atMost(Duration.ofSeconds(30)).until(() -> log.used("a", aWindow) == 1);
+        assertThat(log.used(fleetWindow)).isEqualTo(1);
+
+        KafkaBudgetLog later = brokerLog(settings, bootstrap);
+        try {
+            later.start();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> later.used("a", aWindow) == 1 && later.used("b", fleetWindow) == 1);
+            assertThat(later.used(fleetWindow)).isEqualTo(1);
+        } finally {
+            later.stop();
+        }
+    }
+
+    private KafkaBudgetLog brokerLog(Map<String, String> settings, String bootstrap) {
+        return new KafkaBudgetLog(
+                TestConfig.worker(settings),
+                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                new ObjectMapper(),
+                registry,
+                config -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
+                System::nanoTime,
+                Duration.ofMillis(100));
+    }
+
     private static void write(String bootstrap, String topic, byte[] value) {
+        write(bootstrap, topic, null, value);
+    }
+
+    private static void write(String bootstrap, String topic, Long timestamp, byte[] value) {
         try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ByteArraySerializer(),
                 new ByteArraySerializer())) {
-            producer.send(new ProducerRecord<>(topic, value)).get();
+            producer.send(new ProducerRecord<>(topic, 0, timestamp, null, value))
+                    .get();
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -17,10 +17,16 @@ public final class OffsetsFixture {
     private final PartitionWork partitions = new PartitionWork();
     private final PauseAwareCommit commit;
     private final InFlight inFlight;
+    private final Shutdown shutdown = new Shutdown();
 
     public OffsetsFixture(LongSupplier clock) {
         this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, TestConfig.worker());
-        this.inFlight = new InFlight(partitions, commit, new Shutdown());
+        this.inFlight = new InFlight(partitions, commit, shutdown);
+    }
+
+    /** The shutdown signal the in-flight records see: draining once {@link InFlight#drain} is called. */
+    public Shutdown shutdown() {
+        return shutdown;
     }
 
     /** The door the intake takes records through. */
@@ -35,6 +41,11 @@ public final class OffsetsFixture {
 
     /** A rebalance takes {@code partition} away, waiting for nothing. */
     public void revoke(TopicPartition partition) throws InterruptedException {
-        partitions.release(List.of(partition), Duration.ZERO);
+        revoke(partition, Duration.ZERO);
+    }
+
+    /** A rebalance takes {@code partition} away, waiting at most {@code grace} for its requests in progress. */
+    public void revoke(TopicPartition partition, Duration grace) throws InterruptedException {
+        partitions.release(List.of(partition), grace);
     }
 }

@@ -38,6 +38,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * What a producer and a consumer of image-worker do, with the plain Kafka client: publishes requests and reads every
@@ -245,6 +246,26 @@ public final class PipelineClient implements AutoCloseable {
         acks.forEach(
                 (id, ack) -> records.put(id, ack.orTimeout(30, TimeUnit.SECONDS).join()));
         return records;
+    }
+
+    /**
+     * Publishes {@code count} requests with the ids {@code <prefix>-<run>-<n>}, keyed by their ids, chosen so that they
+     * fall on the {@code partitions} of the request topic in turn (as the producer's partitioner places a key), with
+     * the body {@code json} makes of the id: every worker of a group gets its share. Returns the ids in publishing order.
+     */
+    public List<String> publishOnEveryPartition(
+            String prefix, int count, int partitions, Function<String, String> json) {
+        String run = UUID.randomUUID().toString().substring(0, 8);
+        List<String> ids = new ArrayList<>();
+        for (int n = 0; ids.size() < count; n++) {
+            String id = prefix + "-" + run + "-" + n;
+            int partition = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
+            if (partition == ids.size() % partitions) {
+                send(id, json.apply(id));
+                ids.add(id);
+            }
+        }
+        return ids;
     }
 
     /**

@@ -1,0 +1,101 @@
+package io.imageworker.pipeline;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.imageworker.Lane;
+import io.imageworker.gateway.BudgetGuard;
+import io.imageworker.messaging.Intake;
+import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.infra.Infrastructure;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Per-producer budgets (contract v1.2) on the real broker: producer A has a cap of a few calls, B none. A's backlog,
+ * published first, takes A to its cap; A's other requests then wait (pause, the default) outside the places in
+ * progress, in the read-ahead, while every one of B's, published after A's, completes. A request topic and a consumer
+ * group of its own, so that A's requests left waiting reach no other test's worker.
+ */
+@QuarkusTest
+@WithTestResource(ProducerBudgetTest.WithProducerCap.class)
+class ProducerBudgetTest extends PipelineTestSupport {
+
+    static final String TOPIC = "image-request-producer-budget";
+
+    /** A's cap, in one window of ten years (windows are aligned on the epoch: no boundary falls inside a run). */
+    static final int CAP = 3;
+
+    /** A's backlog: more than the worker's 8 places in progress and its cap together. */
+    static final int OF_A = 16;
+
+    static final int OF_B = 12;
+
+    /** The tests' servers and settings, with a cap on producer a. */
+    public static class WithProducerCap extends WorkerTestResource {
+        @Override
+        public Map<String, String> start() {
+            Map<String, String> config = new HashMap<>(super.start());
+            Infrastructure.get().kafka().createTopics(TOPIC);
+            config.put("image-worker.topic.request", TOPIC);
+            config.put("image-worker.consumer-group", "producer-budget");
+            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
+            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d");
+            return config;
+        }
+    }
+
+    @Inject
+    Intake intake;
+
+    @Inject
+    BudgetGuard budget;
+
+    @Test
+    void aProducerOverItsCapWaitsOutsideThePlacesInProgressWhileAnotherCompletesAllItsRequests() {
+        // The worker's consumer has its partitions (a worker just started may still be joining the group).
+        String first = newId("warm");
+        kafka.send(TOPIC, request(first, ""));
+        result(first);
+        gateway.control().setLatency(Duration.ofMillis(300));
+        List<String> ofA = new ArrayList<>();
+        for (int i = 0; i < OF_A; i++) {
+            String id = newId("a");
+            ofA.add(id);
+            kafka.send(TOPIC, request(id, "\"producer\":\"a\""));
+        }
+        List<String> ofB = new ArrayList<>();
+        for (int i = 0; i < OF_B; i++) {
+            String id = newId("b");
+            ofB.add(id);
+            kafka.send(TOPIC, request(id, "\"producer\":\"b\""));
+        }
+
+        ofB.forEach(id ->
+                assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());
+
+        // A's requests beyond its cap are all held, none of them in a place in progress: B's are done, and the
+        // places are free for any other producer.
+        await().atMost(WITHIN).until(() -> budget.held("a") == OF_A - CAP && intake.inProgress(Lane.NORMAL) == 0);
+        assertThat(ofA.stream().mapToInt(id -> callsFor(id).size()).sum())
+                .as("gateway calls of A's requests")
+                .isEqualTo(CAP);
+        assertThat(budget.used("a")).isEqualTo(CAP);
+        await().atMost(WITHIN)
+                .alias("A's requests ended")
+                .until(() ->
+                        ofA.stream().mapToInt(id -> kafka.results(id).size()).sum() == CAP);
+        // Most of them never went into progress: they wait in the read-ahead, having loaded nothing.
+        assertThat(intake.waiting(Lane.NORMAL))
+                .as("A's records waiting for a turn in the read-ahead")
+                .isGreaterThanOrEqualTo(OF_A - CAP - 8);
+    }
+}
