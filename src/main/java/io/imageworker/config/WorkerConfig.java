@@ -15,6 +15,9 @@ import java.util.Set;
 @ConfigMapping(prefix = "image-worker")
 public interface WorkerConfig {
 
+    /** {@link #readAhead()} when not set. */
+    int DEFAULT_READ_AHEAD = 5000;
+
     /** The gateway this worker turns into a pipeline. */
     Gateway gateway();
 
@@ -37,9 +40,11 @@ public interface WorkerConfig {
      * Most records of each lane taken from Kafka beyond {@link #maxInProgress()} that wait for their turn (contract
      * v1.2, fair shares): a request is taken into progress when a place is free, in weighted turns among the producers
      * with waiting records ({@link #producerWeights()}), so a producer whose backlog sits in Kafka before another's
-     * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes and its parsed
-     * JSON and nothing else (no lookup, no reference read); what they hold is bounded to a sixteenth of the memory
-     * budget per lane. Empty: 1000; 0 takes records in the order of the partitions, as before v1.2.
+     * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes, its parsed
+     * JSON and about 5 KB of bookkeeping, and nothing else (no lookup, no reference read); what they hold is bounded to
+     * a sixteenth of the memory budget per lane, and no record is taken more than 1000 offsets above the first one of
+     * its partition not yet acknowledged (so that a commit's metadata names every record finished above it). Empty:
+     * 5000; 0 takes records in the order of the partitions, as before v1.2.
      */
     Optional<Integer> readAhead();
 
@@ -146,7 +151,7 @@ public interface WorkerConfig {
 
     /** {@link #readAhead()}, or its default. */
     default int readAheadLimit() {
-        return Math.max(0, readAhead().orElse(1000));
+        return Math.max(0, readAhead().orElse(DEFAULT_READ_AHEAD));
     }
 
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */

@@ -8,6 +8,7 @@ import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Shutdown;
@@ -29,6 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -45,10 +47,12 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * claims). A waiting record holds its bytes and nothing else: no ledger lookup, no reference read, no memory budget,
  * no call slot; only once in progress does it do what a request did before. The heap the waiting records of a lane
  * hold is bounded too, to a sixteenth of the memory budget ({@link #BUDGET_SHARE}; beside it, not in it): each record
- * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), so both lanes
- * together hold at most an eighth of the budget. When the bound is reached, the lane takes no more records until one
- * goes into progress (one record beyond the bound at most, and any record alone), and its Kafka polling pauses as it
- * did behind the merge.
+ * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), and {@link
+ * #RECORD_OVERHEAD} for the rest it holds, so both lanes together hold at most an eighth of the budget. When the bound
+ * is reached, the lane takes no more records until one goes into progress (any record alone goes), and its Kafka
+ * polling pauses as it did behind the merge. Nor is a record taken further than its partition's window above the
+ * partition's oldest pending record ({@link InFlight#within}), so that a commit's metadata names all that finished
+ * above it.
  *
  * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
  * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
@@ -73,6 +77,14 @@ public class Intake implements PlacesInProgress {
     /** Each lane's waiting records hold at most this fraction of the memory budget (both lanes: twice as much). */
     static final int BUDGET_SHARE = 16;
 
+    /**
+     * The heap a waiting record holds beside its payload and its JSON tree: Kafka's record, the connector's message,
+     * the request's span, context snapshots, the reactive stages waiting for its turn and the bookkeeping of its
+     * offset. Measured at about 5 KB a record (the live heap's class histogram, {@code jcmd <pid> GC.class_histogram},
+     * with 1000 small records waiting for their turn against none), charged with a margin.
+     */
+    static final long RECORD_OVERHEAD = 6 * 1024;
+
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
     /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
@@ -80,14 +92,24 @@ public class Intake implements PlacesInProgress {
     /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
     private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
+    /** Where a record waits before it is taken, until its partition's window reaches it ({@link InFlight#within}). */
+    private final Function<RecordCopy, Uni<Void>> window;
+
     private ScheduledExecutorService rechecks;
 
     @Inject
-    Intake(WorkerConfig config, MemoryBudget memory, MeterRegistry registry, BudgetGuard budget, Shutdown shutdown) {
+    Intake(
+            WorkerConfig config,
+            MemoryBudget memory,
+            MeterRegistry registry,
+            BudgetGuard budget,
+            Shutdown shutdown,
+            InFlight inFlight) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
-                Math.max(1, memory.budget() / BUDGET_SHARE));
+                Math.max(1, memory.budget() / BUDGET_SHARE),
+                inFlight::within);
         if (!budget.producerBudgets().isEmpty()) {
             holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
@@ -116,6 +138,12 @@ public class Intake implements PlacesInProgress {
 
     /** {@code inProgress} places per lane, shared by {@code weights}, the waiting records' bytes at most {@code bytes}. */
     Intake(int inProgress, ProducerWeights weights, long bytes) {
+        this(inProgress, weights, bytes, record -> Uni.createFrom().voidItem());
+    }
+
+    /** The same, each record taken once {@code window} lets it. */
+    Intake(int inProgress, ProducerWeights weights, long bytes, Function<RecordCopy, Uni<Void>> window) {
+        this.window = window;
         for (Lane lane : Lane.values()) {
             turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
@@ -210,19 +238,24 @@ public class Intake implements PlacesInProgress {
     }
 
     /**
-     * The lane's records as they may be taken: each one only once the waiting records' bytes leave room for it (or
-     * none waits). The stage holds one record while it waits, and asks Kafka's connector for no more meanwhile.
+     * The lane's records as they may be taken: each one only once its partition's window reaches it ({@link
+     * InFlight#within}) and the waiting records' bytes leave room for it (or none waits). The stage holds one record
+     * while it waits, and asks Kafka's connector for no more meanwhile.
      */
     Multi<Message<byte[]>> taken(Lane lane, Multi<Message<byte[]>> records) {
         WaitingBytes waiting = bytes.get(lane);
-        return records.onItem().transformToUniAndConcatenate(message -> waiting.take(size(message))
+        return records.onItem().transformToUniAndConcatenate(message -> window.apply(RecordContext.of(message))
+                .chain(() -> waiting.take(size(message)))
                 .replaceWith(message));
     }
 
-    /** What a waiting record holds: its payload, and the JSON parsed from it (a tree of about the same size). */
+    /**
+     * What a waiting record holds: its payload, the JSON parsed from it (a tree of about the same size), and what
+     * every record taken holds whatever its size ({@link #RECORD_OVERHEAD}).
+     */
     private static long size(Message<byte[]> message) {
         byte[] payload = message.getPayload();
-        return payload == null ? 0 : 2L * payload.length;
+        return RECORD_OVERHEAD + (payload == null ? 0 : 2L * payload.length);
     }
 
     /** {@link #inTurn(Lane, Message, RecordContext, String, String, InFlight.Run, Supplier)} of no request id. */

@@ -10,6 +10,7 @@ import io.imageworker.messaging.offsets.PartitionWork;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,8 +19,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
 import org.junit.jupiter.api.Test;
 
 /** The read-ahead: records wait for their turn to go into progress, in turns among producers, bounded in bytes. */
@@ -103,16 +106,52 @@ class IntakeTest {
         assertThat(intake.waiting(Lane.NORMAL)).isZero();
     }
 
+    /** A record of partition 0 of the request topic at {@code offset}, as Kafka's connector delivers it. */
+    private static Message<byte[]> delivered(long offset, byte[] payload) {
+        return Message.of(
+                payload,
+                Metadata.of(new IncomingKafkaRecordMetadata<>(
+                        new ConsumerRecord<byte[], byte[]>("image-request", 0, offset, null, payload), "requests")));
+    }
+
     @Test
-    void aWaitingRecordIsChargedItsBytesAndItsParsedJson() {
-        Intake bounded = new Intake(1, ProducerWeights.parse(""), 100);
+    void aWaitingRecordIsChargedItsBytesItsParsedJsonAndWhatEveryRecordHolds() {
+        long one = Intake.RECORD_OVERHEAD + 2 * 30;
+
+        // Two records of 30 bytes fit a bound of exactly two records' charge, not one byte less.
+        assertThat(takenWithin(2 * one)).isEqualTo(2);
+        assertThat(takenWithin(2 * one - 1)).isEqualTo(1);
+    }
+
+    /** How many of two records of 30 bytes a lane takes whose waiting records may hold {@code bound} bytes. */
+    private static int takenWithin(long bound) {
+        Intake bounded = new Intake(1, ProducerWeights.parse(""), bound);
         List<Message<byte[]>> taken = new ArrayList<>();
-        bounded.taken(Lane.NORMAL, Multi.createFrom().items(Message.of(new byte[30]), Message.of(new byte[30])))
+        bounded.taken(Lane.NORMAL, Multi.createFrom().items(delivered(0, new byte[30]), delivered(1, new byte[30])))
                 .subscribe()
                 .with(taken::add);
+        return taken.size();
+    }
 
-        // 30 bytes held twice over are 60 of the bound of 100: a second record of 30 would make 120.
-        assertThat(taken).hasSize(1);
+    @Test
+    void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedIsTakenOnlyOnceThatOneEnds() {
+        Intake windowed = new Intake(1, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within);
+        // The record at offset 0 is in progress (or waits for its turn): not acknowledged yet.
+        InFlight.Run first =
+                offsets.inFlight().take(new RecordContext(null, null, "image-request", 0, 0, Instant.now()));
+        List<Long> taken = new ArrayList<>();
+        windowed.taken(
+                        Lane.NORMAL,
+                        Multi.createFrom().items(delivered(1, new byte[1]), delivered(1_000_000, new byte[1])))
+                .subscribe()
+                .with(message -> taken.add(message.getMetadata(IncomingKafkaRecordMetadata.class)
+                        .orElseThrow()
+                        .getOffset()));
+        assertThat(taken).containsExactly(1L);
+
+        first.ended(true);
+
+        assertThat(taken).containsExactly(1L, 1_000_000L);
     }
 
     @Test

@@ -15,8 +15,9 @@ import java.util.TreeSet;
  * ({@code iw1:1,3-7,12}). The next owner acknowledges those records without doing them.
  *
  * <p>Kafka bounds the metadata ({@code offset.metadata.max.bytes}, 4096 by default): the text stops at {@link
- * #MAX_LENGTH} characters, keeping the offsets nearest the committed one; those left out are done again, as without
- * the metadata. Metadata this worker did not write (SmallRye's own commits write none) reads as nothing finished.
+ * #MAX_LENGTH} characters, keeping the offsets nearest the committed one; those left out would be done again, as
+ * without the metadata, so the worker takes no record further than {@link #WINDOW} above a partition's committable
+ * offset, and nothing is left out. Metadata this worker did not write (SmallRye's own commits write none) reads as nothing finished.
  */
 final class FinishedAbove {
 
@@ -25,6 +26,14 @@ final class FinishedAbove {
 
     /** At most this many characters, below Kafka's default {@code offset.metadata.max.bytes} of 4096. */
     static final int MAX_LENGTH = 3_000;
+
+    /**
+     * How far above its committed offset a partition's records may be taken ({@link PartitionWork#within}): the
+     * finished-above metadata of records within it always fits in {@link #MAX_LENGTH}, whatever the pattern (distances
+     * below 1000 have at most three digits: every other offset finished is 500 entries of 4 characters, two of every
+     * three 333 ranges of 8), so no record finished here is ever done again by the partition's next owner.
+     */
+    static final int WINDOW = 1_000;
 
     /** At most this many offsets are read back: more are done again rather than held in memory. */
     static final int MAX_OFFSETS = 100_000;

@@ -4,6 +4,7 @@ import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.imageworker.support.Shutdown;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
+import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -50,6 +51,14 @@ public class InFlight {
         }
         count.incrementAndGet();
         return new Run(start, record, commit.track());
+    }
+
+    /**
+     * Completes once {@code record} may be taken, its partition's records finished out of order kept within what a
+     * commit's metadata holds ({@link PartitionWork#within}).
+     */
+    public Uni<Void> within(RecordCopy record) {
+        return partitions.within(record);
     }
 
     /** Requests in progress now. */

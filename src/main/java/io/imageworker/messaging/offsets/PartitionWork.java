@@ -3,12 +3,16 @@ package io.imageworker.messaging.offsets;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
 import java.util.OptionalLong;
@@ -25,8 +29,10 @@ import org.apache.kafka.common.TopicPartition;
  * within a grace, and to leave the records of those partitions that are still on their way to the new owner.
  *
  * <p>Records of one partition reach the worker in offset order, so every offset below the last one started was
- * started too: the committable offset never skips a record that was not acknowledged. Every method is short and
- * synchronized; only {@link #release} waits, on Kafka's polling thread, never on an event loop.
+ * started too: the committable offset never skips a record that was not acknowledged. Records are taken no further
+ * than {@link FinishedAbove#WINDOW} above the committable offset ({@link #within}), so that the records finished above
+ * it always fit in the commit's metadata. Every method is short and synchronized; only {@link #release} waits, on
+ * Kafka's polling thread, never on an event loop.
  */
 @ApplicationScoped
 public class PartitionWork {
@@ -34,6 +40,8 @@ public class PartitionWork {
     private final Map<TopicPartition, Progress> partitions = new HashMap<>();
     private final Set<TopicPartition> revoked = new HashSet<>();
     private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
+    /** Records not taken yet, each waiting for its partition's window to reach it ({@link #within}). */
+    private final List<Gate> gates = new ArrayList<>();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
 
@@ -108,6 +116,54 @@ public class PartitionWork {
         progress.running.put(record.offset(), record);
         return Start.RUN;
     }
+
+    /**
+     * Completes once {@code record} may be taken: it lies less than {@link FinishedAbove#WINDOW} above the first record
+     * of its partition taken and not acknowledged (nothing pending: any offset), or its partition is being taken away
+     * (the record is then left to the new owner). Whatever this worker finishes above a commit then fits in the commit's
+     * metadata, however far requests finish out of order (the read-ahead, a producer held by its cap), and the
+     * partition's next owner does none of it again. A record that waits here holds up the records behind it in its
+     * lane: the lane takes nothing more, and its Kafka polling pauses.
+     */
+    public Uni<Void> within(RecordCopy record) {
+        return Uni.createFrom().emitter(emitter -> {
+            synchronized (this) {
+                if (!fits(record)) {
+                    Gate gate = new Gate(record, emitter);
+                    gates.add(gate);
+                    emitter.onTermination(() -> {
+                        synchronized (this) {
+                            gates.remove(gate);
+                        }
+                    });
+                    return;
+                }
+            }
+            emitter.complete(null);
+        });
+    }
+
+    private boolean fits(RecordCopy record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        Progress progress = partitions.get(partition);
+        if (progress == null || !takes(partition)) {
+            return true;
+        }
+        long pending = progress.firstPending();
+        return pending < 0 || record.offset() - pending < FinishedAbove.WINDOW;
+    }
+
+    /** Lets the records waiting for their partition's window go that now fit ({@link #within}), outside the lock. */
+    private void openGates() {
+        List<UniEmitter<? super Void>> open = new ArrayList<>();
+        synchronized (this) {
+            gates.removeIf(gate -> fits(gate.record()) && open.add(gate.emitter()));
+        }
+        open.forEach(emitter -> emitter.complete(null));
+    }
+
+    /** A record waiting to be taken until it fits its partition's window. */
+    private record Gate(RecordCopy record, UniEmitter<? super Void> emitter) {}
 
     /**
      * A record started waits for its turn to go into progress ({@code messaging.Intake}): a revocation does not wait for it, but
@@ -188,7 +244,12 @@ public class PartitionWork {
      * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
      *     shutdown, failed), the partition is never committed past it
      */
-    public synchronized void ended(RecordCopy record, boolean acknowledged) {
+    public void ended(RecordCopy record, boolean acknowledged) {
+        end(record, acknowledged);
+        openGates();
+    }
+
+    private synchronized void end(RecordCopy record, boolean acknowledged) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
         Progress progress = partitions.get(partition);
         boolean waited = progress != null && progress.waiting.contains(record.offset());
@@ -271,8 +332,16 @@ public class PartitionWork {
      * @return what may be committed for them, how many requests finished during the wait and were given up, and how
      *     many records still waiting for their turn were left to the new owner
      */
-    synchronized Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
-        revoked.addAll(taken);
+    Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
+        synchronized (this) {
+            revoked.addAll(taken);
+        }
+        openGates();
+        return awaitRelease(taken, grace);
+    }
+
+    private synchronized Release awaitRelease(Collection<TopicPartition> taken, Duration grace)
+            throws InterruptedException {
         int before = running(taken);
         long deadline = System.nanoTime() + grace.toNanos();
         long remaining;
@@ -368,15 +437,18 @@ public class PartitionWork {
             committable().ifPresent(below -> finished.headSet(below).clear());
         }
 
-        OptionalLong committable() {
-            long first = Long.MAX_VALUE;
-            if (!running.isEmpty()) {
-                first = running.firstKey();
-            }
+        /** The first offset taken and not acknowledged, or -1. */
+        long firstPending() {
+            long first = running.isEmpty() ? Long.MAX_VALUE : running.firstKey();
             if (!unacknowledged.isEmpty()) {
                 first = Math.min(first, unacknowledged.first());
             }
-            if (first != Long.MAX_VALUE) {
+            return first == Long.MAX_VALUE ? -1 : first;
+        }
+
+        OptionalLong committable() {
+            long first = firstPending();
+            if (first >= 0) {
                 return OptionalLong.of(first);
             }
             return lastAcknowledged < 0 ? OptionalLong.empty() : OptionalLong.of(lastAcknowledged + 1);

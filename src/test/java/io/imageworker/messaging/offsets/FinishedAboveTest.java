@@ -2,7 +2,9 @@ package io.imageworker.messaging.offsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.TreeSet;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
@@ -42,6 +44,41 @@ class FinishedAboveTest {
         assertThat(read.first()).isEqualTo(1_000_001L);
         // Only a prefix is kept: nothing kept lies beyond something dropped.
         assertThat(read).isEqualTo(new TreeSet<>(scattered.headSet(read.last(), true)));
+    }
+
+    @Test
+    void keepsEveryOffsetFinishedWithinTheWindowWhateverThePattern() {
+        long committed = 7_000_000;
+        List<TreeSet<Long>> patterns = new ArrayList<>();
+        // Periodic: j of every k offsets finished (every other single, pairs as ranges, ...), the worst cases.
+        for (int period = 2; period <= 6; period++) {
+            for (int finishedPerPeriod = 1; finishedPerPeriod < period; finishedPerPeriod++) {
+                TreeSet<Long> set = new TreeSet<>();
+                for (long distance = 1; distance < FinishedAbove.WINDOW; distance++) {
+                    if (distance % period < finishedPerPeriod) {
+                        set.add(committed + distance);
+                    }
+                }
+                patterns.add(set);
+            }
+        }
+        Random random = new Random(42);
+        for (int i = 0; i < 200; i++) {
+            TreeSet<Long> set = new TreeSet<>();
+            double density = random.nextDouble();
+            for (long distance = 1; distance < FinishedAbove.WINDOW; distance++) {
+                if (random.nextDouble() < density) {
+                    set.add(committed + distance);
+                }
+            }
+            patterns.add(set);
+        }
+
+        for (TreeSet<Long> finished : patterns) {
+            String metadata = FinishedAbove.encode(committed, finished);
+            assertThat(metadata.length()).isLessThanOrEqualTo(FinishedAbove.MAX_LENGTH);
+            assertThat(FinishedAbove.decode(committed, metadata)).isEqualTo(finished);
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import io.imageworker.messaging.offsets.PartitionWork.Start;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -263,5 +264,64 @@ class PartitionWorkTest {
         PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
         assertThat(released.givenUp()).isEqualTo(1);
         assertThat(work.runs(record(P0, 40))).isFalse();
+    }
+
+    @Test
+    void aRecordIsTakenNoFurtherThanTheWindowAboveTheFirstOneNotAcknowledged() {
+        start(P0, 5, 6);
+        assertThat(taken(P0, 5 + FinishedAbove.WINDOW - 1)).isDone();
+        CompletableFuture<Void> beyond = taken(P0, 5 + FinishedAbove.WINDOW);
+        assertThat(beyond).isNotDone();
+        // Another partition's records do not wait for it.
+        assertThat(taken(P1, 5_000_000)).isDone();
+
+        work.ended(record(P0, 6), true);
+        assertThat(beyond).isNotDone();
+        work.ended(record(P0, 5), true);
+        assertThat(beyond).isDone();
+        // Nothing pending on the partition: any offset is taken.
+        assertThat(taken(P0, 9_000_000)).isDone();
+    }
+
+    @Test
+    void aRecordWaitingForItsWindowGoesOnWhenItsPartitionIsTakenAway() throws Exception {
+        start(P0, 50);
+        CompletableFuture<Void> beyond = taken(P0, 50 + FinishedAbove.WINDOW);
+        assertThat(beyond).isNotDone();
+
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+
+        // It goes on to be left to the new owner (not started), while the grace waits for record 50.
+        beyond.get(5, TimeUnit.SECONDS);
+        assertThat(work.started(record(P0, 50 + FinishedAbove.WINDOW))).isEqualTo(Start.LEFT);
+        work.ended(record(P0, 50), true);
+        assertThat(release.get(5, TimeUnit.SECONDS).commits().get(P0).offset()).isEqualTo(51);
+    }
+
+    @Test
+    void whateverFinishesOutOfOrderWithinTheWindowIsInTheCommitsMetadata() throws Exception {
+        // The first record waits (a producer held by its cap, say) while every other record after it finishes.
+        long first = 1_000;
+        TreeSet<Long> finished = new TreeSet<>();
+        for (long offset = first;
+                offset < first + 2 * FinishedAbove.WINDOW && taken(P0, offset).isDone();
+                offset++) {
+            start(P0, offset);
+            if (offset > first && offset % 3 != 0) {
+                work.ended(record(P0, offset), true);
+                finished.add(offset);
+            }
+        }
+
+        PartitionWork.Release release = work.release(List.of(P0), Duration.ZERO);
+
+        OffsetAndMetadata commit = release.commits().get(P0);
+        assertThat(commit.offset()).isEqualTo(first);
+        assertThat(FinishedAbove.decode(commit.offset(), commit.metadata())).isEqualTo(finished);
+    }
+
+    /** Whether the record at {@code offset} may be taken now: a future completed once it may. */
+    private CompletableFuture<Void> taken(TopicPartition partition, long offset) {
+        return work.within(record(partition, offset)).subscribeAsCompletionStage();
     }
 }

@@ -1,5 +1,6 @@
 package io.imageworker.testing.launch;
 
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
@@ -21,7 +22,7 @@ import java.util.Map;
  * <ul>
  *   <li>{@code fair shares, read-ahead past the backlog}: {@code IMAGE_WORKER_READ_AHEAD} of A's and B's requests
  *       together ({@code bench.read-ahead} to choose another);
- *   <li>{@code fair shares, default read-ahead}: the worker's default (1000);
+ *   <li>{@code fair shares, default read-ahead}: the worker's default ({@link WorkerConfig#DEFAULT_READ_AHEAD});
  *   <li>{@code off (read-ahead 0)}: {@code IMAGE_WORKER_READ_AHEAD=0}, the intake of before contract v1.2: the worker
  *       takes records in the order of the partitions, at most {@code max-in-progress} at once, so B's requests wait
  *       behind A's backlog in Kafka (the turns among producers still apply among those in progress, which hardly
@@ -49,7 +50,11 @@ final class ProducersBenchmark {
                             settings,
                             "fair shares, read-ahead " + settings.readAhead(),
                             settings.readAhead()));
-                    runs.addAll(run(infrastructure, settings, "fair shares, default read-ahead (1000)", null));
+                    runs.addAll(run(
+                            infrastructure,
+                            settings,
+                            "fair shares, default read-ahead (" + WorkerConfig.DEFAULT_READ_AHEAD + ")",
+                            null));
                     runs.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
                     return runs;
                 });
