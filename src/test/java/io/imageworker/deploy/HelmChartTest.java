@@ -272,6 +272,26 @@ class HelmChartTest {
     }
 
     @Test
+    void theReadAheadIsTheWorkersDefaultUnlessSetAndZeroTurnsItOff() {
+        assertThat(HelmChart.render(DEFAULTS, Map.of())
+                        .environment()
+                        .get("IMAGE_WORKER_READ_AHEAD")
+                        .value())
+                .isEmpty();
+        assertThat(HelmChart.render(DEFAULTS, Map.of("readAhead", 0))
+                        .environment()
+                        .get("IMAGE_WORKER_READ_AHEAD")
+                        .value())
+                .isEqualTo("0");
+        assertThat(HelmChart.render(DEFAULTS, Map.of("readAhead", 2000))
+                        .environment()
+                        .get("IMAGE_WORKER_READ_AHEAD")
+                        .value())
+                .isEqualTo("2000");
+        assertThat(HelmChart.refusal(DEFAULTS, Map.of("readAhead", -1))).contains("readAhead");
+    }
+
+    @Test
     void rollsThePodsWhenTheConfigurationChanges() {
         String before = checksum(HelmChart.render(DEFAULTS, Map.of()));
         String after = checksum(HelmChart.render(DEFAULTS, Map.of("concurrency", 8)));
