@@ -12,7 +12,8 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 @Schema(
         name = "RequestStatus",
-        description = "Where a request is. queued: this worker holds it and no gateway call of it has left yet;"
+        description = "Where a request is. queued: this worker holds it (read ahead and waiting for its turn, or in"
+                + " progress) and no gateway call of it has left yet;"
                 + " calling: a gateway call of it has left (it may be retried, or its image stored); completed and"
                 + " failed: its terminal event is recorded; unknown: no record, and this worker does not hold it (it"
                 + " may not have arrived yet, be held by another replica, or have been refused before any gateway"

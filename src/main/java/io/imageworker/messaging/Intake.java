@@ -9,6 +9,7 @@ import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
+import io.imageworker.processing.RequestStates;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Shutdown;
@@ -94,6 +95,8 @@ public class Intake implements PlacesInProgress {
 
     /** Where a record waits before it is taken, until its partition's window reaches it ({@link InFlight#within}). */
     private final Function<RecordCopy, Uni<Void>> window;
+    /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
+    private final RequestStates states;
 
     private ScheduledExecutorService rechecks;
 
@@ -104,12 +107,14 @@ public class Intake implements PlacesInProgress {
             MeterRegistry registry,
             BudgetGuard budget,
             Shutdown shutdown,
-            InFlight inFlight) {
+            InFlight inFlight,
+            RequestStates states) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE),
-                inFlight::within);
+                inFlight::within,
+                states);
         if (!budget.producerBudgets().isEmpty()) {
             holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
@@ -138,12 +143,18 @@ public class Intake implements PlacesInProgress {
 
     /** {@code inProgress} places per lane, shared by {@code weights}, the waiting records' bytes at most {@code bytes}. */
     Intake(int inProgress, ProducerWeights weights, long bytes) {
-        this(inProgress, weights, bytes, record -> Uni.createFrom().voidItem());
+        this(inProgress, weights, bytes, record -> Uni.createFrom().voidItem(), new RequestStates());
     }
 
-    /** The same, each record taken once {@code window} lets it. */
-    Intake(int inProgress, ProducerWeights weights, long bytes, Function<RecordCopy, Uni<Void>> window) {
+    /** The same, each record taken once {@code window} lets it, its request read as queued in {@code states} meanwhile. */
+    Intake(
+            int inProgress,
+            ProducerWeights weights,
+            long bytes,
+            Function<RecordCopy, Uni<Void>> window,
+            RequestStates states) {
         this.window = window;
+        this.states = states;
         for (Lane lane : Lane.values()) {
             turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
@@ -292,11 +303,21 @@ public class Intake implements PlacesInProgress {
                 waiting.give(size);
             }
         };
+        AtomicBoolean left = new AtomicBoolean(requestId == null);
+        Runnable leaveWaiting = () -> {
+            if (left.compareAndSet(false, true)) {
+                states.admitted(requestId);
+            }
+        };
+        if (requestId != null) {
+            states.waiting(requestId);
+        }
         run.waiting();
         AtomicBoolean registered = new AtomicBoolean();
         return turns.get(lane)
                 .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, turn -> {
                     giveBytes.run();
+                    leaveWaiting.run();
                     run.admitted();
                     if (!run.mayGoOn()) {
                         return Uni.createFrom()
@@ -312,6 +333,7 @@ public class Intake implements PlacesInProgress {
                 .onTermination()
                 .invoke(() -> {
                     giveBytes.run();
+                    leaveWaiting.run();
                     run.admitted();
                     if (registered.get()) {
                         inProgress.remove(requestId);

@@ -13,6 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves (a {@link CallListener}), and removed
  * when the work ends in any way (an event, a failure, an abandon at shutdown, a cancel of the subscription), after its
  * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
+ * Records read ahead that wait for their turn ({@code messaging.Intake}) read {@link State#QUEUED} too, counted apart
+ * ({@link #waiting}), bounded by the read-ahead.
  *
  * <p>It knows only this worker: a request held by another replica is not here.
  */
@@ -28,6 +30,21 @@ public class RequestStates implements CallListener {
     }
 
     private final Map<String, State> held = new ConcurrentHashMap<>();
+    /** Records of each request id read ahead and waiting for their turn ({@code messaging.Intake}), by id. */
+    private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
+
+    /**
+     * A record of {@code requestId} was taken and waits for its turn to go into progress (read ahead): it reads {@link
+     * State#QUEUED} until its turn comes ({@link #admitted}). Bounded by the read-ahead.
+     */
+    public void waiting(String requestId) {
+        waiting.merge(requestId, 1, Integer::sum);
+    }
+
+    /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
+    public void admitted(String requestId) {
+        waiting.computeIfPresent(requestId, (id, records) -> records > 1 ? records - 1 : null);
+    }
 
     /** The work of {@code requestId} begins: it is {@link State#QUEUED}. */
     void held(String requestId) {
@@ -50,9 +67,13 @@ public class RequestStates implements CallListener {
         held.remove(requestId);
     }
 
-    /** Where {@code requestId} is, if this worker holds it. */
+    /** Where {@code requestId} is, if this worker holds it (in progress, or read ahead and waiting for its turn). */
     public Optional<State> of(String requestId) {
-        return Optional.ofNullable(held.get(requestId));
+        State state = held.get(requestId);
+        if (state == null && waiting.containsKey(requestId)) {
+            return Optional.of(State.QUEUED);
+        }
+        return Optional.ofNullable(state);
     }
 
     /** How many requests this worker holds. */

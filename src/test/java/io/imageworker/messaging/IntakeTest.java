@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.processing.RequestStates;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
@@ -30,7 +31,9 @@ class IntakeTest {
 
     private final AtomicLong now = new AtomicLong();
     private final OffsetsFixture offsets = new OffsetsFixture(now::get);
-    private final Intake intake = new Intake(1, ProducerWeights.parse("b=2"), 1_000);
+    private final RequestStates states = new RequestStates();
+    private final Intake intake = new Intake(
+            1, ProducerWeights.parse("b=2"), 1_000, record -> Uni.createFrom().voidItem(), states);
     private final List<UniEmitter<? super String>> working = new ArrayList<>();
     private final List<String> started = new ArrayList<>();
     private final List<Throwable> failures = new ArrayList<>();
@@ -135,7 +138,8 @@ class IntakeTest {
 
     @Test
     void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedIsTakenOnlyOnceThatOneEnds() {
-        Intake windowed = new Intake(1, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within);
+        Intake windowed =
+                new Intake(1, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within, new RequestStates());
         // The record at offset 0 is in progress (or waits for its turn): not acknowledged yet.
         InFlight.Run first =
                 offsets.inFlight().take(new RecordContext(null, null, "image-request", 0, 0, Instant.now()));
@@ -152,6 +156,27 @@ class IntakeTest {
         first.ended(true);
 
         assertThat(taken).containsExactly(1L, 1_000_000L);
+    }
+
+    @Test
+    void aRequestWaitingForItsTurnReadsQueuedUntilItsTurnComes() {
+        take("a");
+        take("b");
+        take("c");
+        // a is in progress (its place taken: no state of its own here, RequestProcessor tells it); b and c wait.
+        assertThat(states.of("b1")).contains(RequestStates.State.QUEUED);
+        assertThat(states.of("c2")).contains(RequestStates.State.QUEUED);
+
+        working.get(0).complete("done");
+
+        // b had its turn (from now on its processing tells where it is); c still waits.
+        assertThat(started).containsExactly("a0", "b1");
+        assertThat(states.of("b1")).isEmpty();
+        assertThat(states.of("c2")).contains(RequestStates.State.QUEUED);
+        working.get(1).complete("done");
+        working.get(2).complete("done");
+        assertThat(states.of("c2")).isEmpty();
+        assertThat(states.size()).isZero();
     }
 
     @Test

@@ -48,6 +48,27 @@ class RequestStatesTest {
     }
 
     @Test
+    void aRequestReadAheadReadsQueuedUntilEveryCopyWaitingHadItsTurnAndItsCallsShowOnceInProgress() {
+        // Two copies of one id read ahead (a producer sent it twice).
+        states.waiting("r-4");
+        states.waiting("r-4");
+        assertThat(states.of("r-4")).contains(State.QUEUED);
+
+        states.admitted("r-4");
+        assertThat(states.of("r-4")).contains(State.QUEUED);
+        states.held("r-4");
+        states.calling("r-4");
+        assertThat(states.of("r-4")).contains(State.CALLING);
+
+        states.ended("r-4");
+        assertThat(states.of("r-4")).contains(State.QUEUED);
+        states.admitted("r-4");
+        assertThat(states.of("r-4")).isEmpty();
+        states.admitted("r-4");
+        assertThat(states.of("r-4")).isEmpty();
+    }
+
+    @Test
     void holdsOnlyTheRequestsNotEnded() {
         IntStream.range(0, 10_000).forEach(i -> states.held("r-" + i));
         IntStream.range(0, 10_000).filter(i -> i % 3 == 0).forEach(i -> states.calling("r-" + i));
