@@ -3,6 +3,8 @@ package io.imageworker.processing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.processing.RequestStates.State;
+import java.util.List;
+import java.util.Optional;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -49,23 +51,32 @@ class RequestStatesTest {
 
     @Test
     void aRequestReadAheadReadsQueuedUntilEveryCopyWaitingHadItsTurnAndItsCallsShowOnceInProgress() {
-        // Two copies of one id read ahead (a producer sent it twice).
-        states.waiting("r-4");
-        states.waiting("r-4");
-        assertThat(states.of("r-4")).contains(State.QUEUED);
+        String id = "r-4";
+        // Two copies of one id read ahead (a producer sent it twice): the first has its turn, calls and ends while the
+        // second still waits for its turn; then the second has its turn (and a stray admission changes nothing).
+        List<Runnable> steps = List.of(
+                () -> states.waiting(id),
+                () -> states.waiting(id),
+                () -> states.admitted(id),
+                () -> states.held(id),
+                () -> states.calling(id),
+                () -> states.ended(id),
+                () -> states.admitted(id),
+                () -> states.admitted(id));
+        List<Optional<State>> expected = List.of(
+                Optional.of(State.QUEUED),
+                Optional.of(State.QUEUED),
+                Optional.of(State.QUEUED),
+                Optional.of(State.QUEUED),
+                Optional.of(State.CALLING),
+                Optional.of(State.QUEUED),
+                Optional.empty(),
+                Optional.empty());
 
-        states.admitted("r-4");
-        assertThat(states.of("r-4")).contains(State.QUEUED);
-        states.held("r-4");
-        states.calling("r-4");
-        assertThat(states.of("r-4")).contains(State.CALLING);
-
-        states.ended("r-4");
-        assertThat(states.of("r-4")).contains(State.QUEUED);
-        states.admitted("r-4");
-        assertThat(states.of("r-4")).isEmpty();
-        states.admitted("r-4");
-        assertThat(states.of("r-4")).isEmpty();
+        for (int step = 0; step < steps.size(); step++) {
+            steps.get(step).run();
+            assertThat(states.of(id)).as("after step %d", step + 1).isEqualTo(expected.get(step));
+        }
     }
 
     @Test
