@@ -6,6 +6,7 @@ import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.StartupEvent;
@@ -63,9 +64,9 @@ public class CancelReader {
     private final Cancellations cancellations;
     private final Map<String, Object> kafka;
     private final ObjectMapper json;
-    private final MeterRegistry registry;
     private final Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers;
     private final LongSupplier nanos;
+    private final Counter restarts;
     private final CountDownLatch caughtUp = new CountDownLatch(1);
 
     /** The offsets the reader must reach to have caught up at start, or null once it has. Reader thread only. */
@@ -104,9 +105,20 @@ public class CancelReader {
         this.cancellations = cancellations;
         this.kafka = kafka;
         this.json = json;
-        this.registry = registry;
         this.consumers = consumers;
         this.nanos = nanos;
+        // Exported with cancellation off too (0): every worker exports the same series, which the dashboard draws.
+        this.restarts = WorkerMetrics.counter(
+                registry,
+                "image_worker_cancel_reader_restarts",
+                "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)");
+        WorkerMetrics.gauge(
+                        "image_worker_cancel_reader_stalled",
+                        this,
+                        cancels -> cancels.stall().isPresent() ? 1 : 0,
+                        "1 while the cancel topic's reader restarts or has not completed a poll for too long: cancels"
+                                + " are late")
+                .register(registry);
     }
 
     /**
@@ -157,19 +169,9 @@ public class CancelReader {
                         lookForNewPartitions(consumer);
                     }
                 },
-                WorkerMetrics.counter(
-                        registry,
-                        "image_worker_cancel_reader_restarts",
-                        "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)"),
+                restarts,
                 nanos,
                 TopicReader.FIRST_BACKOFF);
-        WorkerMetrics.gauge(
-                        "image_worker_cancel_reader_stalled",
-                        this,
-                        cancels -> cancels.stall().isPresent() ? 1 : 0,
-                        "1 while the cancel topic's reader restarts or has not completed a poll for too long: cancels"
-                                + " are late")
-                .register(registry);
         reader = started;
         started.start();
         Log.infof(

@@ -75,20 +75,17 @@ public class Cancellations {
         this.retention = retention;
         this.maxHeld = maxHeld;
         this.enabled = enabled;
-        if (enabled) {
-            this.cancelledRequests = WorkerMetrics.counter(
-                    registry,
-                    "image_worker_requests_cancelled",
-                    "Requests that ended CANCELLED: a cancel named them before any of their gateway calls left");
-            WorkerMetrics.gauge(
-                            "image_worker_cancels_held",
-                            this,
-                            Cancellations::held,
-                            "Cancels remembered for requests that may still come (at most " + maxHeld + ")")
-                    .register(registry);
-        } else {
-            this.cancelledRequests = null;
-        }
+        // Exported with cancellation off too (0): every worker exports the same series, which the dashboard draws.
+        this.cancelledRequests = WorkerMetrics.counter(
+                registry,
+                "image_worker_requests_cancelled",
+                "Requests that ended CANCELLED: a cancel named them before any of their gateway calls left");
+        WorkerMetrics.gauge(
+                        "image_worker_cancels_held",
+                        this,
+                        Cancellations::held,
+                        "Cancels remembered for requests that may still come (at most " + maxHeld + ")")
+                .register(registry);
     }
 
     /** Whether cancellation is on ({@code IMAGE_WORKER_TOPIC_CANCEL} names a topic). */
@@ -174,9 +171,7 @@ public class Cancellations {
 
     /** A request ended with {@code event}, decided now (not replayed): counted when it is {@code CANCELLED}. */
     void ended(TerminalEvent event) {
-        if (cancelledRequests != null
-                && event instanceof TerminalEvent.Failed failed
-                && failed.error().code() == ErrorCode.CANCELLED) {
+        if (event instanceof TerminalEvent.Failed failed && failed.error().code() == ErrorCode.CANCELLED) {
             cancelledRequests.increment();
         }
     }

@@ -56,7 +56,9 @@ class ObservabilityFilesTest {
                         "ImageWorkerDeadLetters",
                         "ImageWorkerConsumerLagGrowing",
                         "ImageWorkerConcurrencyLimitLowered",
-                        "ImageWorkerErrorRateHigh");
+                        "ImageWorkerErrorRateHigh",
+                        "ImageWorkerCancelReaderStalled",
+                        "ImageWorkerProducerHeld");
         assertThat(expression(rules, "ImageWorkerIntakePaused")).contains("image_worker_intake_paused");
         assertThat(expression(rules, "ImageWorkerSpendGuardHolding")).contains("image_worker_budget_held_requests");
         assertThat(expression(rules, "ImageWorkerDeadLetters")).contains("image_worker_dead_letters_total");
@@ -64,6 +66,9 @@ class ObservabilityFilesTest {
         assertThat(expression(rules, "ImageWorkerConcurrencyLimitLowered"))
                 .contains("image_worker_concurrency_limit", "image_worker_concurrency_max");
         assertThat(expression(rules, "ImageWorkerErrorRateHigh")).contains("by (namespace, code)");
+        assertThat(expression(rules, "ImageWorkerCancelReaderStalled")).contains("image_worker_cancel_reader_stalled");
+        assertThat(expression(rules, "ImageWorkerProducerHeld"))
+                .contains("image_worker_budget_producer_held_requests", "by (namespace, producer)");
     }
 
     private static String expression(JsonNode rules, String alert) {
