@@ -42,8 +42,8 @@ public interface WorkerConfig {
      * with waiting records ({@link #producerWeights()}), so a producer whose backlog sits in Kafka before another's
      * requests holds those back by at most its backlog beyond this many. A waiting record holds its bytes, its parsed
      * JSON and about 5 KB of bookkeeping, and nothing else (no lookup, no reference read); what they hold is bounded to
-     * a sixteenth of the memory budget per lane, and no record is taken more than 1000 offsets above the first one of
-     * its partition not yet acknowledged (so that a commit's metadata names every record finished above it). Empty:
+     * a sixteenth of the memory budget per lane, and no record goes into progress 1000 offsets or more above the first
+     * one of its partition not yet acknowledged (so that a commit's metadata names every record finished above it). Empty:
      * 5000; 0 takes records in the order of the partitions, as before v1.2.
      */
     Optional<Integer> readAhead();

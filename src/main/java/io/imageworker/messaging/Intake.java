@@ -31,6 +31,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -51,9 +52,9 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), and {@link
  * #RECORD_OVERHEAD} for the rest it holds, so both lanes together hold at most an eighth of the budget. When the bound
  * is reached, the lane takes no more records until one goes into progress (any record alone goes), and its Kafka
- * polling pauses as it did behind the merge. Nor is a record taken further than its partition's window above the
- * partition's oldest pending record ({@link InFlight#within}), so that a commit's metadata names all that finished
- * above it.
+ * polling pauses as it did behind the merge. Nor does a record go into progress further than its partition's window
+ * above the partition's oldest pending record ({@link InFlight#within}), so that a commit's metadata names all that
+ * finished above it: until the window reaches it, it waits as read ahead, and the records of other partitions go by.
  *
  * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
  * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
@@ -88,12 +89,14 @@ public class Intake implements PlacesInProgress {
 
     private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
+    /** Records of each lane waiting for their partition's window to reach them ({@link InFlight#within}). */
+    private final Map<Lane, AtomicInteger> atWindow = new EnumMap<>(Lane.class);
     /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
     private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
     /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
     private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
-    /** Where a record waits before it is taken, until its partition's window reaches it ({@link InFlight#within}). */
+    /** Where a record waits before its turn, until its partition's window reaches it ({@link InFlight#within}). */
     private final Function<RecordCopy, Uni<Void>> window;
     /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
     private final RequestStates states;
@@ -158,6 +161,7 @@ public class Intake implements PlacesInProgress {
         for (Lane lane : Lane.values()) {
             turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
+            this.atWindow.put(lane, new AtomicInteger());
         }
     }
 
@@ -238,9 +242,9 @@ public class Intake implements PlacesInProgress {
     /** A request in progress: its turn (its place) and its record's run. */
     private record Placed(ConcurrencyLimiter.Turn turn, InFlight.Run run) {}
 
-    /** Records of {@code lane} waiting for their turn now. */
+    /** Records of {@code lane} waiting for their turn now (or for their partition's window, before it). */
     public int waiting(Lane lane) {
-        return turns.get(lane).waiting();
+        return turns.get(lane).waiting() + atWindow.get(lane).get();
     }
 
     /** Records of {@code lane} in progress now (those that had their turn and have not ended). */
@@ -249,14 +253,12 @@ public class Intake implements PlacesInProgress {
     }
 
     /**
-     * The lane's records as they may be taken: each one only once its partition's window reaches it ({@link
-     * InFlight#within}) and the waiting records' bytes leave room for it (or none waits). The stage holds one record
-     * while it waits, and asks Kafka's connector for no more meanwhile.
+     * The lane's records as they may be taken: each one only once the waiting records' bytes leave room for it (or
+     * none waits). The stage holds one record while it waits, and asks Kafka's connector for no more meanwhile.
      */
     Multi<Message<byte[]>> taken(Lane lane, Multi<Message<byte[]>> records) {
         WaitingBytes waiting = bytes.get(lane);
-        return records.onItem().transformToUniAndConcatenate(message -> window.apply(RecordContext.of(message))
-                .chain(() -> waiting.take(size(message)))
+        return records.onItem().transformToUniAndConcatenate(message -> waiting.take(size(message))
                 .replaceWith(message));
     }
 
@@ -314,22 +316,33 @@ public class Intake implements PlacesInProgress {
         }
         run.waiting();
         AtomicBoolean registered = new AtomicBoolean();
-        return turns.get(lane)
-                .run(Lane.NORMAL, producer == null ? ImageRequest.DEFAULT_PRODUCER : producer, turn -> {
-                    giveBytes.run();
-                    leaveWaiting.run();
-                    run.admitted();
-                    if (!run.mayGoOn()) {
-                        return Uni.createFrom()
-                                .<T>failure(new GivenUp(
-                                        context,
-                                        "the worker drains, or its partition went to another worker meanwhile"));
+        Function<ConcurrencyLimiter.Turn, Uni<T>> goIntoProgress = turn -> {
+            giveBytes.run();
+            leaveWaiting.run();
+            run.admitted();
+            if (!run.mayGoOn()) {
+                return Uni.createFrom()
+                        .failure(new GivenUp(
+                                context, "the worker drains, or its partition went to another worker meanwhile"));
+            }
+            if (requestId != null && inProgress.putIfAbsent(requestId, new Placed(turn, run)) == null) {
+                registered.set(true);
+            }
+            return work.get();
+        };
+        String of = producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
+        AtomicInteger windowWaits = atWindow.get(lane);
+        AtomicBoolean passed = new AtomicBoolean();
+        windowWaits.incrementAndGet();
+        // Its turn is asked for once its partition's window reaches it; meanwhile it waits as read ahead.
+        return window.apply(context)
+                .onTermination()
+                .invoke(() -> {
+                    if (passed.compareAndSet(false, true)) {
+                        windowWaits.decrementAndGet();
                     }
-                    if (requestId != null && inProgress.putIfAbsent(requestId, new Placed(turn, run)) == null) {
-                        registered.set(true);
-                    }
-                    return work.get();
                 })
+                .chain(() -> turns.get(lane).run(Lane.NORMAL, of, goIntoProgress))
                 .onTermination()
                 .invoke(() -> {
                     giveBytes.run();

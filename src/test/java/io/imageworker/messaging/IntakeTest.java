@@ -137,25 +137,35 @@ class IntakeTest {
     }
 
     @Test
-    void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedIsTakenOnlyOnceThatOneEnds() {
+    void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedWaitsForThatOneWhileOtherPartitionsGoBy() {
         Intake windowed =
-                new Intake(1, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within, new RequestStates());
-        // The record at offset 0 is in progress (or waits for its turn): not acknowledged yet.
-        InFlight.Run first =
-                offsets.inFlight().take(new RecordContext(null, null, "image-request", 0, 0, Instant.now()));
-        List<Long> taken = new ArrayList<>();
-        windowed.taken(
-                        Lane.NORMAL,
-                        Multi.createFrom().items(delivered(1, new byte[1]), delivered(1_000_000, new byte[1])))
-                .subscribe()
-                .with(message -> taken.add(message.getMetadata(IncomingKafkaRecordMetadata.class)
-                        .orElseThrow()
-                        .getOffset()));
-        assertThat(taken).containsExactly(1L);
+                new Intake(3, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within, new RequestStates());
+        List<String> inProgress = new ArrayList<>();
+        List<InFlight.Run> runs = new ArrayList<>();
+        for (long[] position : new long[][] {{0, 0}, {0, 1_000_000}, {1, 5_000_000}}) {
+            RecordContext context =
+                    new RecordContext(null, null, "image-request", (int) position[0], position[1], Instant.now());
+            InFlight.Run run = offsets.inFlight().take(context);
+            runs.add(run);
+            windowed.inTurn(Lane.NORMAL, Message.of(new byte[1]), context, "a", run, () -> {
+                        inProgress.add(context.position());
+                        return Uni.createFrom().<Void>emitter(ignored -> {});
+                    })
+                    .subscribe()
+                    .with(ignored -> {}, failures::add);
+        }
 
-        first.ended(true);
+        // Places are free, but the record a million offsets above partition 0's first one not acknowledged waits
+        // (read ahead); partition 1's record goes by.
+        assertThat(inProgress).containsExactly("image-request-0@0", "image-request-1@5000000");
+        assertThat(windowed.waiting(Lane.NORMAL)).isEqualTo(1);
 
-        assertThat(taken).containsExactly(1L, 1_000_000L);
+        runs.get(0).ended(true);
+
+        assertThat(windowed.waiting(Lane.NORMAL)).isZero();
+
+        assertThat(inProgress)
+                .containsExactly("image-request-0@0", "image-request-1@5000000", "image-request-0@1000000");
     }
 
     @Test

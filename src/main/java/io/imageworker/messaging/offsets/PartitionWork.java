@@ -40,8 +40,8 @@ public class PartitionWork {
     private final Map<TopicPartition, Progress> partitions = new HashMap<>();
     private final Set<TopicPartition> revoked = new HashSet<>();
     private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
-    /** Records not taken yet, each waiting for its partition's window to reach it ({@link #within}). */
-    private final List<Gate> gates = new ArrayList<>();
+    /** Records waiting for their partition's window to reach them ({@link #within}), by partition and offset. */
+    private final Map<TopicPartition, TreeMap<Long, List<UniEmitter<? super Void>>>> gates = new HashMap<>();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
 
@@ -118,24 +118,22 @@ public class PartitionWork {
     }
 
     /**
-     * Completes once {@code record} may be taken: it lies less than {@link FinishedAbove#WINDOW} above the first record
-     * of its partition taken and not acknowledged (nothing pending: any offset), or its partition is being taken away
-     * (the record is then left to the new owner). Whatever this worker finishes above a commit then fits in the commit's
-     * metadata, however far requests finish out of order (the read-ahead, a producer held by its cap), and the
-     * partition's next owner does none of it again. A record that waits here holds up the records behind it in its
-     * lane: the lane takes nothing more, and its Kafka polling pauses.
+     * Completes once {@code record} may go into progress: it lies less than {@link FinishedAbove#WINDOW} above the
+     * first record of its partition taken and not acknowledged (itself, or one below it), or its partition is being
+     * taken away (its turn then finds it left to the new owner). Whatever this worker finishes above a commit then fits
+     * in the commit's metadata, however far requests finish out of order (the read-ahead, a producer held by its cap),
+     * and the partition's next owner does none of it again. A record waiting here is read ahead like one waiting for its
+     * turn: it holds its place in the read-ahead and its bytes, not the records of other partitions behind it.
      */
     public Uni<Void> within(RecordCopy record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
         return Uni.createFrom().emitter(emitter -> {
             synchronized (this) {
-                if (!fits(record)) {
-                    Gate gate = new Gate(record, emitter);
-                    gates.add(gate);
-                    emitter.onTermination(() -> {
-                        synchronized (this) {
-                            gates.remove(gate);
-                        }
-                    });
+                if (!fits(partition, record.offset())) {
+                    gates.computeIfAbsent(partition, ignored -> new TreeMap<>())
+                            .computeIfAbsent(record.offset(), ignored -> new ArrayList<>(1))
+                            .add(emitter);
+                    emitter.onTermination(() -> closeGate(partition, record.offset(), emitter));
                     return;
                 }
             }
@@ -143,27 +141,42 @@ public class PartitionWork {
         });
     }
 
-    private boolean fits(RecordCopy record) {
-        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+    private boolean fits(TopicPartition partition, long offset) {
         Progress progress = partitions.get(partition);
         if (progress == null || !takes(partition)) {
             return true;
         }
         long pending = progress.firstPending();
-        return pending < 0 || record.offset() - pending < FinishedAbove.WINDOW;
+        return pending < 0 || offset - pending < FinishedAbove.WINDOW;
     }
 
-    /** Lets the records waiting for their partition's window go that now fit ({@link #within}), outside the lock. */
-    private void openGates() {
+    private synchronized void closeGate(TopicPartition partition, long offset, UniEmitter<? super Void> emitter) {
+        TreeMap<Long, List<UniEmitter<? super Void>>> waiting = gates.get(partition);
+        List<UniEmitter<? super Void>> at = waiting == null ? null : waiting.get(offset);
+        if (at != null && at.remove(emitter) && at.isEmpty()) {
+            waiting.remove(offset);
+            if (waiting.isEmpty()) {
+                gates.remove(partition);
+            }
+        }
+    }
+
+    /** Lets the records of {@code these} partitions go that now fit their window ({@link #within}), outside the lock. */
+    private void openGates(Collection<TopicPartition> these) {
         List<UniEmitter<? super Void>> open = new ArrayList<>();
         synchronized (this) {
-            gates.removeIf(gate -> fits(gate.record()) && open.add(gate.emitter()));
+            for (TopicPartition partition : these) {
+                TreeMap<Long, List<UniEmitter<? super Void>>> waiting = gates.get(partition);
+                while (waiting != null && !waiting.isEmpty() && fits(partition, waiting.firstKey())) {
+                    open.addAll(waiting.pollFirstEntry().getValue());
+                }
+                if (waiting != null && waiting.isEmpty()) {
+                    gates.remove(partition);
+                }
+            }
         }
         open.forEach(emitter -> emitter.complete(null));
     }
-
-    /** A record waiting to be taken until it fits its partition's window. */
-    private record Gate(RecordCopy record, UniEmitter<? super Void> emitter) {}
 
     /**
      * A record started waits for its turn to go into progress ({@code messaging.Intake}): a revocation does not wait for it, but
@@ -246,7 +259,7 @@ public class PartitionWork {
      */
     public void ended(RecordCopy record, boolean acknowledged) {
         end(record, acknowledged);
-        openGates();
+        openGates(List.of(new TopicPartition(record.topic(), record.partition())));
     }
 
     private synchronized void end(RecordCopy record, boolean acknowledged) {
@@ -336,7 +349,7 @@ public class PartitionWork {
         synchronized (this) {
             revoked.addAll(taken);
         }
-        openGates();
+        openGates(taken);
         return awaitRelease(taken, grace);
     }
 

@@ -267,35 +267,43 @@ class PartitionWorkTest {
     }
 
     @Test
-    void aRecordIsTakenNoFurtherThanTheWindowAboveTheFirstOneNotAcknowledged() {
-        start(P0, 5, 6);
-        assertThat(taken(P0, 5 + FinishedAbove.WINDOW - 1)).isDone();
-        CompletableFuture<Void> beyond = taken(P0, 5 + FinishedAbove.WINDOW);
+    void aRecordGoesIntoProgressNoFurtherThanTheWindowAboveTheFirstOneNotAcknowledged() {
+        start(P0, 5, 6, 5 + FinishedAbove.WINDOW - 1, 5 + FinishedAbove.WINDOW);
+        assertThat(mayGo(P0, 5 + FinishedAbove.WINDOW - 1)).isDone();
+        CompletableFuture<Void> beyond = mayGo(P0, 5 + FinishedAbove.WINDOW);
         assertThat(beyond).isNotDone();
         // Another partition's records do not wait for it.
-        assertThat(taken(P1, 5_000_000)).isDone();
+        start(P1, 5_000_000);
+        assertThat(mayGo(P1, 5_000_000)).isDone();
 
         work.ended(record(P0, 6), true);
         assertThat(beyond).isNotDone();
         work.ended(record(P0, 5), true);
         assertThat(beyond).isDone();
-        // Nothing pending on the partition: any offset is taken.
-        assertThat(taken(P0, 9_000_000)).isDone();
+        // Nothing pending below it: any offset goes.
+        work.ended(record(P0, 5 + FinishedAbove.WINDOW - 1), true);
+        work.ended(record(P0, 5 + FinishedAbove.WINDOW), true);
+        start(P0, 9_000_000);
+        assertThat(mayGo(P0, 9_000_000)).isDone();
     }
 
     @Test
     void aRecordWaitingForItsWindowGoesOnWhenItsPartitionIsTakenAway() throws Exception {
-        start(P0, 50);
-        CompletableFuture<Void> beyond = taken(P0, 50 + FinishedAbove.WINDOW);
+        start(P0, 50, 50 + FinishedAbove.WINDOW);
+        CompletableFuture<Void> beyond = mayGo(P0, 50 + FinishedAbove.WINDOW);
         assertThat(beyond).isNotDone();
 
         CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
 
-        // It goes on to be left to the new owner (not started), while the grace waits for record 50.
+        // It goes on, to find that it may not start (left to the new owner), while the grace waits for record 50.
         beyond.get(5, TimeUnit.SECONDS);
-        assertThat(work.started(record(P0, 50 + FinishedAbove.WINDOW))).isEqualTo(Start.LEFT);
+        assertThat(work.mayStart(record(P0, 50 + FinishedAbove.WINDOW))).isFalse();
+        work.waiting(record(P0, 50 + FinishedAbove.WINDOW));
         work.ended(record(P0, 50), true);
-        assertThat(release.get(5, TimeUnit.SECONDS).commits().get(P0).offset()).isEqualTo(51);
+        PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
+        // Handed over, never committed past.
+        assertThat(released.handedOver()).isEqualTo(1);
+        assertThat(released.commits().get(P0).offset()).isEqualTo(50 + FinishedAbove.WINDOW);
     }
 
     @Test
@@ -303,10 +311,12 @@ class PartitionWorkTest {
         // The first record waits (a producer held by its cap, say) while every other record after it finishes.
         long first = 1_000;
         TreeSet<Long> finished = new TreeSet<>();
-        for (long offset = first;
-                offset < first + 2 * FinishedAbove.WINDOW && taken(P0, offset).isDone();
-                offset++) {
+        for (long offset = first; offset < first + 2 * FinishedAbove.WINDOW; offset++) {
             start(P0, offset);
+            if (!mayGo(P0, offset).isDone()) {
+                work.waiting(record(P0, offset));
+                continue;
+            }
             if (offset > first && offset % 3 != 0) {
                 work.ended(record(P0, offset), true);
                 finished.add(offset);
@@ -318,10 +328,11 @@ class PartitionWorkTest {
         OffsetAndMetadata commit = release.commits().get(P0);
         assertThat(commit.offset()).isEqualTo(first);
         assertThat(FinishedAbove.decode(commit.offset(), commit.metadata())).isEqualTo(finished);
+        assertThat(finished.last()).isLessThan(first + FinishedAbove.WINDOW);
     }
 
-    /** Whether the record at {@code offset} may be taken now: a future completed once it may. */
-    private CompletableFuture<Void> taken(TopicPartition partition, long offset) {
+    /** Whether the record at {@code offset}, taken, may go into progress now: a future completed once it may. */
+    private CompletableFuture<Void> mayGo(TopicPartition partition, long offset) {
         return work.within(record(partition, offset)).subscribeAsCompletionStage();
     }
 }
