@@ -318,10 +318,14 @@ public final class FaultRun {
                 happening.end();
                 say("token restored");
             });
-            return List.of(quiet, revoke, restore, later(restore, timeline, revoked.quietAfter(), () -> {
+            // The timeline does not wait for the resume: when its other steps are over first, the injection ends with
+            // it, and no fault was to come before the resume either. Waiting for it only idled (in FaultSuiteIT's
+            // scenario, 14 s after the store was back).
+            later(restore, timeline, revoked.quietAfter(), () -> {
                 mix.release();
                 say("fault injection resumes");
-            }));
+            });
+            return List.of(quiet, revoke, restore);
         }
         if (incident instanceof Incident.RateLimitCap cap) {
             CompletableFuture<Void> on = at(timeline, cap.at(), () -> {
