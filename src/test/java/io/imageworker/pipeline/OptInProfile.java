@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The settings off by default that some tests need on, in one profile so that those tests share one start of the worker
- * (each profile is a build and a start of its own: some 10 s on a 2-core machine). None of them changes what the others
+ * (each profile is a build and a start of its own: 6 to 7 s each on a busy 2-core machine). None of them changes what the others
  * test:
  *
  * <ul>
