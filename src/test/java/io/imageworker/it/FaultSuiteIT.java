@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.testing.faults.FaultReport;
 import io.imageworker.testing.faults.FaultRun;
 import io.imageworker.testing.faults.FaultScenario;
+import io.imageworker.testing.infra.Infrastructure;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,7 +22,9 @@ class FaultSuiteIT {
     @Timeout(value = 6, unit = TimeUnit.MINUTES)
     void nothingIsLostNorWronglyBilledWhileTheWorkerTheBrokerTheStoreAndTheTokenFail() {
         FaultScenario scenario = FaultScenario.ci();
-        FaultRun.Outcome outcome = FaultRun.run(scenario, line -> System.out.println("[FaultSuiteIT] " + line));
+        // On this JVM's servers: the other tests of this JVM run before or after, never during.
+        FaultRun.Outcome outcome =
+                FaultRun.run(scenario, line -> System.out.println("[FaultSuiteIT] " + line), Infrastructure.get());
         FaultReport report = FaultReport.of(outcome);
         report.print(System.out);
 

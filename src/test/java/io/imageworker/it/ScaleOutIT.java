@@ -49,9 +49,22 @@ import org.junit.jupiter.api.Timeout;
 class ScaleOutIT {
 
     private static final int PARTITIONS = 6;
-    private static final int REQUESTS = 720;
-    /** Published just before the kill. */
-    private static final int KILL_BACKLOG = 240;
+    /**
+     * Published at once: at 1.5 s a call and 24 calls in flight, some 30 s of work, to keep every replica busy through
+     * the join and the graceful leave.
+     */
+    private static final int BACKLOG = 480;
+    /**
+     * Published just before the kill, so that the replica killed has calls in flight however long the join and the
+     * leave took, even if the backlog is done: three times the calls in flight of the three replicas left, some 24 on
+     * the killed replica's partitions (it holds two of the six once the leave is over), three rounds of its 8 calls. It was 240 (until
+     * November 2026), which proved no more and made the two replicas left drain 20 s longer.
+     */
+    private static final int KILL_BACKLOG = 72;
+
+    private static final int REQUESTS = BACKLOG + KILL_BACKLOG;
+    /** Events seen before the newcomer is started, so that it joins while every replica is busy. */
+    private static final int BEFORE_JOIN = 90;
 
     private static final int CONCURRENCY = 8;
     private static final Duration MIN_LATENCY = Duration.ofSeconds(1);
@@ -80,17 +93,17 @@ class ScaleOutIT {
             startTogether("scale-a", "scale-b", "scale-c");
             awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c"));
 
-            // The backlog, keyed by requestId: two thirds at once, the rest just before the kill, so that the replica
-            // killed has calls in flight however long the join and the leave took (a newcomer that needed 45 s to
-            // start on a busy machine once found the whole backlog answered).
-            Map<String, RecordMetadata> sent = new LinkedHashMap<>(
-                    client.publish("scale", REQUESTS - KILL_BACKLOG, id -> PipelineClient.request(id, "a kite,")));
+            // The backlog, keyed by requestId: most at once, the rest just before the kill, so that the replica killed
+            // has calls in flight however long the join and the leave took (a newcomer that needed 45 s to start on a
+            // busy machine once found the whole backlog answered).
+            Map<String, RecordMetadata> sent =
+                    new LinkedHashMap<>(client.publish("scale", BACKLOG, id -> PipelineClient.request(id, "a kite,")));
             Instant start = Instant.now();
             Map<String, Instant> alive = new HashMap<>(Map.of("scale-a", start, "scale-b", start, "scale-c", start));
             Map<String, Instant> gone = new HashMap<>();
 
             // A replica joins while every replica is busy.
-            awaitEvents(client, sent.keySet(), REQUESTS / 8);
+            awaitEvents(client, sent.keySet(), BEFORE_JOIN);
             Map<String, Integer> logMark = logMarks();
             replicas.get("scale-d").start();
             alive.put("scale-d", Instant.now());

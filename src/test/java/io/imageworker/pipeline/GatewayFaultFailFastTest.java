@@ -10,9 +10,9 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import org.junit.jupiter.api.Test;
 
-/** With pausing off, a dead token or a wrong address fails each request with its own code, unbilled. */
+/** With pausing off ({@link OptInProfile}), a dead token or a wrong address fails each request with its own code, unbilled. */
 @QuarkusTest
-@TestProfile(FailFastProfile.class)
+@TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class GatewayFaultFailFastTest extends PipelineTestSupport {
 

@@ -7,28 +7,18 @@ import io.imageworker.image.ImageInspector;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** With presigning on, image-completed carries a GET URL of the stored object (never the gateway's URL). */
+/** With presigning on ({@link OptInProfile}), image-completed carries a GET URL of the stored object (never the gateway's URL). */
 @QuarkusTest
-@TestProfile(PresignedUrlTest.Presign.class)
+@TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class PresignedUrlTest extends PipelineTestSupport {
-
-    /** {@code IMAGE_WORKER_STORAGE_PRESIGN=true}. */
-    public static class Presign implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("image-worker.storage.presign", "true", "image-worker.storage.presign-ttl", "10m");
-        }
-    }
 
     @Test
     void putsAPresignedUrlOfTheStoredImageInTheEvent() throws Exception {

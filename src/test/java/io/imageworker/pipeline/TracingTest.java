@@ -14,33 +14,23 @@ import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
 
-/** One request is one trace: the worker's span under the producer's, a child span per stage, the result its child. */
+/** One request is one trace (traces on: {@link OptInProfile}): the worker's span under the producer's, a child span per stage, the result its child. */
 @QuarkusTest
-@TestProfile(TracingTest.TracesOn.class)
+@TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class TracingTest extends PipelineTestSupport {
 
     private static final String PRODUCER_SPAN = "00f067aa0ba902b7";
-
-    /** The SDK on, spans handed to the exporter at once. */
-    public static class TracesOn implements QuarkusTestProfile {
-        @Override
-        public Map<String, String> getConfigOverrides() {
-            return Map.of("quarkus.otel.sdk.disabled", "false", "quarkus.otel.bsp.schedule.delay", "20ms");
-        }
-    }
 
     @Inject
     InMemorySpanExporter exporter;

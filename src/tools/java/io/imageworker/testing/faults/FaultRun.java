@@ -11,6 +11,7 @@ import io.imageworker.testing.gateway.SimulatorControl;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.infra.BuildPaths;
+import io.imageworker.testing.infra.Infrastructure;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -87,15 +88,27 @@ public final class FaultRun {
         this.say = say;
     }
 
-    /** Runs {@code scenario} from start to end; {@code say} gets a line for each step. */
+    /** Runs {@code scenario} from start to end on servers of its own; {@code say} gets a line for each step. */
     public static Outcome run(FaultScenario scenario, Consumer<String> say) {
-        return new FaultRun(scenario, say).run();
+        return new FaultRun(scenario, say).run(null);
     }
 
-    private Outcome run() {
-        Path dataDir = BuildPaths.temporaryDirectory("image-worker-faults");
+    /**
+     * Runs {@code scenario} on {@code servers}, which it stops and starts again as its timeline says, on topics of its
+     * own: a test JVM whose tests run one after another and share these servers need not start a second pair for it.
+     * Servers that cannot be restarted (external ones) are not used: it starts its own then.
+     */
+    public static Outcome run(FaultScenario scenario, Consumer<String> say, Infrastructure servers) {
+        boolean restartable = servers.kafka().supportsRestart() && servers.s3().supportsRestart();
+        return new FaultRun(scenario, say).run(restartable ? servers : null);
+    }
+
+    private Outcome run(Infrastructure servers) {
+        Path dataDir = servers == null ? BuildPaths.temporaryDirectory("image-worker-faults") : null;
         long wallStart = System.nanoTime();
-        try (LaunchStack stack = LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())) {
+        try (LaunchStack stack = servers == null
+                ? LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())
+                : LaunchStack.on(servers, simulatorSettings())) {
             WorkerProcess worker = stack.worker("fault-worker-" + scenario.name(), scenario.concurrency())
                     .env("IMAGE_WORKER_GATEWAY_TIMEOUT", millis(scenario.gatewayTimeout()))
                     .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", millis(scenario.probeInterval()))
@@ -115,7 +128,9 @@ public final class FaultRun {
                 worker.stop();
             }
         } finally {
-            BuildPaths.deleteTree(dataDir);
+            if (dataDir != null) {
+                BuildPaths.deleteTree(dataDir);
+            }
         }
     }
 
@@ -318,10 +333,14 @@ public final class FaultRun {
                 happening.end();
                 say("token restored");
             });
-            return List.of(quiet, revoke, restore, later(restore, timeline, revoked.quietAfter(), () -> {
+            // The timeline does not wait for the resume: when its other steps are over first, the injection ends with
+            // it, and no fault was to come before the resume either. Waiting for it only idled (in FaultSuiteIT's
+            // scenario, 14 s after the store was back).
+            later(restore, timeline, revoked.quietAfter(), () -> {
                 mix.release();
                 say("fault injection resumes");
-            }));
+            });
+            return List.of(quiet, revoke, restore);
         }
         if (incident instanceof Incident.RateLimitCap cap) {
             CompletableFuture<Void> on = at(timeline, cap.at(), () -> {

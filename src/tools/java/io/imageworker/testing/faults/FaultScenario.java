@@ -204,7 +204,8 @@ public record FaultScenario(
          * as a call is in flight (a worker still restarting or waiting for the broker makes none, and a revocation no
          * call meets tests nothing), and it is restored only once a call was answered 401 (longer than {@code
          * length} when the worker's next call comes late). No fault is injected from 2 s before until {@code quietAfter} after the restore,
-         * so that what the requests caught by the revocation end with is the revocation's doing alone.
+         * so that what the requests caught by the revocation end with is the revocation's doing alone; a timeline whose
+         * other steps are over sooner ends without waiting for the resume (the injection ends with the timeline).
          */
         record TokenRevoked(Duration at, Duration length, Duration quietAfter) implements Incident {
             @Override
