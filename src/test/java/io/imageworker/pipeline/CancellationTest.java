@@ -84,15 +84,16 @@ class CancellationTest extends PipelineTestSupport {
         double cancelledBefore = cancelledCount();
         // Slow calls: the four slots stay taken while the cancels come.
         gateway.control().setLatency(Duration.ofSeconds(3));
-        List<String> ids = sendRequests(12, "queued", "");
-        // Four calls in flight, four more requests waiting for a slot, the rest held in Kafka by the in-progress limit.
+        // Issue #21's done-when: cancelling 100 queued requests costs no call and gives 100 CANCELLED results.
+        List<String> ids = sendRequests(106, "queued", "");
+        // Four calls in flight, four more requests waiting for a slot, the rest read ahead or still in Kafka.
         await().atMost(WITHIN)
                 .until(() -> gateway.imageCallsInFlight() == 4
                         && limiter.waiting() == 4
                         && ids.stream().filter(id -> !callsFor(id).isEmpty()).count() == 4);
         List<String> waiting = ids.stream().filter(id -> callsFor(id).isEmpty()).toList();
-        assertThat(waiting).hasSize(8);
-        List<String> cancelled = waiting.subList(0, 6);
+        assertThat(waiting).hasSize(102);
+        List<String> cancelled = waiting.subList(0, 100);
         cancelled.forEach(CancellationTest::cancel);
 
         for (String id : ids) {
@@ -107,7 +108,7 @@ class CancellationTest extends PipelineTestSupport {
                 assertThat(callsFor(id)).hasSize(1);
             }
         }
-        assertThat(cancelledCount() - cancelledBefore).isEqualTo(6.0);
+        assertThat(cancelledCount() - cancelledBefore).isEqualTo(100.0);
     }
 
     @Test
