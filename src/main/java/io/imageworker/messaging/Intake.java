@@ -149,7 +149,10 @@ public class Intake implements PlacesInProgress {
         this(inProgress, weights, bytes, record -> Uni.createFrom().voidItem(), new RequestStates());
     }
 
-    /** The same, each record taken once {@code window} lets it, its request read as queued in {@code states} meanwhile. */
+    /**
+     * The same, each record's turn asked for once {@code window} lets it, its request read as queued in {@code
+     * states} until its turn.
+     */
     Intake(
             int inProgress,
             ProducerWeights weights,
