@@ -124,10 +124,8 @@ class RequestStatusTest extends PipelineTestSupport {
 
     @Test
     void aRequestHeldReadsQueuedUntilItsCallLeavesThenCalling() throws Exception {
-        // Slow calls (within the gateway timeout of 4 s): the four slots stay taken while the fifth request waits and
-        // the two statuses below are read, some milliseconds each. Were the calls too short, the statuses would read
-        // later states and fail the test, not pass it (3 s until November 2026, 3 s longer).
-        gateway.control().setLatency(Duration.ofMillis(1500));
+        // Slow calls (within the gateway timeout of 4 s): the four slots stay taken while the fifth request waits.
+        gateway.control().setLatency(Duration.ofSeconds(3));
         List<String> ids = sendRequests(5, "held", "");
         await().atMost(WITHIN)
                 .until(() -> gateway.imageCallsInFlight() == 4
