@@ -11,6 +11,9 @@ import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -137,12 +140,46 @@ public abstract class ChildProcess {
         }
     }
 
-    /** A TCP port free on the loopback address right now. */
+    /**
+     * A TCP port free on the loopback address right now, chosen below the kernel's range of ephemeral ports (read from
+     * {@value #EPHEMERAL_RANGE} where there is one; 32768 otherwise) and never handed out twice by this JVM. A port of
+     * the ephemeral range, which {@code new ServerSocket(0)} hands out, may be taken by any outgoing connection (a Kafka
+     * client's, an HTTP client's) between this check and the server's bind, or while a server restarts on it: a
+     * loaded run of the suite, two test JVMs side by side, saw a worker fail to start on "Port ... in use".
+     */
     public static int freePort() {
+        int high = ephemeralLow() - 1;
+        int low = Math.max(1024, high - 16_383);
+        for (int attempt = 0; attempt < 200; attempt++) {
+            int port = ThreadLocalRandom.current().nextInt(low, high + 1);
+            if (HANDED_OUT.add(port)) {
+                try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getByName(HOST))) {
+                    return port;
+                } catch (IOException inUse) {
+                    // Taken by someone else: try another.
+                }
+            }
+        }
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(HOST))) {
             return socket.getLocalPort();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Where Linux says its range of ephemeral ports is. */
+    static final String EPHEMERAL_RANGE = "/proc/sys/net/ipv4/ip_local_port_range";
+
+    private static final Set<Integer> HANDED_OUT = ConcurrentHashMap.newKeySet();
+
+    /** The first ephemeral port: where outgoing connections take their local ports from. */
+    private static int ephemeralLow() {
+        try {
+            String[] range = Files.readString(Path.of(EPHEMERAL_RANGE)).trim().split("\\s+");
+            int low = Integer.parseInt(range[0]);
+            return low > 2048 ? low : 32_768;
+        } catch (IOException | RuntimeException e) {
+            return 32_768;
         }
     }
 }
