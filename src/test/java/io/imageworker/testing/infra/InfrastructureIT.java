@@ -36,8 +36,12 @@ import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 
-/** The servers of the test run are real, reachable, and keep their data across a stop, a crash and a restart. */
-class InfrastructureTest {
+/**
+ * The servers of the test run are real, reachable, and keep their data across a stop, a crash and a restart. An
+ * integration test: it stops, kills and restarts its JVM's shared servers, which the tests of a failsafe JVM, run one
+ * after another, never use meanwhile.
+ */
+class InfrastructureIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
     private static final byte[] PNG_BYTES = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 1, 2, 3};

@@ -26,7 +26,7 @@ import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /** The embedded servers of a local run keep their data in the directory they are given, from one run to the next. */
-class InfrastructureEmbeddedTest {
+class InfrastructureEmbeddedIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
 
