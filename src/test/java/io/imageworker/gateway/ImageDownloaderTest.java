@@ -131,10 +131,10 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "https://127.0.0.1:" + loopback.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: host '127.0.0.1' has address 127.0.0.1, which is"
+            assertRefused(
+                    failure,
+                    "host '127.0.0.1' has address 127.0.0.1, which is"
                             + " loopback: answer URLs are never fetched from such an address");
-            assertRefusedForGood(failure);
             assertThat(loopback.accepted).hasValue(0);
         }
     }
@@ -149,10 +149,10 @@ class ImageDownloaderTest {
                 "https://169.254.169.254/latest/meta-data/iam/security-credentials/",
                 Duration.ofSeconds(5));
 
-        assertThat(failure.getMessage())
-                .isEqualTo("the gateway's image url was refused: host '169.254.169.254' has address 169.254.169.254,"
+        assertRefused(
+                failure,
+                "host '169.254.169.254' has address 169.254.169.254,"
                         + " which is link-local (cloud metadata): answer URLs are never fetched from such an address");
-        assertRefusedForGood(failure);
     }
 
     /** A name with one forbidden address among allowed ones is refused whole: not even 127.0.0.1 is connected. */
@@ -172,10 +172,10 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "https://" + name + ":" + first.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: host '" + name + "' has address " + forbidden
-                            + ", which is " + kind + ": answer URLs are never fetched from such an address");
-            assertRefusedForGood(failure);
+            assertRefused(
+                    failure,
+                    "host '" + name + "' has address " + forbidden + ", which is " + kind
+                            + ": answer URLs are never fetched from such an address");
             assertThat(first.accepted).hasValue(0);
         }
     }
@@ -187,11 +187,11 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "http://" + PUBLIC_NAME + ":" + plain.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: only https:// answer URLs are fetched, not"
+            assertRefused(
+                    failure,
+                    "only https:// answer URLs are fetched, not"
                             + " http:// (host 'images.gateway.example' is not in"
                             + " IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS)");
-            assertRefusedForGood(failure);
             assertThat(plain.accepted).hasValue(0);
         }
     }
@@ -220,11 +220,11 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/start"));
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: redirect 1 leads to a refused location: host"
+            assertRefused(
+                    failure,
+                    "redirect 1 leads to a refused location: host"
                             + " '127.0.0.2' has address 127.0.0.2, which is loopback: answer URLs are never fetched"
                             + " from such an address");
-            assertRefusedForGood(failure);
             assertThat(server.requests).hasValue(1);
             assertThat(elsewhere.accepted).hasValue(0);
         }
@@ -407,6 +407,12 @@ class ImageDownloaderTest {
                 .getFailure();
         assertThat(failure).isInstanceOf(DownloadException.class);
         return (DownloadException) failure;
+    }
+
+    /** Refused for good ({@link #assertRefusedForGood}), the message saying why after the refusal's common start. */
+    private static void assertRefused(DownloadException failure, String reason) {
+        assertThat(failure.getMessage()).isEqualTo("the gateway's image url was refused: " + reason);
+        assertRefusedForGood(failure);
     }
 
     /** Not a timeout, and not worth trying again: the request ends {@code INVALID_OUTPUT} ({@link ImageIntake}). */
