@@ -70,9 +70,7 @@ final class PriorityBenchmark {
     }
 
     private static Row run(Infrastructure infrastructure, Settings settings, Mode mode, Path dataDir) {
-        SimulatorSettings simulator = SimulatorSettings.defaults()
-                .withLatency(Latency.fixedMillis(settings.latencyMs()))
-                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
             String priorityTopic = stack.topics().request() + "-priority";
             infrastructure.kafka().createTopics(priorityTopic);

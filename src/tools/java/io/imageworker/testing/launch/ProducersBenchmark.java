@@ -68,9 +68,7 @@ final class ProducersBenchmark {
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
-        SimulatorSettings simulator = SimulatorSettings.defaults()
-                .withLatency(Latency.fixedMillis(settings.latencyMs()))
-                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
             WorkerProcess.Builder builder = WorkerProcess.builder()
                     .name("bench-producers")
