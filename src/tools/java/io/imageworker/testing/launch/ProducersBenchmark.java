@@ -62,9 +62,8 @@ final class ProducersBenchmark {
                 "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
                         + " | publication to result p50 ms | p95 ms |",
                 rows.stream().map(Row::describe).toList());
-        boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
-        System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: requests without a terminal event");
-        return ok;
+        return Benchmark.verdict(
+                rows.stream().allMatch(row -> row.ended() == row.sent()), "requests without a terminal event");
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
