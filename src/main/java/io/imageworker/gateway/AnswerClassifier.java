@@ -52,111 +52,75 @@ public final class AnswerClassifier {
         }
         // What is left is small or cut short: an error envelope, an HTML page, a proxy's answer.
         String text = new String(bytes, 0, Math.min(bytes.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
+        Failed failed = failed(status, text, latencyMs);
         if (status >= 200 && status < 300) {
-            return failure(
+            return failed.as(
                     FailureKind.MISCONFIGURED,
                     "the gateway answered an HTML page instead of JSON: the base"
-                            + " address points at a web page, not the API",
-                    status,
-                    text,
-                    latencyMs);
+                            + " address points at a web page, not the API");
         }
         if (status >= 300 && status < 400) {
-            return failure(
+            return failed.as(
                     FailureKind.MISCONFIGURED,
-                    "the gateway redirected the call (" + status + "): the base" + " address has a wrong path",
-                    status,
-                    text,
-                    latencyMs);
+                    "the gateway redirected the call (" + status + "): the base" + " address has a wrong path");
         }
         return switch (status) {
             case 401 ->
-                failure(
+                failed.as(
                         FailureKind.UNAUTHORIZED,
                         "the gateway refused the token (401): it is wrong, deleted,"
-                                + " out of quota, or the header is malformed",
-                        status,
-                        text,
-                        latencyMs);
+                                + " out of quota, or the header is malformed");
             case 404 ->
-                failure(
+                failed.as(
                         FailureKind.MISCONFIGURED,
-                        "the gateway answered 404 Invalid URL: the base address is" + " wrong",
-                        status,
-                        text,
-                        latencyMs);
+                        "the gateway answered 404 Invalid URL: the base address is" + " wrong");
             case 429 ->
-                failure(
+                failed.as(
                         FailureKind.RATE_LIMITED,
                         "the gateway is rate limiting (429)",
-                        status,
-                        text,
-                        parseRetryAfter(retryAfter, Instant.now()).orElse(null),
-                        latencyMs);
+                        parseRetryAfter(retryAfter, Instant.now()).orElse(null));
             case 504, 524 ->
-                failure(
+                failed.as(
                         FailureKind.TIMED_OUT,
                         "a proxy in front of the gateway gave up waiting (" + status
-                                + "); the call may still be billed",
-                        status,
-                        text,
-                        latencyMs);
-            default -> classifyOther(status, html, text, latencyMs);
+                                + "); the call may still be billed");
+            default -> classifyOther(status, html, text, failed);
         };
     }
 
-    private GatewayAnswer classifyOther(int status, boolean html, String text, long latencyMs) {
+    private GatewayAnswer classifyOther(int status, boolean html, String text, Failed failed) {
         String code = errorCode(text);
         if (status >= 500) {
             if (html && status == 502) {
-                return failure(
+                return failed.as(
                         FailureKind.TIMED_OUT,
                         "a proxy in front of the gateway answered 502 with an HTML page;"
-                                + " the call may still be billed",
-                        status,
-                        text,
-                        latencyMs);
+                                + " the call may still be billed");
             }
             if ("model_not_found".equals(code)) {
-                return failure(
+                return failed.as(
                         FailureKind.REFUSED,
                         "the gateway has no channel for the model: check"
-                                + " IMAGE_WORKER_GATEWAY_MODEL (full name, date suffix included)",
-                        status,
-                        text,
-                        latencyMs);
+                                + " IMAGE_WORKER_GATEWAY_MODEL (full name, date suffix included)");
             }
             if ("sensitive_words_detected".equals(code)) {
-                return failure(
-                        FailureKind.REFUSED,
-                        "the gateway refused the prompt (sensitive words)",
-                        status,
-                        text,
-                        latencyMs);
+                return failed.as(FailureKind.REFUSED, "the gateway refused the prompt (sensitive words)");
             }
-            return failure(FailureKind.UPSTREAM, "the gateway failed (" + status + ")", status, text, latencyMs);
+            return failed.as(FailureKind.UPSTREAM, "the gateway failed (" + status + ")");
         }
         if (html) {
-            return failure(
+            return failed.as(
                     FailureKind.MISCONFIGURED,
                     "the gateway answered an HTML page (" + status + ") instead of"
-                            + " JSON: the base address points at a web page",
-                    status,
-                    text,
-                    latencyMs);
+                            + " JSON: the base address points at a web page");
         }
         if (status == 403 || status == 413) {
-            return failure(
-                    FailureKind.REFUSED,
-                    "the gateway refused the call before any work (" + status + ")",
-                    status,
-                    text,
-                    latencyMs);
+            return failed.as(FailureKind.REFUSED, "the gateway refused the call before any work (" + status + ")");
         }
         String message = errorMessage(text)
                 .map(m -> "the gateway refused the request (" + status + "): " + m)
                 .orElse("the gateway refused the request (" + status + ")");
-        return failure(FailureKind.REJECTED, message, status, text, latencyMs);
+        return failed.as(FailureKind.REJECTED, message);
     }
 
     private GatewayAnswer successBody(int status, byte[] body, long latencyMs) {
@@ -211,7 +175,8 @@ public final class AnswerClassifier {
         }
         String text = new String(body, 0, Math.min(body.length, MAX_ERROR_BODY), StandardCharsets.UTF_8);
         String detail = error ? "an error body: " + errorMessage(text).orElse("no message") : "no image";
-        return failure(FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail, status, text, latencyMs);
+        return failed(status, text, latencyMs)
+                .as(FailureKind.INVALID_OUTPUT, "the gateway's 200 answer holds " + detail);
     }
 
     private static void skipRestOfArray(JsonParser parser) throws IOException {
@@ -225,7 +190,7 @@ public final class AnswerClassifier {
 
     private GatewayAnswer invalidOutput(String message, int status, byte[] body, long latencyMs) {
         String text = new String(body, 0, Math.min(body.length, keepBodyChars * 4), StandardCharsets.UTF_8);
-        return failure(FailureKind.INVALID_OUTPUT, message, status, text, latencyMs);
+        return failed(status, text, latencyMs).as(FailureKind.INVALID_OUTPUT, message);
     }
 
     /**
@@ -235,33 +200,23 @@ public final class AnswerClassifier {
      */
     public GatewayAnswer classify(Throwable error, boolean staleConnection, long latencyMs) {
         if (staleConnection && isConnectionClosed(error)) {
-            return new GatewayAnswer.Failure(
-                    GatewayFailure.noAnswer(
-                            FailureKind.STALE_CONNECTION,
-                            "the keep-alive connection had been closed by the gateway before the call was read: "
-                                    + describe(error)),
+            return noAnswer(
+                    FailureKind.STALE_CONNECTION,
+                    "the keep-alive connection had been closed by the gateway before the call was read: "
+                            + describe(error),
                     latencyMs);
         }
         if (isNotSent(error)) {
-            return new GatewayAnswer.Failure(
-                    GatewayFailure.noAnswer(
-                            FailureKind.NOT_SENT, "could not connect to the gateway: " + describe(error)),
-                    latencyMs);
+            return noAnswer(FailureKind.NOT_SENT, "could not connect to the gateway: " + describe(error), latencyMs);
         }
         if (error instanceof java.util.concurrent.TimeoutException
                 || error instanceof io.smallrye.mutiny.TimeoutException) {
-            return new GatewayAnswer.Failure(
-                    GatewayFailure.noAnswer(FailureKind.TIMED_OUT, "the gateway did not answer in time"), latencyMs);
+            return noAnswer(FailureKind.TIMED_OUT, "the gateway did not answer in time", latencyMs);
         }
         if (error instanceof BoundedBody.BodyTooLargeException) {
-            return new GatewayAnswer.Failure(
-                    GatewayFailure.noAnswer(
-                            FailureKind.INVALID_OUTPUT, "the gateway's answer was " + error.getMessage()),
-                    latencyMs);
+            return noAnswer(FailureKind.INVALID_OUTPUT, "the gateway's answer was " + error.getMessage(), latencyMs);
         }
-        return new GatewayAnswer.Failure(
-                GatewayFailure.noAnswer(FailureKind.UPSTREAM, "the gateway's answer broke off: " + describe(error)),
-                latencyMs);
+        return noAnswer(FailureKind.UPSTREAM, "the gateway's answer broke off: " + describe(error), latencyMs);
     }
 
     /** A connection closed or reset under the call (Vert.x's "Connection was closed", a reset by the peer). */
@@ -293,16 +248,31 @@ public final class AnswerClassifier {
         return error.getClass().getSimpleName() + (message == null ? "" : ": " + message);
     }
 
-    /** A failure without a {@code Retry-After}: every kind but the 429's. */
-    private GatewayAnswer failure(FailureKind kind, String message, int status, String text, long latencyMs) {
-        return failure(kind, message, status, text, null, latencyMs);
+    /** An HTTP answer that failed, with its body's text cut to what an event keeps. */
+    private Failed failed(int status, String text, long latencyMs) {
+        return new Failed(status, text.length() > keepBodyChars ? text.substring(0, keepBodyChars) : text, latencyMs);
     }
 
-    private GatewayAnswer failure(
-            FailureKind kind, String message, int status, String text, Duration retryAfter, long latencyMs) {
-        String kept = text.length() > keepBodyChars ? text.substring(0, keepBodyChars) : text;
-        return new GatewayAnswer.Failure(
-                new GatewayFailure(kind, message, status, kept, Optional.ofNullable(retryAfter)), latencyMs);
+    /**
+     * An HTTP answer that failed, as its {@link GatewayFailure} keeps it: its status, its body's text as far as events
+     * keep it, and its latency.
+     */
+    private record Failed(int status, String keptText, long latencyMs) {
+
+        /** A failure without a {@code Retry-After}: every kind but the 429's. */
+        GatewayAnswer as(FailureKind kind, String message) {
+            return as(kind, message, null);
+        }
+
+        GatewayAnswer as(FailureKind kind, String message, Duration retryAfter) {
+            return new GatewayAnswer.Failure(
+                    new GatewayFailure(kind, message, status, keptText, Optional.ofNullable(retryAfter)), latencyMs);
+        }
+    }
+
+    /** A call that got no HTTP answer. */
+    private static GatewayAnswer noAnswer(FailureKind kind, String message, long latencyMs) {
+        return new GatewayAnswer.Failure(GatewayFailure.noAnswer(kind, message), latencyMs);
     }
 
     /** A {@code Retry-After} value in seconds or as an HTTP date, as a delay from {@code now}. */

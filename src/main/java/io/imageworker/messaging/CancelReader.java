@@ -152,23 +152,10 @@ public class CancelReader {
                 "Cancellation",
                 topic.get(),
                 "cancels are late meanwhile",
-                new TopicReader.Records() {
-                    @Override
-                    public Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
-                        return CancelReader.this.open(resumeAt);
-                    }
-
-                    @Override
-                    public void accept(ConsumerRecord<byte[], byte[]> record) {
-                        apply(record);
-                    }
-
-                    @Override
-                    public void polled(Consumer<byte[], byte[]> consumer) {
-                        checkCaughtUp(consumer);
-                        lookForNewPartitions(consumer);
-                    }
-                },
+                TopicReader.Records.of(this::open, this::apply, consumer -> {
+                    checkCaughtUp(consumer);
+                    lookForNewPartitions(consumer);
+                }),
                 restarts,
                 nanos,
                 TopicReader.FIRST_BACKOFF);

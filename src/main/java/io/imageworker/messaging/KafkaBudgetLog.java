@@ -145,23 +145,10 @@ public class KafkaBudgetLog implements BudgetLog {
                 "Spend guard",
                 partition.toString(),
                 "readiness is down until it reads again",
-                new TopicReader.Records() {
-                    @Override
-                    public Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
-                        return KafkaBudgetLog.this.open(resumeAt);
-                    }
-
-                    @Override
-                    public void accept(ConsumerRecord<byte[], byte[]> record) {
-                        apply(record);
-                    }
-
-                    @Override
-                    public void polled(Consumer<byte[], byte[]> consumer) {
-                        long now = System.currentTimeMillis();
-                        ledger.forgetBefore(scope -> now / windowMillis(scope) - 1);
-                    }
-                },
+                TopicReader.Records.of(this::open, this::apply, consumer -> {
+                    long now = System.currentTimeMillis();
+                    ledger.forgetBefore(scope -> now / windowMillis(scope) - 1);
+                }),
                 WorkerMetrics.counter(registry, READER_RESTARTS, READER_RESTARTS_HELP),
                 nanos,
                 firstBackoff);

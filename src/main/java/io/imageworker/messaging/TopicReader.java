@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -56,6 +57,32 @@ final class TopicReader {
 
         /** After each round of the reader, its records handled (or, with nothing assigned, a poll's time waited). */
         default void polled(Consumer<byte[], byte[]> consumer) {}
+
+        /**
+         * Records whose three steps are given as functions, such as the reader owner's own methods: {@link #open},
+         * {@link #accept} and {@link #polled}.
+         */
+        static Records of(
+                Function<Map<TopicPartition, Long>, Consumer<byte[], byte[]>> open,
+                java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> accept,
+                java.util.function.Consumer<Consumer<byte[], byte[]>> polled) {
+            return new Records() {
+                @Override
+                public Consumer<byte[], byte[]> open(Map<TopicPartition, Long> resumeAt) {
+                    return open.apply(resumeAt);
+                }
+
+                @Override
+                public void accept(ConsumerRecord<byte[], byte[]> record) {
+                    accept.accept(record);
+                }
+
+                @Override
+                public void polled(Consumer<byte[], byte[]> consumer) {
+                    polled.accept(consumer);
+                }
+            };
+        }
     }
 
     private final String name;

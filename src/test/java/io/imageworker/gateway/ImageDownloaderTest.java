@@ -7,12 +7,11 @@ import io.imageworker.gateway.ImageDownloader.DownloadException;
 import io.imageworker.net.AddressPolicy;
 import io.imageworker.net.HostResolver;
 import io.imageworker.testing.LocalServer;
+import io.imageworker.testing.LocalServerExtension;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
-import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
-import io.vertx.core.net.SelfSignedCertificate;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -24,14 +23,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -93,33 +89,16 @@ class ImageDownloaderTest {
         return addresses;
     };
 
-    private static Vertx vertx;
-    private static SelfSignedCertificate certificate;
+    /** Vert.x, a certificate for {@value #PUBLIC_NAME} and a local TLS server, closed after the downloaders. */
+    @RegisterExtension
+    static final LocalServerExtension local = new LocalServerExtension(PUBLIC_NAME);
+
     private static final List<ImageDownloader> downloaders = new ArrayList<>();
-    private LocalServer server;
-
-    @BeforeAll
-    static void startVertx() {
-        vertx = Vertx.vertx();
-        certificate = SelfSignedCertificate.create(PUBLIC_NAME);
-    }
-
-    @AfterAll
-    static void stopVertx() throws Exception {
-        certificate.delete();
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
-    @BeforeEach
-    void startServer() throws Exception {
-        server = LocalServer.start(vertx, "127.0.0.1", certificate);
-    }
 
     @AfterEach
-    void stopServer() throws Exception {
+    void closeDownloaders() {
         downloaders.forEach(ImageDownloader::close);
         downloaders.clear();
-        server.close();
     }
 
     // --- refused answer URLs: nothing is connected ------------------------------------------------------------
@@ -131,10 +110,10 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "https://127.0.0.1:" + loopback.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: host '127.0.0.1' has address 127.0.0.1, which is"
+            assertRefused(
+                    failure,
+                    "host '127.0.0.1' has address 127.0.0.1, which is"
                             + " loopback: answer URLs are never fetched from such an address");
-            assertRefusedForGood(failure);
             assertThat(loopback.accepted).hasValue(0);
         }
     }
@@ -149,10 +128,10 @@ class ImageDownloaderTest {
                 "https://169.254.169.254/latest/meta-data/iam/security-credentials/",
                 Duration.ofSeconds(5));
 
-        assertThat(failure.getMessage())
-                .isEqualTo("the gateway's image url was refused: host '169.254.169.254' has address 169.254.169.254,"
+        assertRefused(
+                failure,
+                "host '169.254.169.254' has address 169.254.169.254,"
                         + " which is link-local (cloud metadata): answer URLs are never fetched from such an address");
-        assertRefusedForGood(failure);
     }
 
     /** A name with one forbidden address among allowed ones is refused whole: not even 127.0.0.1 is connected. */
@@ -172,10 +151,10 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "https://" + name + ":" + first.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: host '" + name + "' has address " + forbidden
-                            + ", which is " + kind + ": answer URLs are never fetched from such an address");
-            assertRefusedForGood(failure);
+            assertRefused(
+                    failure,
+                    "host '" + name + "' has address " + forbidden + ", which is " + kind
+                            + ": answer URLs are never fetched from such an address");
             assertThat(first.accepted).hasValue(0);
         }
     }
@@ -187,11 +166,11 @@ class ImageDownloaderTest {
 
             DownloadException failure = failure(downloader, "http://" + PUBLIC_NAME + ":" + plain.port() + "/a.png");
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: only https:// answer URLs are fetched, not"
+            assertRefused(
+                    failure,
+                    "only https:// answer URLs are fetched, not"
                             + " http:// (host 'images.gateway.example' is not in"
                             + " IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS)");
-            assertRefusedForGood(failure);
             assertThat(plain.accepted).hasValue(0);
         }
     }
@@ -200,13 +179,14 @@ class ImageDownloaderTest {
     void refusesUserInformationInAnswerUrl() {
         ImageDownloader downloader = trustingLocalServer(Map.of());
 
-        DownloadException failure =
-                failure(downloader, "https://user:secret@" + PUBLIC_NAME + ":" + server.port() + "/a.png");
+        DownloadException failure = failure(
+                downloader,
+                "https://user:secret@" + PUBLIC_NAME + ":" + local.server().port() + "/a.png");
 
         assertThat(failure.getMessage())
                 .isEqualTo("the gateway's image url was refused: a gateway's image URL must not carry user"
                         + " information");
-        assertThat(server.connections).hasValue(0);
+        assertThat(local.server().connections).hasValue(0);
     }
 
     // --- redirects: every hop is checked again ----------------------------------------------------------------
@@ -214,18 +194,19 @@ class ImageDownloaderTest {
     @Test
     void refusesRedirectFromPublicNameToLoopbackWithoutConnecting() throws Exception {
         try (AcceptCounter elsewhere = AcceptCounter.on("127.0.0.2")) {
-            server.answering(
-                    request -> LocalServer.redirect(request, "https://127.0.0.2:" + elsewhere.port() + "/a.png"));
+            local.server()
+                    .answering(request ->
+                            LocalServer.redirect(request, "https://127.0.0.2:" + elsewhere.port() + "/a.png"));
             ImageDownloader downloader = trustingLocalServer(Map.of());
 
-            DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/start"));
+            DownloadException failure = failure(downloader, local.server().url(PUBLIC_NAME, "/start"));
 
-            assertThat(failure.getMessage())
-                    .isEqualTo("the gateway's image url was refused: redirect 1 leads to a refused location: host"
+            assertRefused(
+                    failure,
+                    "redirect 1 leads to a refused location: host"
                             + " '127.0.0.2' has address 127.0.0.2, which is loopback: answer URLs are never fetched"
                             + " from such an address");
-            assertRefusedForGood(failure);
-            assertThat(server.requests).hasValue(1);
+            assertThat(local.server().requests).hasValue(1);
             assertThat(elsewhere.accepted).hasValue(0);
         }
     }
@@ -243,16 +224,17 @@ class ImageDownloaderTest {
                 "http://images.gateway.example/a.png | only https:// answer URLs are fetched, not http://",
             })
     void refusesRedirectFromPublicNameToForbiddenLocation(String location, String reason) {
-        server.answering(request -> LocalServer.redirect(request, location));
+        local.server().answering(request -> LocalServer.redirect(request, location));
         // A connection attempt to an outside address would last until the 30 s timeout: the refusal comes first.
         ImageDownloader downloader = trustingLocalServer(Map.of("image-worker.download.timeout", "30s"));
 
-        DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/start"), Duration.ofSeconds(5));
+        DownloadException failure =
+                failure(downloader, local.server().url(PUBLIC_NAME, "/start"), Duration.ofSeconds(5));
 
         assertThat(failure.getMessage())
                 .startsWith("the gateway's image url was refused: redirect 1 leads to a refused location: " + reason);
         assertRefusedForGood(failure);
-        assertThat(server.requests).hasValue(1);
+        assertThat(local.server().requests).hasValue(1);
     }
 
     // --- what is allowed -------------------------------------------------------------------------------------
@@ -260,17 +242,19 @@ class ImageDownloaderTest {
     @Test
     void downloadsAnswerFromPublicNameOverVerifiedTls() {
         byte[] png = TestImages.png(64, 48);
-        server.answering(request ->
-                request.response().putHeader("Content-Type", "image/png").end(Buffer.buffer(png)));
+        local.server().answering(request -> request.response()
+                .putHeader("Content-Type", "image/png")
+                .end(Buffer.buffer(png)));
         ImageDownloader downloader = trustingLocalServer(Map.of());
         AtomicLong held = new AtomicLong(NOTHING);
 
-        byte[] downloaded = download(downloader, server.url(PUBLIC_NAME, "/files/a.png?sig=abc"), held);
+        byte[] downloaded = download(downloader, local.server().url(PUBLIC_NAME, "/files/a.png?sig=abc"), held);
 
         assertThat(downloaded).isEqualTo(png);
         // Connected to the checked address, but TLS and HTTP still name the host.
-        assertThat(server.serverNames).containsExactly(PUBLIC_NAME);
-        assertThat(server.hostHeaders).containsExactly(PUBLIC_NAME + ":" + server.port());
+        assertThat(local.server().serverNames).containsExactly(PUBLIC_NAME);
+        assertThat(local.server().hostHeaders)
+                .containsExactly(PUBLIC_NAME + ":" + local.server().port());
         // The memory budget learnt the size from the Content-Length, before the body.
         assertThat(held).hasValue(png.length);
     }
@@ -279,7 +263,7 @@ class ImageDownloaderTest {
     @Test
     void downloadsPlainHttpFromLoopbackHostListedAsInternal() throws Exception {
         byte[] png = TestImages.png(32, 32);
-        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null)) {
+        try (LocalServer plain = LocalServer.start(local.vertx(), "127.0.0.1", null)) {
             plain.answering(request -> request.response().end(Buffer.buffer(png)));
             ImageDownloader downloader = production(Map.of("image-worker.gateway.url-internal-hosts", "127.0.0.1"));
 
@@ -303,7 +287,7 @@ class ImageDownloaderTest {
 
     @Test
     void refusesRedirectFromInternalHostToUnlistedLoopbackWithoutConnecting() throws Exception {
-        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null);
+        try (LocalServer plain = LocalServer.start(local.vertx(), "127.0.0.1", null);
                 AcceptCounter elsewhere = AcceptCounter.on("127.0.0.2")) {
             plain.answering(
                     request -> LocalServer.redirect(request, "https://127.0.0.2:" + elsewhere.port() + "/a.png"));
@@ -325,10 +309,11 @@ class ImageDownloaderTest {
 
     @Test
     void anExpiredUrlFailsForGood() {
-        server.answering(request -> request.response().setStatusCode(404).end("404 page not found"));
+        local.server()
+                .answering(request -> request.response().setStatusCode(404).end("404 page not found"));
         ImageDownloader downloader = trustingLocalServer(Map.of());
 
-        DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/files/gone.png"));
+        DownloadException failure = failure(downloader, local.server().url(PUBLIC_NAME, "/files/gone.png"));
 
         assertThat(failure.getMessage())
                 .startsWith("the image download answered 404 (the temporary URL has expired or is wrong)");
@@ -337,10 +322,11 @@ class ImageDownloaderTest {
 
     @Test
     void aServerErrorMayBeTriedAgain() {
-        server.answering(request -> request.response().setStatusCode(503).end());
+        local.server()
+                .answering(request -> request.response().setStatusCode(503).end());
         ImageDownloader downloader = trustingLocalServer(Map.of());
 
-        DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/files/a.png"));
+        DownloadException failure = failure(downloader, local.server().url(PUBLIC_NAME, "/files/a.png"));
 
         assertThat(failure.getMessage()).startsWith("the image download answered 503");
         assertThat(failure.transientFailure()).isTrue();
@@ -349,12 +335,12 @@ class ImageDownloaderTest {
 
     @Test
     void aHangingDownloadTimesOut() {
-        server.answering(request -> {
+        local.server().answering(request -> {
             // Never answers.
         });
         ImageDownloader downloader = trustingLocalServer(Map.of("image-worker.download.timeout", "500ms"));
 
-        DownloadException failure = failure(downloader, server.url(PUBLIC_NAME, "/files/slow.png"));
+        DownloadException failure = failure(downloader, local.server().url(PUBLIC_NAME, "/files/slow.png"));
 
         assertThat(failure.timedOut()).isTrue();
         assertThat(failure.getMessage()).startsWith("the image download did not finish in time");
@@ -365,13 +351,21 @@ class ImageDownloaderTest {
     /** The production address rule, with the test resolver and the local server's certificate. */
     private static ImageDownloader production(Map<String, String> settings) {
         return kept(new ImageDownloader(
-                vertx, config(settings), AddressPolicy.PUBLIC_ONLY, RESOLVER, certificate.trustOptions()));
+                local.vertx(),
+                config(settings),
+                AddressPolicy.PUBLIC_ONLY,
+                RESOLVER,
+                local.certificate().trustOptions()));
     }
 
     /** As {@link #production}, except that 127.0.0.1 passes for a public address. */
     private static ImageDownloader trustingLocalServer(Map<String, String> settings) {
         return kept(new ImageDownloader(
-                vertx, config(settings), LOCAL_SERVER_AS_PUBLIC, RESOLVER, certificate.trustOptions()));
+                local.vertx(),
+                config(settings),
+                LOCAL_SERVER_AS_PUBLIC,
+                RESOLVER,
+                local.certificate().trustOptions()));
     }
 
     private static ImageDownloader kept(ImageDownloader downloader) {
@@ -407,6 +401,12 @@ class ImageDownloaderTest {
                 .getFailure();
         assertThat(failure).isInstanceOf(DownloadException.class);
         return (DownloadException) failure;
+    }
+
+    /** Refused for good ({@link #assertRefusedForGood}), the message saying why after the refusal's common start. */
+    private static void assertRefused(DownloadException failure, String reason) {
+        assertThat(failure.getMessage()).isEqualTo("the gateway's image url was refused: " + reason);
+        assertRefusedForGood(failure);
     }
 
     /** Not a timeout, and not worth trying again: the request ends {@code INVALID_OUTPUT} ({@link ImageIntake}). */

@@ -81,15 +81,7 @@ class KafkaBudgetLogTest {
             second.addRecord(record(1, claim("b")));
             second.addRecord(record(2, release("a")));
         });
-        KafkaBudgetLog log = log(Duration.ofMillis(10));
-        log.startReading();
-        first.schedulePollTask(() -> {
-            first.addRecord(record(0, claim("a")));
-            first.addRecord(record(1, claim("b")));
-        });
-        await().atMost(Duration.ofSeconds(5)).until(() -> log.used(window) == CAP);
-
-        first.setPollException(new KafkaException("the broker answered nonsense"));
+        KafkaBudgetLog log = fillTheBudgetThenFailTheFirstReader(first, "the broker answered nonsense");
 
         await().atMost(Duration.ofSeconds(5)).until(() -> log.used(window) == 1);
         assertThat(first.closed()).isTrue();
@@ -110,15 +102,7 @@ class KafkaBudgetLogTest {
             second.addRecord(record(5, release("a")));
             second.addRecord(record(6, claim("c")));
         });
-        KafkaBudgetLog log = log(Duration.ofMillis(10));
-        log.startReading();
-        first.schedulePollTask(() -> {
-            first.addRecord(record(0, claim("a")));
-            first.addRecord(record(1, claim("b")));
-        });
-        await().atMost(Duration.ofSeconds(5)).until(() -> log.used(window) == CAP);
-
-        first.setPollException(new KafkaException("offset out of range"));
+        KafkaBudgetLog log = fillTheBudgetThenFailTheFirstReader(first, "offset out of range");
 
         await().atMost(Duration.ofSeconds(5)).until(() -> second.delivered.size() == 2);
         assertThat(second.delivered).containsExactly(5L, 6L);
@@ -171,6 +155,23 @@ class KafkaBudgetLogTest {
         release.countDown();
         await().atMost(Duration.ofSeconds(5)).until(() -> log.stall().isEmpty());
         assertThat(restarts()).isZero();
+    }
+
+    /**
+     * Starts the log, lets {@code first} read the claims of a and b (offsets 0 and 1, the cap reached), then makes its
+     * next poll fail with {@code failure}: how the tests of a reader that fails after reading begin.
+     */
+    private KafkaBudgetLog fillTheBudgetThenFailTheFirstReader(TestConsumer first, String failure) {
+        KafkaBudgetLog log = log(Duration.ofMillis(10));
+        log.startReading();
+        first.schedulePollTask(() -> {
+            first.addRecord(record(0, claim("a")));
+            first.addRecord(record(1, claim("b")));
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> log.used(window) == CAP);
+
+        first.setPollException(new KafkaException(failure));
+        return log;
     }
 
     private double restarts() {

@@ -110,6 +110,17 @@ class RequestValidatorTest {
         return (RequestValidator.Result.Invalid) result;
     }
 
+    /**
+     * The validator refuses {@code json} as {@code INVALID_REQUEST} with a message that starts with {@code because},
+     * and the contract's schema refuses it too.
+     */
+    private void assertRefusedAsTheContractDoes(String json, String because) throws Exception {
+        RequestValidator.Result.Invalid invalid = invalid(json);
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(invalid.message()).startsWith(because);
+        assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
+    }
+
     private static String edit(String reference) {
         return "{\"requestId\":\"r\",\"prompt\":\"p\",\"operation\":\"edit\",\"references\":[{\"uri\":\"s3://images/a.png\"},"
                 + reference + "]}";
@@ -223,10 +234,7 @@ class RequestValidatorTest {
     void refusesACountThatIsNotAnIntegerFromOneToEightAsTheContractDoes(String count) throws Exception {
         String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"count\":" + count + "}";
 
-        RequestValidator.Result.Invalid invalid = invalid(json);
-        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
-        assertThat(invalid.message()).startsWith("count must be an integer from 1 to 8");
-        assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
+        assertRefusedAsTheContractDoes(json, "count must be an integer from 1 to 8");
     }
 
     @ParameterizedTest(name = "producer {0} is {1}")
@@ -247,11 +255,8 @@ class RequestValidatorTest {
     void refusesAProducerThatBreaksTheRuleWithNoCallAndEchoesNone(String producer) throws Exception {
         String json = "{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":" + producer + "}";
 
-        RequestValidator.Result.Invalid invalid = invalid(json);
-        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
-        assertThat(invalid.message()).startsWith("producer must be");
+        assertRefusedAsTheContractDoes(json, "producer must be");
         assertThat(RequestValidator.echoableProducer(mapper.readTree(json))).isNull();
-        assertThat(EventContract.requestProblems(mapper.readTree(json))).isNotEmpty();
     }
 
     @Test

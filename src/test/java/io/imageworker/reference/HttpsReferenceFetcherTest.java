@@ -32,7 +32,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesHostNotOnAllowList() {
         HttpsReferenceFetcher fetcher = trustingLocalServer("images.example.com", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, server.url("localhost", "/a.png")))
+        assertThat(refusalBeforeConnecting(fetcher, local.server().url("localhost", "/a.png")))
                 .startsWith("references[2]: ")
                 .contains("host 'localhost' is not in IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
     }
@@ -48,15 +48,15 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     @Test
     void comparesHostNamesCaseInsensitively() throws Exception {
         byte[] png = png();
-        server.answering(request -> request.response().end(Buffer.buffer(png)));
+        local.server().answering(request -> request.response().end(Buffer.buffer(png)));
         HttpsReferenceFetcher fetcher = trustingLocalServer("LocalHost", "5s");
 
-        assertThat(fetch(fetcher, server.url("LOCALHOST", "/a.png"))).isEqualTo(png);
+        assertThat(fetch(fetcher, local.server().url("LOCALHOST", "/a.png"))).isEqualTo(png);
     }
 
     @Test
     void refusesPlainHttp() throws Exception {
-        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null)) {
+        try (LocalServer plain = LocalServer.start(local.vertx(), "127.0.0.1", null)) {
             HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
             String refusal = refusal(fetcher, plain.url("localhost", "/a.png"));
@@ -78,9 +78,11 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesUserInformationInUrl() {
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(refusal(fetcher, "https://user:secret@localhost:" + server.port() + "/a.png"))
+        assertThat(refusal(
+                        fetcher,
+                        "https://user:secret@localhost:" + local.server().port() + "/a.png"))
                 .isEqualTo("references[2]: a reference URL must not carry user information");
-        assertThat(server.connections).hasValue(0);
+        assertThat(local.server().connections).hasValue(0);
     }
 
     // --- refusals by the address rule (the production policy) --------------------------------------------------
@@ -89,7 +91,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesLoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("127.0.0.1", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, server.url("127.0.0.1", "/a.png")))
+        assertThat(refusalBeforeConnecting(fetcher, local.server().url("127.0.0.1", "/a.png")))
                 .startsWith("references[2]: ")
                 .contains("127.0.0.1, which is loopback");
     }
@@ -119,7 +121,8 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void refusesIpv4MappedIpv6LoopbackLiteral() {
         HttpsReferenceFetcher fetcher = production("::ffff:127.0.0.1", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, "https://[::ffff:127.0.0.1]:" + server.port() + "/a.png"))
+        assertThat(refusalBeforeConnecting(
+                        fetcher, "https://[::ffff:127.0.0.1]:" + local.server().port() + "/a.png"))
                 .startsWith("references[2]: ")
                 .contains("which is loopback");
     }
@@ -129,7 +132,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         assertThat(InetAddress.getAllByName("localhost")).allMatch(InetAddress::isLoopbackAddress);
         HttpsReferenceFetcher fetcher = production("localhost", "5s");
 
-        assertThat(refusalBeforeConnecting(fetcher, server.url("localhost", "/a.png")))
+        assertThat(refusalBeforeConnecting(fetcher, local.server().url("localhost", "/a.png")))
                 .startsWith("references[2]: host 'localhost' has address ")
                 .contains("which is loopback");
     }
@@ -142,46 +145,49 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         AtomicInteger asked = new AtomicInteger();
         AddressPolicy changesItsMind = address ->
                 asked.incrementAndGet() <= resolved ? Optional.empty() : Optional.of("refused on the connection");
-        HttpsReferenceFetcher fetcher =
-                new HttpsReferenceFetcher(vertx, config("localhost", "5s"), changesItsMind, certificate.trustOptions());
+        HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
+                local.vertx(),
+                config("localhost", "5s"),
+                changesItsMind,
+                local.certificate().trustOptions());
 
-        String refusal = refusal(fetcher, server.url("localhost", "/a.png"));
+        String refusal = refusal(fetcher, local.server().url("localhost", "/a.png"));
 
         assertThat(refusal)
                 .isEqualTo("references[2]: host 'localhost': the connection reached 127.0.0.1, which is refused on"
                         + " the connection");
         // The server sees the connection after its side of the handshake, which may come after the refusal.
-        await().atMost(LocalServer.patience())
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
-        assertThat(server.connections).hasValue(1);
-        assertThat(server.requests).hasValue(0);
+        await().atMost(LocalServer.patience()).untilAsserted(() -> assertThat(local.server().closedConnections)
+                .hasValue(1));
+        assertThat(local.server().connections).hasValue(1);
+        assertThat(local.server().requests).hasValue(0);
     }
 
     // --- redirects --------------------------------------------------------------------------------------------
 
     @Test
     void refusesRedirectToLoopbackAddress() throws Exception {
-        try (LocalServer elsewhere = LocalServer.start(vertx, "127.0.0.2", certificate)) {
-            server.answering(request -> LocalServer.redirect(request, elsewhere.url("127.0.0.2", "/a.png")));
+        try (LocalServer elsewhere = LocalServer.start(local.vertx(), "127.0.0.2", local.certificate())) {
+            local.server().answering(request -> LocalServer.redirect(request, elsewhere.url("127.0.0.2", "/a.png")));
             // 127.0.0.2 is on the host list: only the address rule can refuse it.
             HttpsReferenceFetcher fetcher = trustingLocalServer("localhost,127.0.0.2", "5s");
 
-            String refusal = refusal(fetcher, server.url("localhost", "/start"));
+            String refusal = refusal(fetcher, local.server().url("localhost", "/start"));
 
             assertThat(refusal)
                     .startsWith("references[2]: redirect 1 leads to a refused location: ")
                     .contains("127.0.0.2, which is loopback");
-            assertThat(server.requests).hasValue(1);
+            assertThat(local.server().requests).hasValue(1);
             assertThat(elsewhere.connections).hasValue(0);
         }
     }
 
     @Test
     void refusesRedirectToCloudMetadata() {
-        server.answering(request -> LocalServer.redirect(request, "https://169.254.169.254/latest/meta-data"));
+        local.server().answering(request -> LocalServer.redirect(request, "https://169.254.169.254/latest/meta-data"));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost,169.254.169.254", "30s");
 
-        String refusal = refusal(fetcher, server.url("localhost", "/start"), Duration.ofSeconds(5));
+        String refusal = refusal(fetcher, local.server().url("localhost", "/start"), Duration.ofSeconds(5));
 
         assertThat(refusal)
                 .startsWith("references[2]: redirect 1 leads to a refused location: ")
@@ -190,21 +196,21 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
     @Test
     void refusesRedirectToHostNotOnAllowList() {
-        server.answering(request -> LocalServer.redirect(request, "https://attacker.example/a.png"));
+        local.server().answering(request -> LocalServer.redirect(request, "https://attacker.example/a.png"));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(refusal(fetcher, server.url("localhost", "/start")))
+        assertThat(refusal(fetcher, local.server().url("localhost", "/start")))
                 .isEqualTo("references[2]: redirect 1 leads to a refused location: host 'attacker.example' is not in"
                         + " IMAGE_WORKER_REFERENCE_ALLOWED_HOSTS");
     }
 
     @Test
     void refusesRedirectToPlainHttp() throws Exception {
-        try (LocalServer plain = LocalServer.start(vertx, "127.0.0.1", null)) {
-            server.answering(request -> LocalServer.redirect(request, plain.url("localhost", "/a.png")));
+        try (LocalServer plain = LocalServer.start(local.vertx(), "127.0.0.1", null)) {
+            local.server().answering(request -> LocalServer.redirect(request, plain.url("localhost", "/a.png")));
             HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-            assertThat(refusal(fetcher, server.url("localhost", "/start")))
+            assertThat(refusal(fetcher, local.server().url("localhost", "/start")))
                     .isEqualTo("references[2]: redirect 1 leads to a refused location: only https:// references are"
                             + " fetched, not http://");
             assertThat(plain.connections).hasValue(0);
@@ -216,7 +222,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     @CsvSource({"/start, /start, /images/a.png", "'', /, a.png"})
     void followsRelativeRedirectToAllowedLocation(String path, String requestedPath, String location) {
         byte[] png = png();
-        server.answering(request -> {
+        local.server().answering(request -> {
             if (request.path().equals(requestedPath)) {
                 LocalServer.redirect(request, location);
             } else {
@@ -225,18 +231,20 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         });
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(fetch(fetcher, server.url("localhost", path))).isEqualTo(png);
-        assertThat(server.requests).hasValue(2);
+        assertThat(fetch(fetcher, local.server().url("localhost", path))).isEqualTo(png);
+        assertThat(local.server().requests).hasValue(2);
     }
 
     @Test
     void refusesMoreThanThreeRedirects() {
-        server.answering(request -> LocalServer.redirect(request, "/again" + server.requests.get()));
+        local.server()
+                .answering(request -> LocalServer.redirect(
+                        request, "/again" + local.server().requests.get()));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(refusal(fetcher, server.url("localhost", "/start")))
+        assertThat(refusal(fetcher, local.server().url("localhost", "/start")))
                 .isEqualTo("references[2]: more than 3 redirects");
-        assertThat(server.requests).hasValue(1 + GuardedFetcher.MAX_REDIRECTS);
+        assertThat(local.server().requests).hasValue(1 + GuardedFetcher.MAX_REDIRECTS);
     }
 
     // --- the positive path ------------------------------------------------------------------------------------
@@ -244,32 +252,34 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     @Test
     void fetchesPngFromAllowedHostOverVerifiedTls() throws Exception {
         byte[] png = png();
-        server.answering(request ->
-                request.response().putHeader("Content-Type", "image/png").end(Buffer.buffer(png)));
+        local.server().answering(request -> request.response()
+                .putHeader("Content-Type", "image/png")
+                .end(Buffer.buffer(png)));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        byte[] fetched = fetch(fetcher, server.url("localhost", "/images/a.png?sig=abc"));
+        byte[] fetched = fetch(fetcher, local.server().url("localhost", "/images/a.png?sig=abc"));
 
         assertThat(fetched).isEqualTo(png);
         assertThat(ImageInspector.inspect(fetched).format()).isEqualTo(ImageFormat.PNG);
         // Connected to the checked address, but TLS and HTTP still name the host.
-        assertThat(server.serverNames).containsExactly("localhost");
-        assertThat(server.hostHeaders).containsExactly("localhost:" + server.port());
-        assertThat(server.connections).hasValue(1);
+        assertThat(local.server().serverNames).containsExactly("localhost");
+        assertThat(local.server().hostHeaders)
+                .containsExactly("localhost:" + local.server().port());
+        assertThat(local.server().connections).hasValue(1);
     }
 
     @Test
     void refusesCertificateNotIssuedForTheHost() throws Exception {
         SelfSignedCertificate other = SelfSignedCertificate.create("images.example.com");
-        try (LocalServer impostor = LocalServer.start(vertx, "127.0.0.1", other)) {
+        try (LocalServer impostor = LocalServer.start(local.vertx(), "127.0.0.1", other)) {
             impostor.answering(request -> request.response().end("not for you"));
             // Trusts both certificates: only host name verification can refuse this one.
             HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
-                    vertx,
+                    local.vertx(),
                     config("localhost", "5s"),
                     LOCAL_TEST_SERVER_ONLY,
                     new PemTrustOptions()
-                            .addCertPath(certificate.certificatePath())
+                            .addCertPath(local.certificate().certificatePath())
                             .addCertPath(other.certificatePath()));
 
             String refusal = refusal(fetcher, impostor.url("localhost", "/a.png"));
@@ -283,10 +293,11 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
     @Test
     void refusesAnswerOtherThan200() {
-        server.answering(request -> request.response().setStatusCode(403).end("expired"));
+        local.server()
+                .answering(request -> request.response().setStatusCode(403).end("expired"));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
-        assertThat(refusal(fetcher, server.url("localhost", "/a.png")))
+        assertThat(refusal(fetcher, local.server().url("localhost", "/a.png")))
                 .isEqualTo("references[2]: host 'localhost' answered 403");
     }
 
@@ -296,70 +307,72 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
     void cutsOffOversizedChunkedBodyWhileReading() {
         long total = 26 * MB;
         // No Content-Length: the cap can only be enforced while reading. The server holds just past the cap.
-        server.answering(request ->
-                server.stream(request.response().setChunked(true), total, ReferenceLoader.MAX_BYTES + 64 * 1024));
+        local.server()
+                .answering(request -> local.server().stream(
+                        request.response().setChunked(true), total, ReferenceLoader.MAX_BYTES + 64 * 1024));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "20s");
 
-        String refusal = refusal(fetcher, server.url("localhost", "/big.png"));
+        String refusal = refusal(fetcher, local.server().url("localhost", "/big.png"));
 
         assertThat(refusal)
                 .isEqualTo("references[2]: the body from host 'localhost' is over the 26214400 bytes limit; cut off"
                         + " while reading");
         assertCutOffBeforeTheEnd();
-        assertThat(server.bodyBytesWritten.get()).isLessThan(total);
+        assertThat(local.server().bodyBytesWritten.get()).isLessThan(total);
     }
 
     @Test
     void refusesContentLengthOverCapWithoutReadingBody() {
         long total = 26 * MB;
         // Headers and the first 64 KiB, then the server holds: the client has all it needs to refuse.
-        server.answering(request ->
-                server.stream(request.response().putHeader("Content-Length", Long.toString(total)), total, 64 * 1024));
+        local.server()
+                .answering(request -> local.server().stream(
+                        request.response().putHeader("Content-Length", Long.toString(total)), total, 64 * 1024));
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "20s");
 
-        String refusal = refusal(fetcher, server.url("localhost", "/big.png"));
+        String refusal = refusal(fetcher, local.server().url("localhost", "/big.png"));
 
         assertThat(refusal)
                 .isEqualTo("references[2]: host 'localhost' announced 27262976 bytes (Content-Length), over the"
                         + " 26214400 bytes limit; not downloaded");
         assertCutOffBeforeTheEnd();
-        assertThat(server.bodyBytesWritten.get()).isLessThanOrEqualTo(64 * 1024);
+        assertThat(local.server().bodyBytesWritten.get()).isLessThanOrEqualTo(64 * 1024);
     }
 
     @Test
     void refusesHangingServerWhenDownloadTimeoutExpires() {
-        server.answering(request -> {
+        local.server().answering(request -> {
             // Never answers.
         });
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "500ms");
         long started = System.nanoTime();
 
-        String refusal = refusal(fetcher, server.url("localhost", "/slow.png"));
+        String refusal = refusal(fetcher, local.server().url("localhost", "/slow.png"));
 
         assertThat(Duration.ofNanos(System.nanoTime() - started))
                 .isBetween(Duration.ofMillis(500), Duration.ofSeconds(5));
         assertThat(refusal).isEqualTo("references[2]: the download from host 'localhost' did not finish within 500 ms");
-        await().atMost(LocalServer.patience())
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        await().atMost(LocalServer.patience()).untilAsserted(() -> assertThat(local.server().closedConnections)
+                .hasValue(1));
     }
 
     @Test
     void closesConnectionWhenCancelled() {
-        server.answering(request -> {
+        local.server().answering(request -> {
             // Never answers.
         });
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "60s");
-        UniAssertSubscriber<byte[]> subscriber = fetcher.fetch(server.url("localhost", "/slow.png"), NAME)
+        UniAssertSubscriber<byte[]> subscriber = fetcher.fetch(local.server().url("localhost", "/slow.png"), NAME)
                 .subscribe()
                 .withSubscriber(UniAssertSubscriber.create());
         await().atMost(LocalServer.patience())
-                .untilAsserted(() -> assertThat(server.requests).hasValue(1));
+                .untilAsserted(() -> assertThat(local.server().requests).hasValue(1));
 
         // As when another reference of the same request is refused first.
         subscriber.cancel();
 
-        await().atMost(LocalServer.patience())
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
+        await().atMost(LocalServer.patience()).untilAsserted(() -> assertThat(local.server().closedConnections)
+                .hasValue(1));
     }
 
     // --- helpers ----------------------------------------------------------------------------------------------
@@ -374,15 +387,17 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
     /** The local server's connection was closed soon, before it had written the whole body. */
     private void assertCutOffBeforeTheEnd() {
-        await().atMost(LocalServer.HOLD.dividedBy(2))
-                .untilAsserted(() -> assertThat(server.closedConnections).hasValue(1));
-        assertThat(server.finishedWriting).isFalse();
+        await().atMost(LocalServer.HOLD.dividedBy(2)).untilAsserted(() -> assertThat(local.server().closedConnections)
+                .hasValue(1));
+        assertThat(local.server().finishedWriting).isFalse();
     }
 
     /** The refusal of {@code url}, which never reached the local server. */
     private String refusalBeforeConnecting(HttpsReferenceFetcher fetcher, String url) {
         String refusal = refusal(fetcher, url);
-        assertThat(server.connections).as("connections to the local server").hasValue(0);
+        assertThat(local.server().connections)
+                .as("connections to the local server")
+                .hasValue(0);
         return refusal;
     }
 

@@ -3,18 +3,13 @@ package io.imageworker.reference;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;
 import io.imageworker.testing.LocalServer;
+import io.imageworker.testing.LocalServerExtension;
 import io.imageworker.testing.TestConfig;
-import io.vertx.core.Vertx;
-import io.vertx.core.net.SelfSignedCertificate;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * What the tests of {@code https://} references share: Vert.x, a self-signed certificate for {@code localhost}, a
@@ -32,31 +27,9 @@ abstract class LocalServerTestSupport {
                     ? Optional.empty()
                     : AddressPolicy.PUBLIC_ONLY.refusal(address);
 
-    static Vertx vertx;
-    static SelfSignedCertificate certificate;
-    LocalServer server;
-
-    @BeforeAll
-    static void startVertx() {
-        vertx = Vertx.vertx();
-        certificate = SelfSignedCertificate.create("localhost");
-    }
-
-    @AfterAll
-    static void stopVertx() throws Exception {
-        certificate.delete();
-        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
-    }
-
-    @BeforeEach
-    void startServer() throws Exception {
-        server = LocalServer.start(vertx, "127.0.0.1", certificate);
-    }
-
-    @AfterEach
-    void stopServer() throws Exception {
-        server.close();
-    }
+    /** Vert.x, a certificate for {@code localhost} and, for each test, a local TLS server on 127.0.0.1. */
+    @RegisterExtension
+    static final LocalServerExtension local = new LocalServerExtension("localhost");
 
     /**
      * The worker's configuration with these two settings.
@@ -74,12 +47,16 @@ abstract class LocalServerTestSupport {
 
     /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
     static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
-        return new HttpsReferenceFetcher(vertx, config(allowedHosts, timeout));
+        return new HttpsReferenceFetcher(local.vertx(), config(allowedHosts, timeout));
     }
 
     /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
     static HttpsReferenceFetcher trustingLocalServer(WorkerConfig config) {
-        return new HttpsReferenceFetcher(vertx, config, LOCAL_TEST_SERVER_ONLY, certificate.trustOptions());
+        return new HttpsReferenceFetcher(
+                local.vertx(),
+                config,
+                LOCAL_TEST_SERVER_ONLY,
+                local.certificate().trustOptions());
     }
 
     /** {@link #trustingLocalServer(WorkerConfig)} with these two settings (see {@link #config}). */

@@ -29,7 +29,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
     @BeforeEach
     void answerWithAPng() {
         png = HttpsReferenceFetcherTest.png();
-        server.answering(request -> request.response().end(Buffer.buffer(png)));
+        local.server().answering(request -> request.response().end(Buffer.buffer(png)));
     }
 
     @Test
@@ -93,7 +93,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
 
         assertThat(failure).hasMessageStartingWith("references[1]: is a GIF file");
         // One source at a time: the base was fetched, nothing after the refused one.
-        assertThat(server.requests).hasValue(1);
+        assertThat(local.server().requests).hasValue(1);
     }
 
     @Test
@@ -126,7 +126,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
     }
 
     private ImageSource https(String path) {
-        return new ImageSource(server.url("localhost", path), null, null);
+        return new ImageSource(local.server().url("localhost", path), null, null);
     }
 
     private static ImageRequest edit(List<ImageSource> references, ImageSource mask) {

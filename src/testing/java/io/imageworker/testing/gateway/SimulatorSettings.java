@@ -106,6 +106,14 @@ public record SimulatorSettings(
     }
 
     /**
+     * The {@link #defaults()}, answering after {@code latency}, with a token of {@link #UNLIMITED_QUOTA}: the simulator
+     * of the local run and of the load runs, which no quota may end.
+     */
+    public static SimulatorSettings unlimited(Latency latency) {
+        return defaults().withLatency(latency).withQuota(UNLIMITED_QUOTA);
+    }
+
+    /**
      * Free ports, a fresh random key with $100 of quota, 0.04 dollar (20000 units) per call, model
      * {@value #DEFAULT_MODEL}, no latency, no cap, {@code b64_json} answers, URLs living one hour, oversize rejected,
      * flavour {@link Flavour#SPEC}, the smallest PNGs, no CPU spent per answer, no stale connections.

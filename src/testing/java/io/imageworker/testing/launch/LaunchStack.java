@@ -76,8 +76,7 @@ public final class LaunchStack implements AutoCloseable {
 
     /** {@link #onSharedServers(SimulatorSettings)}, with a simulator that answers after {@code latency}, no quota. */
     public static LaunchStack onSharedServers(Latency latency) {
-        return onSharedServers(
-                SimulatorSettings.defaults().withLatency(latency).withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+        return onSharedServers(SimulatorSettings.unlimited(latency));
     }
 
     /** {@link #onSharedServers(SimulatorSettings)}, with a request topic of {@code requestPartitions} partitions. */

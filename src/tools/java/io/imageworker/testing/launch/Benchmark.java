@@ -167,8 +167,7 @@ public final class Benchmark {
                 .filter(row -> row.contestant().equals("image-worker"))
                 .flatMap(row -> row.problems().stream())
                 .toList();
-        System.out.println(problems.isEmpty() ? " RESULT: ok" : " RESULT: FAILED: " + String.join("; ", problems));
-        System.exit(problems.isEmpty() ? 0 : 1);
+        System.exit(verdict(problems.isEmpty(), String.join("; ", problems)) ? 0 : 1);
     }
 
     /** The runs of a benchmark on one {@code infrastructure}, whose files go under {@code dataDir}. */
@@ -447,6 +446,15 @@ public final class Benchmark {
         return Arrays.stream(text.trim().split("\\s+"))
                 .filter(word -> !word.isBlank())
                 .toList();
+    }
+
+    /**
+     * Prints the line that ends a benchmark's output, {@code RESULT: ok} or {@code RESULT: FAILED: } and {@code
+     * failure}, and returns {@code ok}.
+     */
+    static boolean verdict(boolean ok, String failure) {
+        System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: " + failure);
+        return ok;
     }
 
     static void say(String format, Object... args) {

@@ -109,7 +109,7 @@ public final class LocalRun {
                 dataDir,
                 Integer.getInteger("local.kafka-port", 0),
                 Integer.getInteger("local.s3-port", 0),
-                SimulatorSettings.defaults().withLatency(latency).withQuota(SimulatorSettings.UNLIMITED_QUOTA));
+                SimulatorSettings.unlimited(latency));
         counter.set(highestLocalId(dataDir));
         worker = WorkerProcess.builder()
                 .env(stack.workerEnvironment(concurrency))

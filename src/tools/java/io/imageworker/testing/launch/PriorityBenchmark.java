@@ -64,15 +64,12 @@ final class PriorityBenchmark {
                 "| run | priority requests | ended | queueing p50 ms | p95 ms | max ms | normal lane's share of"
                         + " the calls meanwhile | normal calls/s meanwhile |",
                 rows.stream().map(Row::describe).toList());
-        boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
-        System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: priority requests without a terminal event");
-        return ok;
+        return Benchmark.verdict(
+                rows.stream().allMatch(row -> row.ended() == row.sent()), "priority requests without a terminal event");
     }
 
     private static Row run(Infrastructure infrastructure, Settings settings, Mode mode, Path dataDir) {
-        SimulatorSettings simulator = SimulatorSettings.defaults()
-                .withLatency(Latency.fixedMillis(settings.latencyMs()))
-                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
             String priorityTopic = stack.topics().request() + "-priority";
             infrastructure.kafka().createTopics(priorityTopic);

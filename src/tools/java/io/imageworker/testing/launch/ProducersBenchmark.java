@@ -62,15 +62,12 @@ final class ProducersBenchmark {
                 "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
                         + " | publication to result p50 ms | p95 ms |",
                 rows.stream().map(Row::describe).toList());
-        boolean ok = rows.stream().allMatch(row -> row.ended() == row.sent());
-        System.out.println(ok ? " RESULT: ok" : " RESULT: FAILED: requests without a terminal event");
-        return ok;
+        return Benchmark.verdict(
+                rows.stream().allMatch(row -> row.ended() == row.sent()), "requests without a terminal event");
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
-        SimulatorSettings simulator = SimulatorSettings.defaults()
-                .withLatency(Latency.fixedMillis(settings.latencyMs()))
-                .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
+        SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
             WorkerProcess.Builder builder = WorkerProcess.builder()
                     .name("bench-producers")
