@@ -29,10 +29,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * every stored image is whole, and what is repeated (a terminal event, a gateway call) is repeated only for requests
  * the first worker had not finished with.
  *
- * <p>Delivery is at least once with throttled commits: the offsets of records processed after the last commit before
- * the kill are delivered again to the new worker. A request whose result was already recorded is answered from its
- * result document (a repeated terminal event, no gateway call); a request whose call was in progress is called
- * again.
+ * <p>With results in Kafka transactions (the default) each terminal event goes out with its record's offset: a
+ * read_committed reader sees no event twice, and only a request the first worker was still working on is called again. With
+ * transactions off, delivery is at least once: the records processed after the last commit before the kill are
+ * delivered again to the new worker; a request whose result was already recorded is answered from its result document
+ * (a repeated terminal event, no gateway call), one whose call was in progress is called again.
  */
 class WorkerRestartIT {
 
