@@ -82,6 +82,7 @@ public class BudgetGuard {
     private final Pauses pauses;
     private final Counter billedUnits;
     private final Counter unknownUnits;
+    private final Counter claimedAgain;
     private final long pricePerCall;
     private final AtomicInteger held = new AtomicInteger();
     private final ProducerBudgets budgets;
@@ -123,6 +124,10 @@ public class BudgetGuard {
                 registry,
                 "image_worker_spend_unknown_quota_units",
                 "Quota units of calls whose billing is unknown (timeouts, 5xx)");
+        this.claimedAgain = WorkerMetrics.counter(
+                registry,
+                "image_worker_budget_claimed_again",
+                "Calls whose budget places were claimed again because a window ended while they waited for their slot");
         // Strong references (WorkerMetrics.gauge): an alert on a gauge whose object is collected would never fire.
         WorkerMetrics.gauge(
                         USED_CALLS,
@@ -400,6 +405,32 @@ public class BudgetGuard {
                 log.release(place.scope(), place.claim(), place.window());
             }
         }
+    }
+
+    /**
+     * Called as a reserved call is about to leave: false when every place of {@code reservation} lies in its scope's
+     * current window, so that the call counts in the window it leaves in; true when a window has ended since the
+     * places were taken (the call waited for its slot past the window's end): the reservation is then settled as not
+     * sent (its places still current given back), counted in {@code image_worker_budget_claimed_again}, and the
+     * caller must not send the call but reserve again.
+     */
+    public boolean outOfDate(Reservation reservation) {
+        if (current(reservation)) {
+            return false;
+        }
+        claimedAgain.increment();
+        settle(reservation, CallCost.NOT_SENT);
+        return true;
+    }
+
+    /** Whether every place of {@code reservation} lies in its scope's current window. */
+    boolean current(Reservation reservation) {
+        for (Place place : reservation.places()) {
+            if (place.window() != window(place.scope())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Places used in the current window, by all the replicas that share the budget, as far as this one knows. */

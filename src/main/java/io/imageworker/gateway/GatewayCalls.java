@@ -172,6 +172,18 @@ public class GatewayCalls {
         }
     }
 
+    /**
+     * The call's places in the spend budget were taken in a window that has ended while it waited for its slot: sent
+     * now, it would count in a window it took no place in.
+     */
+    private static final class PlacesOutOfDate extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        PlacesOutOfDate() {
+            super("budget places taken in a window that has ended", null, false, false);
+        }
+    }
+
     /** The attempts of one request: the only mutable state of the loop, confined to it. */
     private final class Attempts {
         private final ImageRequest owner;
@@ -231,7 +243,10 @@ public class GatewayCalls {
                                                 .chain(() -> send(queuedSince)))
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)
-                                        .recoverWithItem(this::cancelled),
+                                        .recoverWithItem(this::cancelled)
+                                        // Its slot given back, it takes its places again in the current window.
+                                        .onFailure(PlacesOutOfDate.class)
+                                        .recoverWithUni(this::next),
                                 this::cancelled);
                     });
         }
@@ -260,6 +275,12 @@ public class GatewayCalls {
             }
             // The call leaves: it accounts for its places in the budget (onAnswer).
             BudgetGuard.Reservation reservation = unused.getAndSet(null);
+            if (reservation != null && budget.outOfDate(reservation)) {
+                // Its places were taken before a window's end that came while it waited for its slot: a call counts in
+                // the window it leaves in, or a cap would let through, after each window's end, every call that took
+                // its place just before it. Its places given back, it claims again.
+                return Uni.createFrom().failure(new PlacesOutOfDate());
+            }
             inCall = reservation == null ? BudgetGuard.Reservation.FREE : reservation;
             return tracing.withRequestSpan(parent -> {
                 long queuedMs = (System.nanoTime() - queuedSince) / 1_000_000;

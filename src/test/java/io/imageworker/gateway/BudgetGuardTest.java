@@ -308,6 +308,35 @@ class BudgetGuardTest {
     }
 
     @Test
+    void aReservationWhoseWindowEndedBeforeTheCallLeftIsOutOfDateAndGivesBackWhatIsStillCurrent() {
+        BudgetGuard guard = capped("fail", "10");
+        Reservation ofSlow = reservation(guard, "slow");
+        assertThat(guard.current(ofSlow)).isTrue();
+        assertThat(guard.current(Reservation.FREE)).as("no place, no window").isTrue();
+
+        assertThat(guard.outOfDate(ofSlow)).isFalse();
+        // The fleet's window (a minute) ends while the call waits for its slot; the producer's (10 minutes) does not.
+        now.addAndGet(WINDOW.toMillis());
+        assertThat(guard.current(ofSlow)).isFalse();
+
+        assertThat(guard.outOfDate(ofSlow)).isTrue();
+        assertThat(registry.get("image_worker_budget_claimed_again").counter().count())
+                .isEqualTo(1.0);
+        assertThat(guard.used("slow"))
+                .as("the producer's place, still in its window, given back")
+                .isZero();
+        Reservation again = reservation(guard, "slow");
+        assertThat(again.granted()).isTrue();
+        assertThat(guard.current(again)).isTrue();
+        assertThat(guard.used())
+                .as("counted in the fleet's window the call leaves in")
+                .isEqualTo(1);
+        assertThat(reservation(guard, "slow").granted())
+                .as("the producer's cap of one holds in its window")
+                .isFalse();
+    }
+
+    @Test
     void aProducersPlaceIsGivenBackWhenTheFleetsCapRefusesTheCall() {
         BudgetGuard guard = capped("fail", "2");
         assertThat(reservation(guard, "b").granted()).isTrue();

@@ -3,11 +3,13 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Lane;
 import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.messaging.Intake;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -23,7 +25,9 @@ import org.junit.jupiter.api.Test;
  * Per-producer budgets (contract v1.2) on the real broker: producer A has a cap of a few calls, B none. A's backlog,
  * published first, takes A to its cap; A's other requests then wait (pause, the default) outside the places in
  * progress, in the read-ahead, while every one of B's, published after A's, completes. A request topic and a consumer
- * group of its own, so that A's requests left waiting reach no other test's worker.
+ * group of its own, so that A's requests left waiting reach no other test's worker. A third producer, with one call a
+ * second, has a request wait for its slot past the end of the window it claimed its place in: it claims again, so that
+ * its call counts in the window it leaves in.
  */
 @QuarkusTest
 @WithTestResource(ProducerBudgetTest.WithProducerCap.class)
@@ -39,6 +43,9 @@ class ProducerBudgetTest extends PipelineTestSupport {
 
     static final int OF_B = 12;
 
+    /** A producer with a cap of one call a second: windows that end while its requests wait for a slot. */
+    static final String TICK = "tick";
+
     /** The tests' servers and settings, with a cap on producer a. */
     public static class WithProducerCap extends WorkerTestResource {
         @Override
@@ -48,7 +55,7 @@ class ProducerBudgetTest extends PipelineTestSupport {
             config.put("image-worker.topic.request", TOPIC);
             config.put("image-worker.consumer-group", "producer-budget");
             config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
-            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d");
+            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d," + TICK + "=1/1s");
             return config;
         }
     }
@@ -58,6 +65,40 @@ class ProducerBudgetTest extends PipelineTestSupport {
 
     @Inject
     BudgetGuard budget;
+
+    @Inject
+    MeterRegistry registry;
+
+    @Test
+    void aCallWhoseWindowEndsWhileItWaitsForItsSlotClaimsAgainInTheWindowItLeavesIn() {
+        String first = newId("warm");
+        kafka.send(TOPIC, request(first, ""));
+        result(first);
+        double claimedAgainBefore = claimedAgain();
+        // The four call slots taken by calls of 3 s (the gateway timeout here is 4 s); a request of the producer with
+        // one call a second then claims its place at once and waits for a slot for about as long, past the end of the
+        // window it claimed in.
+        gateway.control().setLatency(Duration.ofSeconds(3));
+        List<String> blockers = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            String id = newId("blocker");
+            blockers.add(id);
+            kafka.send(TOPIC, request(id, "\"producer\":\"b\""));
+        }
+        await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4);
+        String tick = newId(TICK);
+        kafka.send(TOPIC, request(tick, "\"producer\":\"" + TICK + "\""));
+
+        JsonNode event = body(result(tick));
+
+        assertThat(event.path("image").isObject()).isTrue();
+        assertThat(callsFor(tick)).hasSize(1);
+        assertThat(claimedAgain() - claimedAgainBefore)
+                .as("calls whose places were claimed again in the window they left in")
+                .isGreaterThanOrEqualTo(1.0);
+        blockers.forEach(id ->
+                assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());
+    }
 
     @Test
     void aProducerOverItsCapWaitsOutsideThePlacesInProgressWhileAnotherCompletesAllItsRequests() {
@@ -97,5 +138,9 @@ class ProducerBudgetTest extends PipelineTestSupport {
         assertThat(intake.waiting(Lane.NORMAL))
                 .as("A's records waiting for a turn in the read-ahead")
                 .isGreaterThanOrEqualTo(OF_A - CAP - 8);
+    }
+
+    private double claimedAgain() {
+        return registry.get("image_worker_budget_claimed_again").counter().count();
     }
 }
