@@ -15,7 +15,7 @@
 FROM eclipse-temurin:17-jdk AS build
 WORKDIR /build
 # Least to most often changed.
-COPY mvnw pom.xml ./
+COPY mvnw pom.xml lombok.config ./
 COPY .mvn/ .mvn/
 COPY src/ src/
 RUN --mount=type=cache,target=/cache/m2 \

@@ -16,6 +16,8 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.time.Duration;
 import java.util.Optional;
+import lombok.AccessLevel;
+import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -36,6 +38,7 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  */
 @Path("/requests")
 @Tag(name = "requests", description = "The status of an image request, by its requestId")
+@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestStatusResource {
 
     /** The longest a status query waits for the store before it answers 503. */
@@ -43,11 +46,6 @@ public class RequestStatusResource {
 
     private final ResultLedger ledger;
     private final RequestStates states;
-
-    RequestStatusResource(ResultLedger ledger, RequestStates states) {
-        this.ledger = ledger;
-        this.states = states;
-    }
 
     @GET
     @Path("/{requestId}")

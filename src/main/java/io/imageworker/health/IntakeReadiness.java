@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntSupplier;
+import lombok.AccessLevel;
+import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
@@ -20,15 +22,11 @@ import org.eclipse.microprofile.health.Readiness;
  */
 @Readiness
 @ApplicationScoped
+@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class IntakeReadiness implements HealthCheck {
 
     private final GatewayGuard guard;
     private final BudgetGuard budget;
-
-    IntakeReadiness(GatewayGuard guard, BudgetGuard budget) {
-        this.guard = guard;
-        this.budget = budget;
-    }
 
     @Override
     public HealthCheckResponse call() {

@@ -13,6 +13,8 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import lombok.AccessLevel;
+import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -21,6 +23,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * shutdown, their consumers paused and the subscriptions ended.
  */
 @ApplicationScoped
+@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 class Lanes {
 
     /** The channel of each lane. */
@@ -30,12 +33,6 @@ class Lanes {
     private final WorkerConfig config;
     private final Intake intake;
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
-
-    Lanes(KafkaClientService kafkaClients, WorkerConfig config, Intake intake) {
-        this.kafkaClients = kafkaClients;
-        this.config = config;
-        this.intake = intake;
-    }
 
     /** Logs the lanes consumed and their limits. */
     void describe() {

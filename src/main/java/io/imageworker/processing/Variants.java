@@ -16,6 +16,8 @@ import io.smallrye.mutiny.CompositeException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
+import lombok.AccessLevel;
+import lombok.RequiredArgsConstructor;
 
 /**
  * The variants of one request ({@code count}, contract v1.1): a gateway loop per variant still to make, all at once,
@@ -26,6 +28,7 @@ import java.util.List;
  * stored under its contract v1 key and recorded only by its terminal event.
  */
 @ApplicationScoped
+@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 class Variants {
 
     private final GatewayCalls gateway;
@@ -34,21 +37,6 @@ class Variants {
     private final ResultLedger ledger;
     private final Shutdown shutdown;
     private final MemoryBudget memory;
-
-    Variants(
-            GatewayCalls gateway,
-            ImageIntake intake,
-            ImageStorage storage,
-            ResultLedger ledger,
-            Shutdown shutdown,
-            MemoryBudget memory) {
-        this.memory = memory;
-        this.gateway = gateway;
-        this.intake = intake;
-        this.storage = storage;
-        this.ledger = ledger;
-        this.shutdown = shutdown;
-    }
 
     /**
      * {@code begun} with the variants an earlier attempt recorded; none for a request without {@code count}, whose

@@ -17,6 +17,8 @@ import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
+import lombok.AccessLevel;
+import lombok.RequiredArgsConstructor;
 
 /**
  * Takes the image out of a gateway's answer: the bytes of its {@code b64_json} (already decoded), or a download of
@@ -28,6 +30,7 @@ import jakarta.enterprise.context.ApplicationScoped;
  * ({@code size.matched=false}).
  */
 @ApplicationScoped
+@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class ImageIntake {
 
     private final ImageDownloader downloader;
@@ -36,21 +39,6 @@ public class ImageIntake {
     private final WorkerMetrics metrics;
     private final Tracing tracing;
     private final AnswerSizes sizes;
-
-    ImageIntake(
-            ImageDownloader downloader,
-            CpuWork cpu,
-            Patience patience,
-            WorkerMetrics metrics,
-            Tracing tracing,
-            AnswerSizes sizes) {
-        this.sizes = sizes;
-        this.downloader = downloader;
-        this.cpu = cpu;
-        this.patience = patience;
-        this.metrics = metrics;
-        this.tracing = tracing;
-    }
 
     /**
      * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url}
