@@ -13,7 +13,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.LongConsumer;
@@ -82,15 +81,7 @@ public class ImageDownloader {
      * the body holds as soon as that is known ({@link io.imageworker.support.BoundedBody}).
      */
     public Uni<byte[]> download(String url, LongConsumer holding) {
-        URI uri;
-        try {
-            uri = new URI(url);
-        } catch (URISyntaxException e) {
-            // The URL itself is not repeated: its query may hold a signature.
-            return Uni.createFrom()
-                    .failure(new DownloadException(false, false, "the gateway's image url is not a valid URL"));
-        }
-        return fetcher.fetch(uri, rules, holding).onFailure().transform(ImageDownloader::describe);
+        return fetcher.fetch(url, rules, holding).onFailure().transform(ImageDownloader::describe);
     }
 
     private static Throwable describe(Throwable error) {

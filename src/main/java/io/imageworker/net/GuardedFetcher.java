@@ -116,12 +116,19 @@ public final class GuardedFetcher {
     }
 
     /**
-     * The bytes at {@code uri}, or a {@link FetchException} that says why not.
+     * The bytes at {@code url}, or a {@link FetchException} that says why not (refused when {@code url} is not a URL).
      *
      * @param rules which URLs, the first and every redirect, may be fetched, and from which addresses
      * @param holding told how many bytes the body holds as soon as that is known (see {@link BoundedBody})
      */
-    public Uni<byte[]> fetch(URI uri, Rules rules, LongConsumer holding) {
+    public Uni<byte[]> fetch(String url, Rules rules, LongConsumer holding) {
+        URI uri;
+        try {
+            uri = new URI(url);
+        } catch (URISyntaxException e) {
+            // The URL itself is not repeated: its query may hold a signature.
+            return Uni.createFrom().failure(FetchException.refused("not a valid URL"));
+        }
         return Uni.createFrom().emitter(emitter -> {
             Download download = new Download(vertx.getOrCreateContext(), rules, holding);
             emitter.onTermination(download::cancel);

@@ -14,7 +14,6 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Set;
 
@@ -86,14 +85,7 @@ public class HttpsReferenceFetcher {
      * @param name how the refusal names the reference, such as {@code references[2]} or {@code mask}
      */
     public Uni<byte[]> fetch(String uri, String name) {
-        URI parsed;
-        try {
-            parsed = new URI(uri);
-        } catch (URISyntaxException e) {
-            // The URL itself is not repeated: its query may hold a signature.
-            return Uni.createFrom().failure(new ReferenceRefusedException(name + ": the reference is not a valid URL"));
-        }
-        return fetcher.fetch(parsed, rules, bytes -> {})
+        return fetcher.fetch(uri, rules, bytes -> {})
                 .onFailure()
                 .transform(error -> error instanceof FetchException
                         ? new ReferenceRefusedException(name + ": " + error.getMessage())

@@ -189,6 +189,14 @@ class ImageDownloaderTest {
         assertThat(local.server().connections).hasValue(0);
     }
 
+    @Test
+    void refusesAnAnswerUrlThatIsNotAUrlWithoutRepeatingIt() {
+        ImageDownloader downloader = trustingLocalServer(Map.of());
+
+        assertRefused(failure(downloader, "https://" + PUBLIC_NAME + "/a b.png?signature=secret"), "not a valid URL");
+        assertThat(local.server().connections).hasValue(0);
+    }
+
     // --- redirects: every hop is checked again ----------------------------------------------------------------
 
     @Test

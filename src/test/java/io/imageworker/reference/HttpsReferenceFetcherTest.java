@@ -71,7 +71,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         HttpsReferenceFetcher fetcher = trustingLocalServer("localhost", "5s");
 
         assertThat(refusal(fetcher, "https://localhost/a b.png?signature=secret"))
-                .isEqualTo("references[2]: the reference is not a valid URL");
+                .isEqualTo("references[2]: not a valid URL");
     }
 
     @Test
