@@ -55,8 +55,7 @@ public class RequestStatusResource {
             summary = "The status of a request",
             description = "Answered from the result ledger (completed, failed) and from the requests this worker"
                     + " holds (queued, calling). A request held by another replica and not recorded yet reads"
-                    + " unknown here; so does one refused before any gateway call (invalid, expired, cancelled, over"
-                    + " budget), whose image-failed is not recorded.")
+                    + " unknown here.")
     @APIResponse(
             responseCode = "200",
             description = "queued, calling, completed (with the stored image) or failed (with the error)",

@@ -74,12 +74,20 @@ public class RequestProcessor {
     private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
         return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
             if (lookupFailed != null) {
-                // Without the record, a call could bill a request that already ended: no call.
-                return decided(Progress.refused(
-                        requestId, json, receivedAt, ErrorCode.STORAGE_ERROR, lookupFailed.getMessage()));
+                // Without the record, a call could bill a request that already ended: no call, and nothing to
+                // record it in.
+                return Uni.createFrom()
+                        .item(new Outcome(
+                                Progress.refused(
+                                        requestId,
+                                        json,
+                                        receivedAt,
+                                        ErrorCode.STORAGE_ERROR,
+                                        lookupFailed.getMessage()),
+                                Source.UNREAD_LEDGER));
             }
             return recorded.isPresent()
-                    ? Uni.createFrom().item(new Outcome(recorded.get(), true))
+                    ? Uni.createFrom().item(new Outcome(recorded.get(), Source.REPLAYED))
                     : fresh(requestId, json, receivedAt, lane);
         });
     }
@@ -94,7 +102,7 @@ public class RequestProcessor {
                     }
                     Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
                     return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane)))
-                            .map(event -> new Outcome(event, false));
+                            .map(event -> new Outcome(event, Source.DECIDED));
                 });
     }
 
@@ -133,17 +141,20 @@ public class RequestProcessor {
     }
 
     private static Uni<Outcome> decided(TerminalEvent event) {
-        return Uni.createFrom().item(new Outcome(event, false));
+        return Uni.createFrom().item(new Outcome(event, Source.DECIDED));
     }
 
     /**
      * The end of every request, in one place. The shutdown rule ({@link Shutdown}): once the grace is over, nothing
      * decided now that is a failure (an event or an exception) is recorded or published; the request is abandoned and
      * its record redelivered. Otherwise an outcome decided now is recorded, so that a redelivery or a duplicate
-     * replays it.
+     * replays it: refusals made before any call too, since deciding again may not give the same answer (a spend
+     * window that has ended, a cancel no longer held), and the same {@code requestId} is the same request. Only an
+     * outcome decided without reading the ledger (it could not be read) is not: the store is what failed.
      */
     private Uni<TerminalEvent> settle(String requestId, Outcome outcome, Throwable failure) {
-        boolean failedNow = failure != null || !outcome.replayed() && outcome.event() instanceof TerminalEvent.Failed;
+        boolean failedNow = failure != null
+                || outcome.source() != Source.REPLAYED && outcome.event() instanceof TerminalEvent.Failed;
         if (shutdown.abandoned() && failedNow) {
             return Uni.createFrom()
                     .failure(
@@ -154,13 +165,24 @@ public class RequestProcessor {
         if (failure != null) {
             return Uni.createFrom().failure(failure);
         }
-        if (outcome.replayed()) {
+        if (outcome.source() == Source.REPLAYED) {
             return Uni.createFrom().item(outcome.event());
         }
         cancellations.ended(outcome.event());
-        return ledger.record(outcome.event());
+        return outcome.source() == Source.DECIDED
+                ? ledger.record(outcome.event())
+                : Uni.createFrom().item(outcome.event());
     }
 
-    /** A request's event, and whether it was replayed from its record. */
-    private record Outcome(TerminalEvent event, boolean replayed) {}
+    /** A request's event, and where it comes from. */
+    private record Outcome(TerminalEvent event, Source source) {}
+
+    private enum Source {
+        /** Read from the request's record. */
+        REPLAYED,
+        /** Decided now, the ledger having no record of the request. */
+        DECIDED,
+        /** Decided now because the ledger could not be read. */
+        UNREAD_LEDGER
+    }
 }

@@ -156,14 +156,11 @@ public class ResultLedger {
     }
 
     /**
-     * Records {@code event}, so that a redelivery or a duplicate replays it without a call, and returns it. A request
-     * refused before any call is not recorded: deciding again is free and gives the same answer. A record that cannot
-     * be written within the patience is logged, and the event is still returned: a redelivery would then call again.
+     * Records {@code event}, so that a redelivery or a duplicate replays it without a call, and returns it. A record
+     * that cannot be written within the patience is logged, and the event is still returned: a redelivery would then
+     * decide again (and call again).
      */
     public Uni<TerminalEvent> record(TerminalEvent event) {
-        if (event instanceof TerminalEvent.Failed failed && failed.billing().calls() == 0) {
-            return Uni.createFrom().item(event);
-        }
         return tracing.stage(
                         "ledger write", () -> patience.retry(store.putResult(event.requestId(), codec.write(event))))
                 .replaceWith(event)

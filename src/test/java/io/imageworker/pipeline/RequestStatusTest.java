@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@code GET /requests/{requestId}} on the real broker and store: a request this worker holds reads {@code queued}
  * until a call of it leaves, then {@code calling}; an ended one reads its recorded event ({@code completed} with the
- * stored image, {@code failed} with the error); an id nobody sent reads {@code unknown} (404); a malformed id is
- * refused (400). The endpoint is described in the OpenAPI document, which points to the AsyncAPI one.
+ * stored image, {@code failed} with the error, a refusal before any call too); an id nobody sent reads
+ * {@code unknown} (404); a malformed id is refused (400). The endpoint is described in the OpenAPI document, which points to the AsyncAPI one.
  */
 @QuarkusTest
 @WithTestResource(WorkerTestResource.class)
@@ -110,12 +110,35 @@ class RequestStatusTest extends PipelineTestSupport {
         gateway.control().injectFault(Fault.moderationRefusal());
         String id = newId("refused");
         JsonNode event = ended(id, "");
-        assertThat(event.path("error").path("code").asText()).isEqualTo("REJECTED");
+
+        assertReadsFailedWith(id, event, "REJECTED");
+    }
+
+    @Test
+    void aRequestRefusedBeforeAnyCallReadsFailedAndSentAgainGetsTheSameAnswerWithoutACall() throws Exception {
+        String id = newId("blank");
+        send("{\"requestId\":\"" + id + "\",\"prompt\":\"   \"}");
+        JsonNode event = body(result(id));
+
+        assertReadsFailedWith(id, event, "INVALID_REQUEST");
+
+        // The same requestId is the same request: sent again, now valid, it is answered from its record.
+        send(request(id, ""));
+        await().atMost(WITHIN).until(() -> kafka.results(id).size() == 2);
+        JsonNode again = body(kafka.results(id).get(1));
+        assertThat(again.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(again.path("billing").path("calls").asInt()).isZero();
+        assertThat(callsFor(id)).isEmpty();
+    }
+
+    /** {@code event} ended with {@code code}, and the request reads {@code failed} with that error and no image. */
+    private void assertReadsFailedWith(String id, JsonNode event, String code) throws Exception {
+        assertThat(event.path("error").path("code").asText()).isEqualTo(code);
 
         JsonNode status = status(id);
 
         assertThat(status.path("status").asText()).isEqualTo("failed");
-        assertThat(status.path("error").path("code").asText()).isEqualTo("REJECTED");
+        assertThat(status.path("error").path("code").asText()).isEqualTo(code);
         assertThat(status.path("error").path("message").asText())
                 .isEqualTo(event.path("error").path("message").asText());
         assertThat(status.has("image")).isFalse();
