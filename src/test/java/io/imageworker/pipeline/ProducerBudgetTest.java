@@ -7,18 +7,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Lane;
 import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.messaging.Intake;
-import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,16 +43,12 @@ class ProducerBudgetTest extends PipelineTestSupport {
     static final String TICK = "tick";
 
     /** The tests' servers and settings, with a cap on producer a. */
-    public static class WithProducerCap extends WorkerTestResource {
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC);
-            config.put("image-worker.topic.request", TOPIC);
-            config.put("image-worker.consumer-group", "producer-budget");
-            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
-            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d," + TICK + "=1/1s");
-            return config;
+    public static class WithProducerCap extends ProducerCapResource {
+        public WithProducerCap() {
+            super(
+                    TOPIC,
+                    "producer-budget",
+                    Map.of("image-worker.budget.per-producer", "a=" + CAP + "/3650d," + TICK + "=1/1s"));
         }
     }
 
