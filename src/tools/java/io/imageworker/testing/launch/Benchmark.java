@@ -424,6 +424,32 @@ public final class Benchmark {
         System.out.println("=".repeat(100));
     }
 
+    /** A row of a benchmark's table: requests sent and ended, and its line. */
+    interface SentAndEnded {
+        int sent();
+
+        int ended();
+
+        String describe();
+    }
+
+    /**
+     * Prints {@code rows} in a table under {@code header}, then the verdict: ok when every request sent ended, else
+     * {@code failure}; returns it.
+     */
+    static boolean printTableAndVerdict(String header, List<? extends SentAndEnded> rows, String failure) {
+        printTable(header, rows.stream().map(SentAndEnded::describe).toList());
+        return verdict(rows.stream().allMatch(row -> row.ended() == row.sent()), failure);
+    }
+
+    /** A worker of {@code stack} named {@code name}, with {@code concurrency} call slots and {@code jvmOptions}. */
+    static WorkerProcess.Builder worker(LaunchStack stack, String name, int concurrency, List<String> jvmOptions) {
+        return WorkerProcess.builder()
+                .name(name)
+                .env(stack.workerEnvironment(concurrency))
+                .env("JAVA_TOOL_OPTIONS", String.join(" ", jvmOptions));
+    }
+
     /** The milliseconds from each request's time in {@code from} to its time in {@code to}, sorted. */
     static long[] sortedMillis(Map<String, Instant> from, Map<String, Instant> to) {
         return to.entrySet().stream()
