@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ProducerBudgetsTest {
 
@@ -38,28 +40,30 @@ class ProducerBudgetsTest {
         assertThat(ProducerBudgets.of(Optional.of("")).of("edits")).isEmpty();
     }
 
-    @Test
-    void aMalformedSettingIsRefusedNamingThePartAtFault() {
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits"))
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "edits                 | 'edits' is not name=calls/window",
+                "edits=5               | 'edits=5' is not name=calls/window",
+                "edits/1h=5            | 'edits/1h' is not a producer name",
+                "edits=5/1h,           | '' is not name=calls/window",
+                "edits=0/1h            | '0', are not a whole number from 1",
+                "edits=-3/1h           | '-3'",
+                "edits=1.5/1h          | '1.5'",
+                "edits=5/              | the window of edits, ''",
+                "edits=5/1w            | '1w'",
+                "edits=5/h             | 'h'",
+                "edits=5/500ms         | of at least 1s",
+                "=5/1h                 | not a producer name",
+                "a b=5/1h              | not a producer name",
+                "edits=5/1h,edits=6/1h | named twice",
+            })
+    void aMalformedSettingIsRefusedNamingThePartAtFault(String setting, String fault) {
+        assertThatThrownBy(() -> ProducerBudgets.parse(setting))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("IMAGE_WORKER_BUDGET_PER_PRODUCER=edits")
-                .hasMessageContaining("'edits' is not name=calls/window");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5"))
-                .hasMessageContaining("'edits=5' is not name=calls/window");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits/1h=5"))
-                .hasMessageContaining("'edits/1h' is not a producer name");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/1h,"))
-                .hasMessageContaining("'' is not name=calls/window");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=0/1h"))
-                .hasMessageContaining("'0', are not a whole number from 1");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=-3/1h")).hasMessageContaining("'-3'");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=1.5/1h")).hasMessageContaining("'1.5'");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/")).hasMessageContaining("the window of edits, ''");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/1w")).hasMessageContaining("'1w'");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/h")).hasMessageContaining("'h'");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/500ms")).hasMessageContaining("of at least 1s");
-        assertThatThrownBy(() -> ProducerBudgets.parse("=5/1h")).hasMessageContaining("not a producer name");
-        assertThatThrownBy(() -> ProducerBudgets.parse("a b=5/1h")).hasMessageContaining("not a producer name");
-        assertThatThrownBy(() -> ProducerBudgets.parse("edits=5/1h,edits=6/1h")).hasMessageContaining("named twice");
+                .hasMessageContaining("IMAGE_WORKER_BUDGET_PER_PRODUCER=" + setting)
+                .hasMessageContaining(fault);
     }
 }

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class ProducerWeightsTest {
 
@@ -27,22 +29,35 @@ class ProducerWeightsTest {
         assertThat(ProducerWeights.parse("").of("edits")).isEqualTo(1);
     }
 
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "edits           | 'edits' is not name=weight",
+                "edits=4,        | '' is not name=weight",
+                "edits=0         | from 1 to 1000",
+                "edits=-2        | '-2'",
+                "edits=1.5       | '1.5'",
+                "edits=1001      | from 1 to 1000",
+                "edits=          | ''",
+                "=3              | not a producer name",
+                "a b=3           | not a producer name",
+                "edits=1,edits=2 | named twice",
+            })
+    void refusesAMalformedSettingNamingItAndThePartAtFault(String setting, String fault) {
+        assertRefused(setting, fault);
+    }
+
     @Test
-    void refusesAMalformedSettingNamingItAndThePartAtFault() {
-        assertThatThrownBy(() -> ProducerWeights.parse("edits"))
+    void refusesANameOfMoreThan64Characters() {
+        assertRefused("x".repeat(65) + "=3", "not a producer name");
+    }
+
+    private static void assertRefused(String setting, String fault) {
+        assertThatThrownBy(() -> ProducerWeights.parse(setting))
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("IMAGE_WORKER_PRODUCER_WEIGHTS=edits")
-                .hasMessageContaining("'edits' is not name=weight");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=4,")).hasMessageContaining("'' is not name=weight");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=0")).hasMessageContaining("from 1 to 1000");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=-2")).hasMessageContaining("'-2'");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=1.5")).hasMessageContaining("'1.5'");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=1001")).hasMessageContaining("from 1 to 1000");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=")).hasMessageContaining("''");
-        assertThatThrownBy(() -> ProducerWeights.parse("=3")).hasMessageContaining("not a producer name");
-        assertThatThrownBy(() -> ProducerWeights.parse("a b=3")).hasMessageContaining("not a producer name");
-        assertThatThrownBy(() -> ProducerWeights.parse("x".repeat(65) + "=3"))
-                .hasMessageContaining("not a producer name");
-        assertThatThrownBy(() -> ProducerWeights.parse("edits=1,edits=2")).hasMessageContaining("named twice");
+                .hasMessageContaining("IMAGE_WORKER_PRODUCER_WEIGHTS=" + setting)
+                .hasMessageContaining(fault);
     }
 }

@@ -3,9 +3,11 @@ package io.imageworker.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +29,42 @@ class ConcurrencyLimiterTest {
                 started.incrementAndGet();
                 emitters.add(emitter);
             });
+        }
+    }
+
+    /**
+     * A limiter with one call in flight and calls queued behind it, each of which notes what it is given in
+     * {@link #started} when it gets its permit.
+     */
+    private static final class Queue<T> {
+        final ConcurrencyLimiter limiter;
+        final Pending pending = new Pending();
+        final List<T> started = new ArrayList<>();
+
+        Queue(ConcurrencyLimiter limiter) {
+            this.limiter = limiter;
+            limiter.run(pending::work).subscribe().with(x -> {});
+        }
+
+        /** A call of {@code producer} in {@code lane} that notes {@code note} when it gets its permit. */
+        Cancellable call(Lane lane, String producer, T note) {
+            return limiter.run(lane, producer, () -> {
+                        started.add(note);
+                        return pending.work();
+                    })
+                    .subscribe()
+                    .with(x -> {});
+        }
+
+        /**
+         * Ends the calls in flight one at a time, in the order they started, until the {@code calls} waiting calls have
+         * all started: each end starts exactly one.
+         */
+        void releaseOneAtATime(int calls) {
+            for (int i = 0; i < calls; i++) {
+                pending.emitters.get(i).complete("done");
+                assertThat(started).hasSize(i + 1);
+            }
         }
     }
 
@@ -99,31 +137,17 @@ class ConcurrencyLimiterTest {
 
     /** The lanes in the order their waiting calls got a permit, one released at a time. */
     private static List<Lane> grantOrder(double minShare, int normalWaiting, int priorityWaiting) {
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, minShare);
-        Pending pending = new Pending();
-        List<Lane> started = new ArrayList<>();
-        limiter.run(pending::work).subscribe().with(x -> {});
-        queue(limiter, Lane.NORMAL, normalWaiting, pending, started);
-        queue(limiter, Lane.PRIORITY, priorityWaiting, pending, started);
-        assertThat(limiter.waiting(Lane.NORMAL)).isEqualTo(normalWaiting);
-        assertThat(limiter.waiting(Lane.PRIORITY)).isEqualTo(priorityWaiting);
-        for (int i = 0; i < normalWaiting + priorityWaiting; i++) {
-            pending.emitters.get(i).complete("done");
-            assertThat(started).hasSize(i + 1);
+        Queue<Lane> queue = new Queue<>(new ConcurrencyLimiter(1, 1, minShare));
+        for (int i = 0; i < normalWaiting; i++) {
+            queue.call(Lane.NORMAL, ImageRequest.DEFAULT_PRODUCER, Lane.NORMAL);
         }
-        return started;
-    }
-
-    /** {@code calls} calls of {@code lane}, each noting its lane in {@code started} when it gets its permit. */
-    private static void queue(ConcurrencyLimiter limiter, Lane lane, int calls, Pending pending, List<Lane> started) {
-        for (int i = 0; i < calls; i++) {
-            limiter.run(lane, () -> {
-                        started.add(lane);
-                        return pending.work();
-                    })
-                    .subscribe()
-                    .with(x -> {});
+        for (int i = 0; i < priorityWaiting; i++) {
+            queue.call(Lane.PRIORITY, ImageRequest.DEFAULT_PRODUCER, Lane.PRIORITY);
         }
+        assertThat(queue.limiter.waiting(Lane.NORMAL)).isEqualTo(normalWaiting);
+        assertThat(queue.limiter.waiting(Lane.PRIORITY)).isEqualTo(priorityWaiting);
+        queue.releaseOneAtATime(normalWaiting + priorityWaiting);
+        return queue.started;
     }
 
     private static long count(List<Lane> lanes, Lane lane) {
@@ -196,7 +220,7 @@ class ConcurrencyLimiterTest {
                 limiter.run(Lane.NORMAL, holding, () -> Uni.createFrom().<String>emitter(holder::add))
                         .subscribe()
                         .with(ignored -> {});
-                io.smallrye.mutiny.subscription.Cancellable waiting = limiter.run(
+                Cancellable waiting = limiter.run(
                                 Lane.NORMAL, cancelling, () -> Uni.createFrom().item("second"))
                         .subscribe()
                         .with(ignored -> {});
@@ -244,25 +268,14 @@ class ConcurrencyLimiterTest {
      * calls come) all wait behind one call in flight, then the permits are freed one at a time.
      */
     private static List<String> producerOrder(ProducerWeights weights, List<String> arrivals) {
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0, weights);
-        Pending pending = new Pending();
-        List<String> started = new ArrayList<>();
-        limiter.run(pending::work).subscribe().with(x -> {});
+        Queue<String> queue = new Queue<>(new ConcurrencyLimiter(1, 1, 0, weights));
         for (String producer : arrivals) {
-            limiter.run(Lane.NORMAL, producer, () -> {
-                        started.add(producer);
-                        return pending.work();
-                    })
-                    .subscribe()
-                    .with(x -> {});
+            queue.call(Lane.NORMAL, producer, producer);
         }
-        assertThat(limiter.waiting()).isEqualTo(arrivals.size());
-        for (int i = 0; i < arrivals.size(); i++) {
-            pending.emitters.get(i).complete("done");
-            assertThat(started).hasSize(i + 1);
-        }
-        assertThat(limiter.waiting()).isZero();
-        return started;
+        assertThat(queue.limiter.waiting()).isEqualTo(arrivals.size());
+        queue.releaseOneAtATime(arrivals.size());
+        assertThat(queue.limiter.waiting()).isZero();
+        return queue.started;
     }
 
     /** {@code count} calls of {@code producer}. */
@@ -287,28 +300,17 @@ class ConcurrencyLimiterTest {
 
     @Test
     void aProducerAloneGetsEveryPermitInTheOrderItsCallsCame() {
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0, ProducerWeights.parse("solo=1,other=9"));
-        Pending pending = new Pending();
-        List<Integer> started = new ArrayList<>();
-        limiter.run(pending::work).subscribe().with(x -> {});
+        Queue<Integer> queue = new Queue<>(new ConcurrencyLimiter(1, 1, 0, ProducerWeights.parse("solo=1,other=9")));
         for (int i = 0; i < 20; i++) {
-            int number = i;
-            limiter.run(Lane.NORMAL, "solo", () -> {
-                        started.add(number);
-                        return pending.work();
-                    })
-                    .subscribe()
-                    .with(x -> {});
+            queue.call(Lane.NORMAL, "solo", i);
         }
-        assertThat(limiter.waiting("solo")).isEqualTo(20);
-        for (int i = 0; i < 20; i++) {
-            pending.emitters.get(i).complete("done");
-        }
+        assertThat(queue.limiter.waiting("solo")).isEqualTo(20);
+        queue.releaseOneAtATime(20);
 
-        assertThat(started)
+        assertThat(queue.started)
                 .containsExactlyElementsOf(
                         java.util.stream.IntStream.range(0, 20).boxed().toList());
-        assertThat(limiter.waiting("solo")).isZero();
+        assertThat(queue.limiter.waiting("solo")).isZero();
     }
 
     @Test
@@ -341,61 +343,38 @@ class ConcurrencyLimiterTest {
 
     @Test
     void producersShareWithinEachLaneAndThePriorityLaneStillComesFirst() {
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0);
-        Pending pending = new Pending();
-        List<String> started = new ArrayList<>();
-        limiter.run(pending::work).subscribe().with(x -> {});
-        java.util.function.BiConsumer<Lane, String> call = (lane, producer) -> limiter.run(lane, producer, () -> {
-                    started.add(lane.name().charAt(0) + producer);
-                    return pending.work();
-                })
-                .subscribe()
-                .with(x -> {});
+        Queue<String> queue = new Queue<>(new ConcurrencyLimiter(1, 1, 0));
         for (int i = 0; i < 3; i++) {
-            call.accept(Lane.NORMAL, "a");
+            queue.call(Lane.NORMAL, "a", "Na");
         }
-        call.accept(Lane.NORMAL, "b");
+        queue.call(Lane.NORMAL, "b", "Nb");
         for (int i = 0; i < 2; i++) {
-            call.accept(Lane.PRIORITY, "a");
+            queue.call(Lane.PRIORITY, "a", "Pa");
         }
-        call.accept(Lane.PRIORITY, "b");
-        for (int i = 0; i < 7; i++) {
-            pending.emitters.get(i).complete("done");
-        }
+        queue.call(Lane.PRIORITY, "b", "Pb");
+        queue.releaseOneAtATime(7);
 
-        assertThat(started).containsExactly("Pa", "Pb", "Pa", "Na", "Nb", "Na", "Na");
+        assertThat(queue.started).containsExactly("Pa", "Pb", "Pa", "Na", "Nb", "Na", "Na");
     }
 
     @Test
     void aCancelledCallLeavesItsProducersTurnsAndQueueAndKeepsNoPermit() {
-        ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 1, 0);
-        Pending pending = new Pending();
-        List<String> started = new ArrayList<>();
-        limiter.run(pending::work).subscribe().with(x -> {});
-        List<io.smallrye.mutiny.subscription.Cancellable> ofA = new ArrayList<>();
+        Queue<String> queue = new Queue<>(new ConcurrencyLimiter(1, 1, 0));
+        ConcurrencyLimiter limiter = queue.limiter;
+        List<Cancellable> ofA = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            ofA.add(limiter.run(Lane.NORMAL, "a", () -> {
-                        started.add("a");
-                        return pending.work();
-                    })
-                    .subscribe()
-                    .with(x -> {}));
+            ofA.add(queue.call(Lane.NORMAL, "a", "a"));
         }
-        limiter.run(Lane.NORMAL, "b", () -> {
-                    started.add("b");
-                    return pending.work();
-                })
-                .subscribe()
-                .with(x -> {});
+        queue.call(Lane.NORMAL, "b", "b");
         assertThat(limiter.waiting("a")).isEqualTo(3);
 
-        ofA.forEach(io.smallrye.mutiny.subscription.Cancellable::cancel);
+        ofA.forEach(Cancellable::cancel);
 
         assertThat(limiter.waiting("a")).isZero();
         assertThat(limiter.waiting()).isEqualTo(1);
-        pending.emitters.get(0).complete("done");
-        assertThat(started).containsExactly("b");
-        pending.emitters.get(1).complete("done");
+        queue.pending.emitters.get(0).complete("done");
+        assertThat(queue.started).containsExactly("b");
+        queue.pending.emitters.get(1).complete("done");
         assertThat(limiter.inFlight()).isZero();
         assertThat(limiter.waiting()).isZero();
     }

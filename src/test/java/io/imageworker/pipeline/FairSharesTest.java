@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.Lane;
 import io.imageworker.messaging.Intake;
 import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.gateway.RecordedCall;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -36,10 +35,7 @@ class FairSharesTest extends PipelineTestSupport {
 
     @Test
     void aProducersRequestsPublishedAfterAnothersBacklogAreCalledBeforeThatBacklogIsDone() {
-        // The worker's consumer has its partitions (a worker just started may still be joining the group).
-        String first = newId("first");
-        send(request(first, ""));
-        result(first);
+        awaitConsumerOf(WorkerTestResource.REQUESTS);
         // Each call takes a while (the backlog lasts 15 rounds), so that the time B's records take to be read (tens of
         // milliseconds) is small beside a round. Half a second is plenty: the margin of the assertions below is counted
         // in calls, not in seconds (with 1 s, until November 2026, the test took 7 s longer and proved no more).
@@ -52,14 +48,9 @@ class FairSharesTest extends PipelineTestSupport {
         ofB.forEach(id -> assertThat(body(result(id)).path("producer").asText()).isEqualTo("b"));
         ofA.forEach(PipelineTestSupport::result);
 
-        Instant lastOfB = ofB.stream()
-                .map(id -> callsFor(id).get(0).arrivedAt())
-                .max(Comparator.naturalOrder())
-                .orElseThrow();
-        List<Instant> callsOfA = ofA.stream()
-                .map(id -> callsFor(id).get(0))
-                .map(RecordedCall::arrivedAt)
-                .toList();
+        Instant lastOfB =
+                firstCallArrivals(ofB).stream().max(Comparator.naturalOrder()).orElseThrow();
+        List<Instant> callsOfA = firstCallArrivals(ofA);
         long calledBefore =
                 callsOfA.stream().filter(arrived -> arrived.isBefore(lastOfB)).count();
         // First come first served, B's calls would come after all 60 of A's. In turns, B's records go into progress

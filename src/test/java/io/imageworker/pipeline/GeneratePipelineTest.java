@@ -21,10 +21,14 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
@@ -123,13 +127,21 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(gateway.downloads()).isNotEmpty();
     }
 
-    @Test
-    void failsWithInvalidOutputWhenTheReturnedUrlHasExpired() {
-        gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.expiredUrl());
-        String id = newId("expired");
+    /** A returned URL whose download fails, and the code the request then ends with. */
+    static Stream<Arguments> urlsThatCannotBeDownloaded() {
+        return Stream.of(
+                Arguments.of(Named.of("has expired", Fault.expiredUrl()), "INVALID_OUTPUT"),
+                Arguments.of(Named.of("hangs", Fault.hangingUrl()), "TIMEOUT"));
+    }
+
+    @ParameterizedTest(name = "the returned URL {0}: {1}")
+    @MethodSource("urlsThatCannotBeDownloaded")
+    void failsWithoutRetryWhenTheReturnedUrlCannotBeDownloaded(Fault fault, String code) {
+        gateway.control().setResponseForm(ResponseForm.URL).injectFault(fault);
+        String id = newId("badurl");
         JsonNode event = ended(id, "");
 
-        assertThat(event.path("error").path("code").asText()).isEqualTo("INVALID_OUTPUT");
+        assertThat(event.path("error").path("code").asText()).isEqualTo(code);
         assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
         assertThat(callsFor(id)).hasSize(1);
     }
@@ -164,16 +176,6 @@ class GeneratePipelineTest extends PipelineTestSupport {
         assertThat(event.path("billing").path("billed").asInt()).isEqualTo(1);
         assertThat(callsFor(id)).hasSize(1);
         assertThat(gateway.downloads()).isEmpty();
-    }
-
-    @Test
-    void failsWithTimeoutWhenTheReturnedUrlHangs() {
-        gateway.control().setResponseForm(ResponseForm.URL).injectFault(Fault.hangingUrl());
-        String id = newId("hangurl");
-        JsonNode event = ended(id, "");
-
-        assertThat(event.path("error").path("code").asText()).isEqualTo("TIMEOUT");
-        assertThat(callsFor(id)).hasSize(1);
     }
 
     @ParameterizedTest

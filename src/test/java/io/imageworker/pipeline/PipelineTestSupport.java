@@ -11,6 +11,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,13 +66,28 @@ abstract class PipelineTestSupport {
      * ({@link #newId}); returns their ids in the order sent.
      */
     List<String> sendRequests(int count, String name, String extraFields) {
+        return sendRequests(WorkerTestResource.REQUESTS, count, name, extraFields);
+    }
+
+    /** {@link #sendRequests(int, String, String)} to {@code topic}. */
+    static List<String> sendRequests(String topic, int count, String name, String extraFields) {
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             String id = newId(name);
             ids.add(id);
-            send(request(id, extraFields));
+            kafka.send(topic, request(id, extraFields));
         }
         return ids;
+    }
+
+    /**
+     * Sends a request to {@code topic} and waits for its result: the worker's consumer of that topic then has its
+     * partitions (a worker just started may still be joining the group).
+     */
+    static void awaitConsumerOf(String topic) {
+        String first = newId("warm");
+        kafka.send(topic, request(first, ""));
+        result(first);
     }
 
     /** Sends a generate request with {@code extraFields} and returns the body of its first terminal event. */
@@ -119,6 +135,14 @@ abstract class PipelineTestSupport {
     List<RecordedCall> callsFor(String requestId) {
         return gateway.imageCalls().stream()
                 .filter(call -> String.valueOf(call.textFields().get("prompt")).contains(requestId))
+                .toList();
+    }
+
+    /** When the gateway received the first call of each of {@code requestIds}, in their order. */
+    List<Instant> firstCallArrivals(List<String> requestIds) {
+        return requestIds.stream()
+                .map(id -> callsFor(id).get(0))
+                .map(RecordedCall::arrivedAt)
                 .toList();
     }
 }

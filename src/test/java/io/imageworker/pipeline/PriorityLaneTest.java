@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.gateway.RecordedCall;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
@@ -31,10 +30,7 @@ class PriorityLaneTest extends PipelineTestSupport {
 
     @Test
     void aPriorityRequestOvertakesTheNormalBacklogAndTheNormalCallsWaitingForASlot() {
-        // The lane's consumer has its partitions (a worker just started may still be joining the group).
-        String first = newId("first");
-        kafka.send(WorkerTestResource.PRIORITY_REQUESTS, request(first, ""));
-        result(first);
+        awaitConsumerOf(WorkerTestResource.PRIORITY_REQUESTS);
         // All four calls of a round end together: a round frees the four slots at once.
         gateway.control().setLatency(Duration.ofSeconds(1));
         List<String> normal = sendRequests(NORMAL, "normal", "");
@@ -46,10 +42,7 @@ class PriorityLaneTest extends PipelineTestSupport {
         assertThat(body(result(urgent)).path("image").path("key").asText()).isEqualTo("images/" + urgent + ".png");
         Instant urgentCalled = callsFor(urgent).get(0).arrivedAt();
         normal.forEach(PipelineTestSupport::result);
-        List<Instant> normalCalled = normal.stream()
-                .map(id -> callsFor(id).get(0))
-                .map(RecordedCall::arrivedAt)
-                .toList();
+        List<Instant> normalCalled = firstCallArrivals(normal);
         long calledMeanwhile = normalCalled.stream()
                 .filter(arrived -> arrived.isAfter(sent) && arrived.isBefore(urgentCalled))
                 .count();

@@ -3,15 +3,11 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.infra.Infrastructure;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,17 +23,16 @@ class ProducerBudgetFailTest extends PipelineTestSupport {
     static final int CAP = 2;
 
     /** The tests' servers and settings, with a cap on producer a that fails requests over it. */
-    public static class WithFailingProducerCap extends WorkerTestResource {
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC);
-            config.put("image-worker.topic.request", TOPIC);
-            config.put("image-worker.consumer-group", "producer-budget-fail");
-            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
-            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d");
-            config.put("image-worker.budget.on-exceeded", "fail");
-            return config;
+    public static class WithFailingProducerCap extends ProducerCapResource {
+        public WithFailingProducerCap() {
+            super(
+                    TOPIC,
+                    "producer-budget-fail",
+                    Map.of(
+                            "image-worker.budget.per-producer",
+                            "a=" + CAP + "/3650d",
+                            "image-worker.budget.on-exceeded",
+                            "fail"));
         }
     }
 

@@ -7,18 +7,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Lane;
 import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.messaging.Intake;
-import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,16 +42,12 @@ class ProducerBudgetTest extends PipelineTestSupport {
     static final String TICK = "tick";
 
     /** The tests' servers and settings, with a cap on producer a. */
-    public static class WithProducerCap extends WorkerTestResource {
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC);
-            config.put("image-worker.topic.request", TOPIC);
-            config.put("image-worker.consumer-group", "producer-budget");
-            config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
-            config.put("image-worker.budget.per-producer", "a=" + CAP + "/3650d," + TICK + "=1/1s");
-            return config;
+    public static class WithProducerCap extends ProducerCapResource {
+        public WithProducerCap() {
+            super(
+                    TOPIC,
+                    "producer-budget",
+                    Map.of("image-worker.budget.per-producer", "a=" + CAP + "/3650d," + TICK + "=1/1s"));
         }
     }
 
@@ -71,20 +62,13 @@ class ProducerBudgetTest extends PipelineTestSupport {
 
     @Test
     void aCallWhoseWindowEndsWhileItWaitsForItsSlotClaimsAgainInTheWindowItLeavesIn() {
-        String first = newId("warm");
-        kafka.send(TOPIC, request(first, ""));
-        result(first);
+        awaitConsumerOf(TOPIC);
         double claimedAgainBefore = claimedAgain();
         // The four call slots taken by calls of 3 s (the gateway timeout here is 4 s); a request of the producer with
         // one call a second then claims its place at once and waits for a slot for about as long, past the end of the
         // window it claimed in.
         gateway.control().setLatency(Duration.ofSeconds(3));
-        List<String> blockers = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            String id = newId("blocker");
-            blockers.add(id);
-            kafka.send(TOPIC, request(id, "\"producer\":\"b\""));
-        }
+        List<String> blockers = sendRequests(TOPIC, 4, "blocker", "\"producer\":\"b\"");
         await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4);
         String tick = newId(TICK);
         kafka.send(TOPIC, request(tick, "\"producer\":\"" + TICK + "\""));
@@ -102,23 +86,10 @@ class ProducerBudgetTest extends PipelineTestSupport {
 
     @Test
     void aProducerOverItsCapWaitsOutsideThePlacesInProgressWhileAnotherCompletesAllItsRequests() {
-        // The worker's consumer has its partitions (a worker just started may still be joining the group).
-        String first = newId("warm");
-        kafka.send(TOPIC, request(first, ""));
-        result(first);
+        awaitConsumerOf(TOPIC);
         gateway.control().setLatency(Duration.ofMillis(300));
-        List<String> ofA = new ArrayList<>();
-        for (int i = 0; i < OF_A; i++) {
-            String id = newId("a");
-            ofA.add(id);
-            kafka.send(TOPIC, request(id, "\"producer\":\"a\""));
-        }
-        List<String> ofB = new ArrayList<>();
-        for (int i = 0; i < OF_B; i++) {
-            String id = newId("b");
-            ofB.add(id);
-            kafka.send(TOPIC, request(id, "\"producer\":\"b\""));
-        }
+        List<String> ofA = sendRequests(TOPIC, OF_A, "a", "\"producer\":\"a\"");
+        List<String> ofB = sendRequests(TOPIC, OF_B, "b", "\"producer\":\"b\"");
 
         ofB.forEach(id ->
                 assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());

@@ -48,6 +48,13 @@ class RequestStatusTest extends PipelineTestSupport {
         return JSON.readTree(get("requests/" + requestId).body());
     }
 
+    /** Checks that the endpoint reads {@code expected} for {@code requestId}; returns its whole answer. */
+    private JsonNode assertStatus(String requestId, String expected) throws IOException, InterruptedException {
+        JsonNode status = status(requestId);
+        assertThat(status.path("status").asText()).as(requestId).isEqualTo(expected);
+        return status;
+    }
+
     @Test
     void anIdNobodySentIsUnknown() throws Exception {
         String id = newId("never");
@@ -79,9 +86,8 @@ class RequestStatusTest extends PipelineTestSupport {
         String id = newId("done");
         JsonNode event = ended(id, "");
 
-        JsonNode status = status(id);
+        JsonNode status = assertStatus(id, "completed");
 
-        assertThat(status.path("status").asText()).isEqualTo("completed");
         assertThat(status.path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
         assertThat(status.path("image")).isEqualTo(event.path("image"));
         assertThat(status.path("image").path("sha256").asText()).hasSize(64);
@@ -96,9 +102,8 @@ class RequestStatusTest extends PipelineTestSupport {
         String id = newId("variants");
         JsonNode event = ended(id, "\"count\":2");
 
-        JsonNode status = status(id);
+        JsonNode status = assertStatus(id, "completed");
 
-        assertThat(status.path("status").asText()).isEqualTo("completed");
         assertThat(status.path("images")).isEqualTo(event.path("images"));
         assertThat(status.path("images")).hasSize(2);
         assertThat(status.path("image")).isEqualTo(status.path("images").get(0));
@@ -135,9 +140,8 @@ class RequestStatusTest extends PipelineTestSupport {
     private void assertReadsFailedWith(String id, JsonNode event, String code) throws Exception {
         assertThat(event.path("error").path("code").asText()).isEqualTo(code);
 
-        JsonNode status = status(id);
+        JsonNode status = assertStatus(id, "failed");
 
-        assertThat(status.path("status").asText()).isEqualTo("failed");
         assertThat(status.path("error").path("code").asText()).isEqualTo(code);
         assertThat(status.path("error").path("message").asText())
                 .isEqualTo(event.path("error").path("message").asText());
@@ -158,17 +162,17 @@ class RequestStatusTest extends PipelineTestSupport {
         String called =
                 ids.stream().filter(id -> !callsFor(id).isEmpty()).findFirst().orElseThrow();
 
-        assertThat(status(waiting).path("status").asText()).isEqualTo("queued");
+        assertStatus(waiting, "queued");
         assertThat(callsFor(waiting))
                 .as("no call of the queued request had left")
                 .isEmpty();
-        assertThat(status(called).path("status").asText()).isEqualTo("calling");
+        assertStatus(called, "calling");
 
         await().atMost(WITHIN).until(() -> !callsFor(waiting).isEmpty());
         assertThat(status(waiting).path("status").asText()).isIn("calling", "completed");
         for (String id : ids) {
             assertThat(body(result(id)).path("image").isObject()).as(id).isTrue();
-            assertThat(status(id).path("status").asText()).as(id).isEqualTo("completed");
+            assertStatus(id, "completed");
             assertThat(states.of(id)).as(id).isEmpty();
         }
     }

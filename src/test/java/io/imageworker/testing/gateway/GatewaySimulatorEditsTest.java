@@ -113,8 +113,7 @@ class GatewaySimulatorEditsTest extends SimulatorTestSupport {
         HttpResponse<String> response = http.edit(form().file("image[]", "base.png", "image/png", BASE_PNG)
                 .file("image[]", "photo.png", "image/png", REF_JPEG));
 
-        assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(SimulatorHttp.errorMessage(response))
+        assertErrorAnswer(response, 400)
                 .isEqualTo("Invalid image file or mode for image 2, please check your image file.");
         RecordedCall call = gateway.imageCalls().get(0);
         assertThat(call.fileParts().get(1).realType()).isEqualTo("image/jpeg");
@@ -125,8 +124,7 @@ class GatewaySimulatorEditsTest extends SimulatorTestSupport {
     @Test
     void refusesAFileWithoutExtensionBecauseTheGatewayCallsItPng() {
         HttpResponse<String> response = http.edit(form().file("image", "blob", "image/jpeg", REF_JPEG));
-        assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(SimulatorHttp.errorMessage(response))
+        assertErrorAnswer(response, 400)
                 .isEqualTo("Invalid image file or mode for image 1, please check your image file.");
     }
 
@@ -160,8 +158,7 @@ class GatewaySimulatorEditsTest extends SimulatorTestSupport {
                 .contentType("multipart/form-data; boundary=hand-set-boundary");
         HttpResponse<String> response = http.edit(form);
 
-        assertThat(response.statusCode()).isEqualTo(400);
-        assertThat(SimulatorHttp.errorMessage(response))
+        assertErrorAnswer(response, 400)
                 .startsWith("Model name not specified, model name cannot be empty (request id: ");
         assertThat(gateway.imageCalls().get(0).textFields()).isEmpty();
     }

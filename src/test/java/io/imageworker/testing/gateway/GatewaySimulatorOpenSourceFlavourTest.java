@@ -40,8 +40,7 @@ class GatewaySimulatorOpenSourceFlavourTest extends SimulatorTestSupport {
     @ValueSource(strings = {"/api/nothing", "/assets/nothing.js", "/v1/v1/images/generations", "/v1beta/models"})
     void answersJsonInvalidUrlUnderTheApiPrefixes(String path) {
         HttpResponse<String> response = http.postJson(path, "{}");
-        assertThat(response.statusCode()).isEqualTo(404);
-        assertThat(SimulatorHttp.errorMessage(response)).isEqualTo("Invalid URL (POST " + path + ")");
+        assertErrorAnswer(response, 404).isEqualTo("Invalid URL (POST " + path + ")");
     }
 
     @Test
@@ -68,8 +67,7 @@ class GatewaySimulatorOpenSourceFlavourTest extends SimulatorTestSupport {
     @Test
     void looksForDallEWhenGenerationsHaveNoModel() {
         HttpResponse<String> response = http.generate("{\"prompt\":\"a red bicycle\"}");
-        assertThat(response.statusCode()).isEqualTo(503);
-        assertThat(SimulatorHttp.errorMessage(response)).contains("model dall-e under group");
+        assertErrorAnswer(response, 503).contains("model dall-e under group");
     }
 
     @ParameterizedTest

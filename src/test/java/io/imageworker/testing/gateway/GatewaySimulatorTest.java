@@ -206,8 +206,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
                     .build());
 
             for (HttpResponse<String> response : List.of(emptyObject, emptyBody)) {
-                assertThat(response.statusCode()).isEqualTo(400);
-                assertThat(SimulatorHttp.errorMessage(response))
+                assertErrorAnswer(response, 400)
                         .startsWith("Model name not specified, model name cannot be empty (request id: ");
             }
             assertThat(gateway.calls())
@@ -358,9 +357,7 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
         @Test
         void refusesBodiesThatAreNotJson() {
             HttpResponse<String> response = http.generate("{\"model\":");
-            assertThat(response.statusCode()).isEqualTo(400);
-            assertThat(SimulatorHttp.errorMessage(response))
-                    .startsWith("Invalid request: Invalid request: invalid JSON request body");
+            assertErrorAnswer(response, 400).startsWith("Invalid request: Invalid request: invalid JSON request body");
         }
 
         @Test

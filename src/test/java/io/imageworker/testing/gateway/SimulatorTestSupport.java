@@ -1,5 +1,9 @@
 package io.imageworker.testing.gateway;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -27,5 +31,11 @@ abstract class SimulatorTestSupport {
     @BeforeEach
     void resetSimulator() {
         gateway.reset();
+    }
+
+    /** Checks that {@code response} is an error answer of {@code status}; returns an assertion on its message. */
+    static AbstractStringAssert<?> assertErrorAnswer(HttpResponse<String> response, int status) {
+        assertThat(response.statusCode()).isEqualTo(status);
+        return assertThat(SimulatorHttp.errorMessage(response));
     }
 }

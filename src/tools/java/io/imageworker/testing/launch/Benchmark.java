@@ -240,10 +240,15 @@ public final class Benchmark {
                         ? process.metric(HELD_PEAK_METRIC)
                         : OptionalDouble.empty();
                 Row row = measure(
-                        regime, contestant.name(), round, batch, client.results(), stack.gateway(), reading, heldPeak);
-                if (oom.died()) {
-                    row = row.died(oom.death() + " after " + row.completed() + " of " + row.requests());
-                }
+                        regime,
+                        contestant.name(),
+                        round,
+                        batch,
+                        client.results(),
+                        stack.gateway(),
+                        reading,
+                        heldPeak,
+                        oom.death());
                 System.out.println(row.describe());
                 return row;
             } finally {
@@ -309,6 +314,7 @@ public final class Benchmark {
         return firsts;
     }
 
+    /** The figures of a run; {@code death} is how the contestant died during it ({@link OutOfMemoryWatch#death()}). */
     private static Row measure(
             Regime regime,
             String contestant,
@@ -317,7 +323,8 @@ public final class Benchmark {
             List<PipelineClient.Result> results,
             GatewaySimulator gateway,
             ProcessProbe.Reading reading,
-            OptionalDouble heldPeakBytes) {
+            OptionalDouble heldPeakBytes,
+            String death) {
         Map<String, PipelineClient.Result> firsts = firsts(results, batch);
         int requests = batch.sentAt().size();
         long completed = firsts.values().stream()
@@ -403,7 +410,7 @@ public final class Benchmark {
                 gateway.maxConcurrentImageCalls(),
                 percentile(callMs, 50),
                 percentile(publishMs, 50),
-                null);
+                death == null ? null : death + " after " + completed + " of " + requests);
     }
 
     private static void printTable(List<Row> rows) {
@@ -422,6 +429,32 @@ public final class Benchmark {
         System.out.println("|---".repeat((int) columns) + "|");
         lines.forEach(System.out::println);
         System.out.println("=".repeat(100));
+    }
+
+    /** A row of a benchmark's table: requests sent and ended, and its line. */
+    interface SentAndEnded {
+        int sent();
+
+        int ended();
+
+        String describe();
+    }
+
+    /**
+     * Prints {@code rows} in a table under {@code header}, then the verdict: ok when every request sent ended, else
+     * {@code failure}; returns it.
+     */
+    static boolean printTableAndVerdict(String header, List<? extends SentAndEnded> rows, String failure) {
+        printTable(header, rows.stream().map(SentAndEnded::describe).toList());
+        return verdict(rows.stream().allMatch(row -> row.ended() == row.sent()), failure);
+    }
+
+    /** A worker of {@code stack} named {@code name}, with {@code concurrency} call slots and {@code jvmOptions}. */
+    static WorkerProcess.Builder worker(LaunchStack stack, String name, int concurrency, List<String> jvmOptions) {
+        return WorkerProcess.builder()
+                .name(name)
+                .env(stack.workerEnvironment(concurrency))
+                .env("JAVA_TOOL_OPTIONS", String.join(" ", jvmOptions));
     }
 
     /** The milliseconds from each request's time in {@code from} to its time in {@code to}, sorted. */
@@ -602,34 +635,6 @@ public final class Benchmark {
                     -1,
                     -1,
                     death);
-        }
-
-        /** This row, of a contestant that died as {@code how} says. */
-        Row died(String how) {
-            return new Row(
-                    regime,
-                    contestant,
-                    round,
-                    requests,
-                    completed,
-                    failures,
-                    missing,
-                    wallSeconds,
-                    throughput,
-                    calls,
-                    imagesPerSecond,
-                    efficiency,
-                    cpuSecondsPer1000,
-                    othersCpuSecondsPer1000,
-                    heapPeakMb,
-                    heapLiveMb,
-                    gcPauseSeconds,
-                    heldPeakBytes,
-                    peakThreads,
-                    peakCalls,
-                    gatewayCallP50Ms,
-                    answerToResultP50Ms,
-                    how);
         }
 
         /** This row as a line of the table of results. */

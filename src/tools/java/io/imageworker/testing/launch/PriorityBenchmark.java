@@ -60,12 +60,11 @@ final class PriorityBenchmark {
                         run(infrastructure, settings, Mode.TRICKLE_LANE, dataDir),
                         run(infrastructure, settings, Mode.TRICKLE_NO_LANE, dataDir),
                         run(infrastructure, settings, Mode.FLOOD_LANE, dataDir)));
-        Benchmark.printTable(
+        return Benchmark.printTableAndVerdict(
                 "| run | priority requests | ended | queueing p50 ms | p95 ms | max ms | normal lane's share of"
                         + " the calls meanwhile | normal calls/s meanwhile |",
-                rows.stream().map(Row::describe).toList());
-        return Benchmark.verdict(
-                rows.stream().allMatch(row -> row.ended() == row.sent()), "priority requests without a terminal event");
+                rows,
+                "priority requests without a terminal event");
     }
 
     private static Row run(Infrastructure infrastructure, Settings settings, Mode mode, Path dataDir) {
@@ -73,10 +72,8 @@ final class PriorityBenchmark {
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
             String priorityTopic = stack.topics().request() + "-priority";
             infrastructure.kafka().createTopics(priorityTopic);
-            WorkerProcess.Builder builder = WorkerProcess.builder()
-                    .name("bench-priority")
-                    .env(stack.workerEnvironment(settings.concurrency()))
-                    .env("JAVA_TOOL_OPTIONS", String.join(" ", settings.jvmOptions()));
+            WorkerProcess.Builder builder =
+                    Benchmark.worker(stack, "bench-priority", settings.concurrency(), settings.jvmOptions());
             if (mode.lane()) {
                 builder.env("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY", priorityTopic);
             }
@@ -255,9 +252,11 @@ final class PriorityBenchmark {
             long p95Ms,
             long maxMs,
             double normalShare,
-            double normalCallsPerSecond) {
+            double normalCallsPerSecond)
+            implements Benchmark.SentAndEnded {
 
-        String describe() {
+        @Override
+        public String describe() {
             return String.format(
                     Locale.ROOT,
                     "| %s | %d | %d | %d | %d | %d | %.2f | %.1f |",

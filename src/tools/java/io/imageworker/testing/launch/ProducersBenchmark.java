@@ -58,21 +58,18 @@ final class ProducersBenchmark {
                     runs.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
                     return runs;
                 });
-        Benchmark.printTable(
+        return Benchmark.printTableAndVerdict(
                 "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
                         + " | publication to result p50 ms | p95 ms |",
-                rows.stream().map(Row::describe).toList());
-        return Benchmark.verdict(
-                rows.stream().allMatch(row -> row.ended() == row.sent()), "requests without a terminal event");
+                rows,
+                "requests without a terminal event");
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
         SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
         try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
-            WorkerProcess.Builder builder = WorkerProcess.builder()
-                    .name("bench-producers")
-                    .env(stack.workerEnvironment(settings.concurrency()))
-                    .env("JAVA_TOOL_OPTIONS", String.join(" ", settings.jvmOptions()));
+            WorkerProcess.Builder builder =
+                    Benchmark.worker(stack, "bench-producers", settings.concurrency(), settings.jvmOptions());
             if (readAhead != null) {
                 builder.env("IMAGE_WORKER_READ_AHEAD", Integer.toString(readAhead));
             }
@@ -153,9 +150,11 @@ final class ProducersBenchmark {
             long callP50,
             long callP95,
             long resultP50,
-            long resultP95) {
+            long resultP95)
+            implements Benchmark.SentAndEnded {
 
-        String describe() {
+        @Override
+        public String describe() {
             return String.format(
                     Locale.ROOT,
                     "| %s | %s | %d | %d | %d | %d | %d | %d |",
