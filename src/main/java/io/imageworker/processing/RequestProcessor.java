@@ -76,18 +76,13 @@ public class RequestProcessor {
             if (lookupFailed != null) {
                 // Without the record, a call could bill a request that already ended: no call, and nothing to
                 // record it in.
-                return Uni.createFrom()
-                        .item(new Outcome(
-                                Progress.refused(
-                                        requestId,
-                                        json,
-                                        receivedAt,
-                                        ErrorCode.STORAGE_ERROR,
-                                        lookupFailed.getMessage()),
-                                Source.UNREAD_LEDGER));
+                return ended(
+                        Progress.refused(
+                                requestId, json, receivedAt, ErrorCode.STORAGE_ERROR, lookupFailed.getMessage()),
+                        Source.UNREAD_LEDGER);
             }
             return recorded.isPresent()
-                    ? Uni.createFrom().item(new Outcome(recorded.get(), Source.REPLAYED))
+                    ? ended(recorded.get(), Source.REPLAYED)
                     : fresh(requestId, json, receivedAt, lane);
         });
     }
@@ -97,8 +92,9 @@ public class RequestProcessor {
                 .chain(validation -> {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
                         Log.infof("[%s] refused: %s", requestId, invalid.message());
-                        return decided(
-                                Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()));
+                        return ended(
+                                Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()),
+                                Source.DECIDED);
                     }
                     Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
                     return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane)))
@@ -140,8 +136,8 @@ public class RequestProcessor {
         return Endings.orEnding(work, progress.request().requestId(), shutdown, progress::stopped);
     }
 
-    private static Uni<Outcome> decided(TerminalEvent event) {
-        return Uni.createFrom().item(new Outcome(event, Source.DECIDED));
+    private static Uni<Outcome> ended(TerminalEvent event, Source source) {
+        return Uni.createFrom().item(new Outcome(event, source));
     }
 
     /**
