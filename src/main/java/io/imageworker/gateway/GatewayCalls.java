@@ -36,6 +36,10 @@ import java.util.function.Supplier;
  * waits for the gateway guard, the spend guard or a slot (the wait is cut short, a place taken in the budget given
  * back); once a call of the request has left, the gate lets every later one go.
  *
+ * <p>Once a rebalance takes a request's partition away ({@link PlacesInProgress}), no call of it starts here and it
+ * ends as {@link AbandonedException} (its record goes to the new owner), while a call in flight finishes; a rebalance
+ * waits for a request only once a call of it has left.
+ *
  * <p>From SIGTERM on ({@link Shutdown}) no call starts: a request that would make one, or waits for one (a pause, a
  * back-off, the budget), ends as {@link AbandonedException} and is redelivered, while a call in flight finishes. Once
  * the shutdown grace is over, a call that then fails ends the request as {@link AbandonedException} too: the failure
@@ -213,6 +217,9 @@ public class GatewayCalls {
             if (!shutdown.callsAllowed()) {
                 return abandoned();
             }
+            if (!places.waitsToCall(requestId)) {
+                return handedOver();
+            }
             if (gate.cancelled()) {
                 return Uni.createFrom().item(cancelled());
             }
@@ -280,6 +287,13 @@ public class GatewayCalls {
                 // the window it leaves in, or a cap would let through, after each window's end, every call that took
                 // its place just before it. Its places given back, it claims again.
                 return Uni.createFrom().failure(new PlacesOutOfDate());
+            }
+            if (!places.callLeaves(requestId)) {
+                // A rebalance is taking its partition away: the new owner makes the call, once.
+                if (reservation != null) {
+                    budget.settle(reservation, Billing.CallCost.NOT_SENT);
+                }
+                return handedOver();
             }
             inCall = reservation == null ? BudgetGuard.Reservation.FREE : reservation;
             return tracing.withRequestSpan(parent -> {
@@ -384,6 +398,10 @@ public class GatewayCalls {
             span.setAttribute("image_worker.next", reason);
             span.setAttribute("image_worker.retry_in_ms", delay.toMillis());
             span.end();
+            if (!places.waitsToCall(requestId)) {
+                // Its partition is being taken away: no call leaves here any more, so no back-off either.
+                return handedOver();
+            }
             // Unless the worker starts draining meanwhile: then the request makes no more calls.
             return shutdown.unlessDraining(requestId, Patience.after(delay, () -> Uni.createFrom()
                             .voidItem()))
@@ -419,6 +437,15 @@ public class GatewayCalls {
 
         private <T> Uni<T> abandoned() {
             return Uni.createFrom().failure(new AbandonedException(requestId, null));
+        }
+
+        /** The end of a request whose partition a rebalance is taking away before its next call: no call leaves. */
+        private <T> Uni<T> handedOver() {
+            return Uni.createFrom()
+                    .failure(AbandonedException.givenUp(
+                            requestId,
+                            "its partition went to another worker before its next gateway call; the new owner makes"
+                                    + " it"));
         }
     }
 }

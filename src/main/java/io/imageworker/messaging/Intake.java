@@ -242,6 +242,18 @@ public class Intake implements PlacesInProgress {
         };
     }
 
+    @Override
+    public boolean waitsToCall(String requestId) {
+        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        return placed == null || placed.run().waitsToCall();
+    }
+
+    @Override
+    public boolean callLeaves(String requestId) {
+        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        return placed == null || placed.run().callLeaves();
+    }
+
     /** A request in progress: its turn (its place) and its record's run. */
     private record Placed(ConcurrencyLimiter.Turn turn, InFlight.Run run) {}
 

@@ -141,6 +141,23 @@ public class InFlight {
             return !draining && partitions.mayStart(record);
         }
 
+        /**
+         * It waits for a chance to make a gateway call (a slot, a pause, the spend guard, a back-off): whether it may
+         * still make one here ({@link PartitionWork#waitsToCall}). Before its first call a revocation does not wait
+         * for it.
+         */
+        public boolean waitsToCall() {
+            return !draining && partitions.waitsToCall(record);
+        }
+
+        /**
+         * A gateway call of it is about to leave: whether it may ({@link PartitionWork#callLeaves}). From a yes on, a
+         * revocation of its partition waits for it to end.
+         */
+        public boolean callLeaves() {
+            return !draining && partitions.callLeaves(record);
+        }
+
         /** It is in progress no more (acknowledged, failed, given up or cancelled): called once, for a run only. */
         public void finished() {
             if (tracked != null) {

@@ -265,14 +265,17 @@ public class PartitionWork {
     private synchronized void end(RecordCopy record, boolean acknowledged) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
         Progress progress = partitions.get(partition);
-        boolean waited = progress != null && progress.waiting.contains(record.offset());
+        boolean waited = progress != null
+                && (progress.waiting.contains(record.offset())
+                        || !acknowledged && progress.parked.contains(record.offset()));
         if (progress == null || !progress.removeRunning(record)) {
             // Given up already: its partition's new owner commits it, even when that is this worker again (the
             // record taken again is another copy, with its own end).
             return;
         }
         if (waited && !takes(partition)) {
-            // Its turn came while its partition was being taken away: left to the new owner, nothing done for it.
+            // Its turn, or its first call, came while its partition was being taken away: left to the new owner,
+            // no call made for it here.
             progress.handedOver++;
         }
         if (acknowledged) {
@@ -328,13 +331,53 @@ public class PartitionWork {
                 .sum();
     }
 
-    /** Requests in progress on these partitions now, not counting those still waiting for their turn. */
+    /**
+     * Requests in progress on these partitions now that a revocation waits for: not those still waiting for their
+     * turn, nor those waiting to make their first gateway call ({@link #waitsToCall}), which make none once their
+     * partition is being taken away.
+     */
     private int working(Collection<TopicPartition> these) {
         return these.stream()
                 .map(partitions::get)
                 .filter(progress -> progress != null)
-                .mapToInt(progress -> progress.running.size() - progress.waiting.size())
+                .mapToInt(Progress::working)
                 .sum();
+    }
+
+    /**
+     * Request {@code record} waits for a chance to make a gateway call (a call slot, a pause on a gateway fault, the
+     * spend guard, a back-off): whether it may still make one here. Not once its partition is being taken away, or
+     * was: it then ends without a call, and its record goes to the partition's new owner. A request that has not made
+     * a call yet is not waited for by a revocation while it waits so ({@link #release}): it would make no call, and
+     * waiting for its slot could take calls' lengths.
+     */
+    public synchronized boolean waitsToCall(RecordCopy record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        if (!takes(partition) || !runs(record)) {
+            return false;
+        }
+        Progress progress = partitions.get(partition);
+        if (!progress.called.contains(record.offset())) {
+            progress.parked.add(record.offset());
+            notifyAll();
+        }
+        return true;
+    }
+
+    /**
+     * A gateway call of request {@code record} is about to leave: whether it may. Not once its partition is being
+     * taken away, or was (the call would be cut off at the hand-off, or made twice); from a yes on, a revocation waits
+     * for the request to end, within the grace.
+     */
+    public synchronized boolean callLeaves(RecordCopy record) {
+        TopicPartition partition = new TopicPartition(record.topic(), record.partition());
+        if (!takes(partition) || !runs(record)) {
+            return false;
+        }
+        Progress progress = partitions.get(partition);
+        progress.parked.remove(record.offset());
+        progress.called.add(record.offset());
+        return true;
     }
 
     /**
@@ -397,8 +440,8 @@ public class PartitionWork {
      * @param finished requests that ended while the release waited
      * @param givenUp requests still running when the grace ended: their records go to the new owner, which may call
      *     the gateway for them again
-     * @param handedOver records that were still waiting for their turn (read ahead): they go to the new owner too,
-     *     but nothing was done for them here, so nothing is done twice
+     * @param handedOver records that were still waiting for their turn (read ahead), or for their first gateway call:
+     *     they go to the new owner too, but no call was made for them here, so none is made twice
      * @param uncommittable the group refused this worker's commits during the wait ({@link #uncommittable()}): the
      *     commits would be refused too
      */
@@ -417,6 +460,13 @@ public class PartitionWork {
         final TreeSet<Long> unacknowledged = new TreeSet<>();
         /** Offsets running that still wait for their turn ({@code messaging.Intake}): a revocation does not wait for them. */
         final Set<Long> waiting = new HashSet<>();
+        /**
+         * Offsets running that wait to make their first gateway call ({@link #waitsToCall}): a revocation does not
+         * wait for them either.
+         */
+        final Set<Long> parked = new HashSet<>();
+        /** Offsets running that have made a gateway call ({@link #callLeaves}): a revocation waits for them. */
+        final Set<Long> called = new HashSet<>();
         /** Acknowledged offsets at or above the committable one: the commit's metadata. */
         final TreeSet<Long> finished = new TreeSet<>();
 
@@ -431,7 +481,20 @@ public class PartitionWork {
             }
             running.remove(record.offset());
             waiting.remove(record.offset());
+            parked.remove(record.offset());
+            called.remove(record.offset());
             return true;
+        }
+
+        /** Requests running that a revocation waits for: neither waiting for their turn nor for their first call. */
+        int working() {
+            int working = 0;
+            for (Long offset : running.keySet()) {
+                if (!waiting.contains(offset) && !parked.contains(offset)) {
+                    working++;
+                }
+            }
+            return working;
         }
 
         Progress copy() {

@@ -20,9 +20,12 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The request channel's rebalance listener ({@code consumer-rebalance-listener.name}): when a rebalance takes
- * partitions away from this worker, the requests in progress on them get {@code IMAGE_WORKER_REBALANCE_GRACE} to
- * finish and publish, and what they acknowledged is committed before the partitions go, so that their new owner does
- * not do them again.
+ * partitions away from this worker, the requests on them that made a gateway call get {@code
+ * IMAGE_WORKER_REBALANCE_GRACE} (by default a whole call plus the infrastructure patience) to finish and publish, and
+ * what they acknowledged is committed before the partitions go, so that their new owner does not do them again. A
+ * request that has made no call yet makes none here from then on ({@link PartitionWork#callLeaves}) and is not waited
+ * for: its record goes to the new owner at once, which makes its call once. So a scale-out, a scale-in or a rollout
+ * pays for no call twice, however long the calls, as long as they end within the gateway timeout.
  *
  * <p>SmallRye's throttled commit strategy, on its own, commits a revoked partition up to what is acknowledged at that
  * moment and ignores every later acknowledgement: a request still in progress there is done again, and its event
@@ -55,7 +58,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     RevocationGrace(PartitionWork work, TransactionalOffsets transactions, WorkerConfig config) {
         this.work = work;
         this.transactions = transactions;
-        this.grace = config.rebalanceGrace();
+        this.grace = config.rebalanceWait();
     }
 
     /**
@@ -126,7 +129,8 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
         Duration wait = lost || shuttingDown ? Duration.ZERO : grace;
         int running = work.running(partitions);
         Log.infof(
-                "Rebalance: %d partition(s) revoked: %s; %d request(s) in progress on them, waiting up to %s",
+                "Rebalance: %d partition(s) revoked: %s; %d request(s) in progress on them, waiting up to %s for"
+                        + " those with a gateway call made",
                 partitions.size(), partitions, running, wait);
         PartitionWork.Release release;
         try {
@@ -155,7 +159,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
                     release.givenUp(), wait);
         }
         Log.infof(
-                "Rebalance: released %s; %d request(s) finished during the wait, %d given up, %d waiting for their turn"
+                "Rebalance: released %s; %d request(s) finished during the wait, %d given up, %d with no call made"
                         + " left to the new owner, committed %s",
                 partitions, release.finished(), release.givenUp(), release.handedOver(), release.commits());
     }

@@ -107,6 +107,70 @@ class PartitionWorkTest {
     }
 
     @Test
+    void aRevocationDoesNotWaitForARequestWaitingForItsFirstCallWhichThenMakesNone() throws Exception {
+        // 50 has its call in flight; 51 waits for a call slot behind it (calls of minutes: waiting for its slot could
+        // take a whole call, and its call would then be cut off by the hand-off).
+        start(P0, 50, 51);
+        assertThat(work.waitsToCall(record(P0, 50))).isTrue();
+        assertThat(work.callLeaves(record(P0, 50))).isTrue();
+        assertThat(work.waitsToCall(record(P0, 51))).isTrue();
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+
+        // 51's slot comes during the wait: its call does not leave, the new owner makes it.
+        assertThat(work.callLeaves(record(P0, 51))).isFalse();
+        assertThat(work.waitsToCall(record(P0, 51))).isFalse();
+        work.ended(record(P0, 51), false);
+        assertThat(release).isNotDone();
+        // 50's call in flight is waited for, however long: it ends, is published and committed before the hand-off.
+        work.ended(record(P0, 50), true);
+
+        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(51, "")));
+        assertThat(released.givenUp()).isZero();
+        assertThat(released.finished()).isEqualTo(1);
+        assertThat(released.handedOver()).isEqualTo(1);
+    }
+
+    @Test
+    void aRevocationEndsAtOnceWhenEveryRequestStillWaitsForItsFirstCall() throws Exception {
+        start(P0, 60, 61);
+        work.waitsToCall(record(P0, 60));
+        work.waitsToCall(record(P0, 61));
+
+        long started = System.nanoTime();
+        PartitionWork.Release release = work.release(List.of(P0), Duration.ofSeconds(60));
+
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(30));
+        assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(60, "")));
+        assertThat(release.givenUp()).isZero();
+        assertThat(release.handedOver()).isEqualTo(2);
+        // Given to the new owner: no call of theirs leaves here, even if the partition comes back (a copy taken again
+        // is another record).
+        work.assigned(List.of(P0), Map.of());
+        assertThat(work.callLeaves(record(P0, 60))).isFalse();
+    }
+
+    @Test
+    void aRequestThatMadeACallIsWaitedForWhileItWaitsForItsNextOne() throws Exception {
+        // 70's first call failed with an unknown outcome and it waits for its retry: it was called, so the revocation
+        // waits for it (its retry does not leave, and it ends), rather than hand it over with an answer on its way.
+        start(P0, 70);
+        work.waitsToCall(record(P0, 70));
+        work.callLeaves(record(P0, 70));
+        work.waitsToCall(record(P0, 70));
+        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+
+        assertThat(work.waitsToCall(record(P0, 70))).isFalse();
+        assertThat(release).isNotDone();
+        work.ended(record(P0, 70), false);
+
+        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(70, "")));
+        assertThat(released.finished()).isEqualTo(1);
+        assertThat(released.handedOver()).isZero();
+    }
+
+    @Test
     void aRecordWhoseTurnCameIsWaitedForAgain() throws Exception {
         start(P0, 30);
         work.waiting(record(P0, 30));
