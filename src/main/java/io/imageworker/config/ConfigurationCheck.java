@@ -20,6 +20,21 @@ public final class ConfigurationCheck {
     /** SmallRye's default of {@link #MAX_AGE_PROPERTY}, in milliseconds. */
     static final long DEFAULT_MAX_AGE_MS = 60_000L;
 
+    /**
+     * The request channel's Kafka consumer setting that bounds the time between two polls: a rebalance's wait
+     * ({@code offsets.RevocationGrace}) runs between two polls.
+     */
+    public static final String MAX_POLL_INTERVAL_PROPERTY = "mp.messaging.incoming.requests.max.poll.interval.ms";
+
+    /** Kafka's default of {@link #MAX_POLL_INTERVAL_PROPERTY}, in milliseconds. */
+    static final long DEFAULT_MAX_POLL_INTERVAL_MS = 300_000L;
+
+    /**
+     * How much longer than the rebalance wait the poll interval must be: after the wait the listener still commits
+     * (up to 10 s a try) before the next poll.
+     */
+    public static final Duration POLL_MARGIN = Duration.ofSeconds(60);
+
     private ConfigurationCheck() {}
 
     /** Each problem of {@code config} (and of the request channel's {@code channels} settings), in one line each. */
@@ -73,6 +88,22 @@ public final class ConfigurationCheck {
             problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
                     + " IMAGE_WORKER_RETRY_REQUEST_DEADLINE plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE (" + longest
                     + "): a slower request would be taken for a stuck record and the consumer restarted");
+        }
+        // A rebalance waits for the calls in flight on the partitions it takes away inside Kafka's rebalance
+        // callback, between two polls: a wait past max.poll.interval.ms makes the consumer leave the group, and every
+        // request in progress here is then done again by the partitions' next owners.
+        Duration rebalanceWait = config.rebalanceWait();
+        long maxPollMs = channels.getOptionalValue(MAX_POLL_INTERVAL_PROPERTY, Long.class)
+                .orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
+        if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {
+            problems.add("IMAGE_WORKER_REBALANCE_GRACE (" + rebalanceWait
+                    + (config.rebalanceGrace().isPresent()
+                            ? ""
+                            : ", by default IMAGE_WORKER_GATEWAY_TIMEOUT plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE")
+                    + ") plus " + POLL_MARGIN.toSeconds() + " s must not exceed " + MAX_POLL_INTERVAL_PROPERTY + " ("
+                    + maxPollMs + " ms, MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS): a rebalance waits for"
+                    + " the calls in flight between two polls, and a longer wait would put this worker out of the"
+                    + " group");
         }
         return problems;
     }

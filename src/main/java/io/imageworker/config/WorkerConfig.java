@@ -98,13 +98,15 @@ public interface WorkerConfig {
     Optional<Duration> shutdownGrace();
 
     /**
-     * When a rebalance takes partitions away from this worker (a replica joined or left), how long the requests in
-     * progress on them may take to finish, publish and commit before they are given up to the partitions' new owner.
-     * The worker stops taking records while it waits (Kafka's rebalance listener runs on the polling thread, never on an
-     * event loop); it must stay well below {@code max.poll.interval.ms} (5 minutes).
+     * When a rebalance takes partitions away from this worker (a replica joined or left), the longest it waits for the
+     * requests on them that have a gateway call in flight (or made one) to finish, store and publish, before their new
+     * owner takes them. A request that has made no call yet is not waited for and makes none here any more: the new
+     * owner makes it, once. The worker takes no new record while it waits (Kafka's rebalance listener runs on the
+     * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@link
+     * ConfigurationCheck#POLL_MARGIN}. Empty: {@link #rebalanceWait()}'s default, a full gateway call plus the
+     * infrastructure patience, so that no rebalance cuts off a call it would then pay for twice.
      */
-    @WithDefault("60s")
-    Duration rebalanceGrace();
+    Optional<Duration> rebalanceGrace();
 
     /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
     Budget budget();
@@ -142,6 +144,14 @@ public interface WorkerConfig {
      */
     default Duration drainGrace() {
         return shutdownGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    }
+
+    /**
+     * {@link #rebalanceGrace()}, or its default: {@code gateway.timeout} (a full call) plus {@code
+     * retry.infrastructure-patience} (storing and publishing its result at worst).
+     */
+    default Duration rebalanceWait() {
+        return rebalanceGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
     }
 
     /** {@link #maxInProgress()}, or its default. */

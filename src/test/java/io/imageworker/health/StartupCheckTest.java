@@ -13,11 +13,46 @@ import org.junit.jupiter.api.Test;
 /** Start-up refuses settings that are missing, and settings that contradict each other. */
 class StartupCheckTest {
 
+    /** The shipped poll interval (application.properties: 10 minutes) and this commit max age. */
     private static Config channels(String maxAgeMs) {
+        return channels(maxAgeMs, "600000");
+    }
+
+    private static Config channels(String maxAgeMs, String maxPollIntervalMs) {
         return new SmallRyeConfigBuilder()
                 .withSources(new PropertiesConfigSource(
-                        Map.of(ConfigurationCheck.MAX_AGE_PROPERTY, maxAgeMs), "channels", 500))
+                        Map.of(
+                                ConfigurationCheck.MAX_AGE_PROPERTY,
+                                maxAgeMs,
+                                ConfigurationCheck.MAX_POLL_INTERVAL_PROPERTY,
+                                maxPollIntervalMs),
+                        "channels",
+                        500))
                 .build();
+    }
+
+    @Test
+    void refusesARebalanceWaitThatAPollIntervalCannotHold() {
+        // The default wait, a whole call (180 s) and the patience (2 m), does not fit Kafka's default of 5 minutes.
+        assertThat(StartupCheck.problems(TestConfig.worker(), channels("1200000", "300000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_REBALANCE_GRACE (PT5M, by default", "300000 ms");
+        // A longer gateway timeout lengthens the default wait past the shipped interval.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.gateway.timeout", "10m")), channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_REBALANCE_GRACE (PT12M, by default", "600000 ms");
+        // So does a grace given explicitly; a shorter one fits.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.rebalance-grace", "9m30s")), channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_REBALANCE_GRACE (PT9M30S)");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.rebalance-grace", "9m")), channels("1200000")))
+                .isEmpty();
     }
 
     @Test
