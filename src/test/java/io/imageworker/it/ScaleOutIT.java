@@ -7,15 +7,11 @@ import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
+import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
-import io.imageworker.testing.launch.WorkerProcess;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,8 +21,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
-import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -67,17 +61,15 @@ class ScaleOutIT {
     private static final int BEFORE_JOIN = 90;
 
     private static final int CONCURRENCY = 8;
+
+    /** The replicas of the test running. */
+    private Fleet fleet;
+
     private static final Duration MIN_LATENCY = Duration.ofSeconds(1);
     private static final Duration MAX_LATENCY = Duration.ofSeconds(2);
     private static final Duration WITHIN = Duration.ofSeconds(90);
     private static final Pattern REVOKED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) revoked");
     private static final Pattern ASSIGNED = Pattern.compile("Rebalance: (\\d+) partition\\(s\\) assigned");
-    private static final Pattern RELEASED = Pattern.compile(
-            "Rebalance: released .*; (\\d+) request\\(s\\) finished during the wait, (\\d+) given up, (\\d+)"
-                    + " waiting for their turn left to the new owner");
-
-    private final Map<String, GatewaySimulator> gateways = new LinkedHashMap<>();
-    private final Map<String, WorkerProcess> replicas = new LinkedHashMap<>();
 
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -86,12 +78,19 @@ class ScaleOutIT {
                 .withLatency(Latency.uniform(MIN_LATENCY, MAX_LATENCY))
                 .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
         try (LaunchStack stack = LaunchStack.onSharedServers(settings, PARTITIONS);
-                PipelineClient client = PipelineClient.on(stack)) {
+                PipelineClient client = PipelineClient.on(stack);
+                Fleet fleet = new Fleet(stack, PARTITIONS)) {
+            this.fleet = fleet;
             for (String name : List.of("scale-a", "scale-b", "scale-c", "scale-d")) {
-                replica(stack, settings, name);
+                fleet.add(
+                        name,
+                        settings,
+                        CONCURRENCY,
+                        JVM_OPTIONS,
+                        worker -> worker.env("IMAGE_WORKER_SHUTDOWN_GRACE", "30s"));
             }
-            startTogether("scale-a", "scale-b", "scale-c");
-            awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c"));
+            fleet.start("scale-a", "scale-b", "scale-c");
+            fleet.awaitAssignment(Set.of("scale-a", "scale-b", "scale-c"), WITHIN);
 
             // The backlog, keyed by requestId: most at once, the rest just before the kill, so that the replica killed
             // has calls in flight however long the join and the leave took (a newcomer that needed 45 s to start on a
@@ -104,14 +103,14 @@ class ScaleOutIT {
 
             // A replica joins while every replica is busy.
             awaitEvents(client, sent.keySet(), BEFORE_JOIN);
-            Map<String, Integer> logMark = logMarks();
-            replicas.get("scale-d").start();
+            Map<String, Integer> logMark = fleet.logMarks();
+            fleet.replica("scale-d").start();
             alive.put("scale-d", Instant.now());
-            awaitAssignment(stack, Set.of("scale-a", "scale-b", "scale-c", "scale-d"));
+            fleet.awaitAssignment(Set.of("scale-a", "scale-b", "scale-c", "scale-d"), WITHIN);
             // The group shows the assignment before the newcomer's callback has read its committed offsets and
             // logged it: wait for its line.
             Map<String, Integer> joinMark = logMark;
-            int newcomerPartitions = assignment(stack).get("scale-d").size();
+            int newcomerPartitions = fleet.assignment().get("scale-d").size();
             await("the newcomer to log its assignment")
                     .atMost(WITHIN)
                     .until(() ->
@@ -119,26 +118,23 @@ class ScaleOutIT {
             Rebalance join = rebalanceSince(logMark, Set.of("scale-a", "scale-b", "scale-c"), "scale-d");
 
             // A replica leaves gracefully.
-            logMark = logMarks();
-            replicas.get("scale-b").stop();
+            logMark = fleet.logMarks();
+            fleet.replica("scale-b").stop();
             gone.put("scale-b", Instant.now());
-            awaitAssignment(stack, Set.of("scale-a", "scale-c", "scale-d"));
+            fleet.awaitAssignment(Set.of("scale-a", "scale-c", "scale-d"), WITHIN);
             Rebalance leave = rebalanceSince(logMark, Set.of("scale-a", "scale-c", "scale-d"), null);
 
             // A replica is killed with calls in flight.
-            GatewaySimulator killedGateway = gateways.get("scale-c");
+            GatewaySimulator killedGateway = fleet.gateway("scale-c");
             sent.putAll(client.publish("scale-late", KILL_BACKLOG, id -> PipelineClient.request(id, "a kite,")));
-            await("the replica to kill busy")
-                    .atMost(WITHIN)
-                    .pollInterval(Duration.ofMillis(20))
-                    .until(() -> killedGateway.imageCallsInFlight() >= CONCURRENCY / 2);
-            Set<TopicPartition> killedPartitions = assignment(stack).get("scale-c");
-            int inProgressAtKill = (int) replicas.get("scale-c")
+            fleet.awaitCallsInFlight(List.of("scale-c"), CONCURRENCY / 2, WITHIN);
+            Set<TopicPartition> killedPartitions = fleet.assignment().get("scale-c");
+            int inProgressAtKill = (int) fleet.replica("scale-c")
                     .metric("image_worker_requests_in_progress")
                     .orElseThrow();
-            logMark = logMarks();
+            logMark = fleet.logMarks();
             Instant killedAt = Instant.now();
-            replicas.get("scale-c").kill();
+            fleet.replica("scale-c").kill();
             gone.put("scale-c", killedAt);
             // Its last commit: nobody commits its partitions until its session expires.
             Map<TopicPartition, OffsetAndMetadata> committedAtKill = stack.committed();
@@ -149,7 +145,7 @@ class ScaleOutIT {
                     .filter(call ->
                             call.finishedAt() == null || !call.finishedAt().isBefore(killedAt))
                     .count();
-            awaitAssignment(stack, Set.of("scale-a", "scale-d"));
+            fleet.awaitAssignment(Set.of("scale-a", "scale-d"), WITHIN);
             Rebalance kill = rebalanceSince(logMark, Set.of("scale-a", "scale-d"), null);
 
             // Everything answered and committed.
@@ -190,13 +186,13 @@ class ScaleOutIT {
                     .filter(id -> id != null && !firsts.get(id).createdAt().isBefore(killedAt))
                     .distinct()
                     .count();
-            Map<String, Integer> events = perRequest(client.eventsByRequest(sent.keySet()));
-            Map<String, Integer> calls = perRequest(PipelineClient.byRequest(allCalls(), sent.keySet()));
-            int repeats = beyondOne(events, id -> true);
-            int extraCalls = beyondOne(calls, id -> true);
+            Map<String, Integer> events = Fleet.counts(client.eventsByRequest(sent.keySet()));
+            Map<String, Integer> calls = Fleet.counts(PipelineClient.byRequest(fleet.allCalls(), sent.keySet()));
+            int repeats = Fleet.beyondOne(events, id -> true);
+            int extraCalls = Fleet.beyondOne(calls, id -> true);
             // What the join and the graceful leave cost: whatever is repeated outside the killed replica's records.
-            int repeatsBeforeKill = beyondOne(events, id -> !uncommittedAtKill.contains(id));
-            int extraCallsBeforeKill = beyondOne(calls, id -> !uncommittedAtKill.contains(id));
+            int repeatsBeforeKill = Fleet.beyondOne(events, id -> !uncommittedAtKill.contains(id));
+            int extraCallsBeforeKill = Fleet.beyondOne(calls, id -> !uncommittedAtKill.contains(id));
             long lost = REQUESTS - firsts.size();
             Figures figures = figures(start, end, alive, gone);
 
@@ -261,60 +257,17 @@ class ScaleOutIT {
             assertThat(repeats).as("repeated events").isLessThanOrEqualTo(inProgressAtKill);
             // Results and offsets go out in one transaction: a read_committed reader sees no repeat, even of the kill.
             assertThat(repeats).as("repeated events, read_committed").isZero();
-        } finally {
-            try {
-                WorkerProcess.together(replicas.values(), WorkerProcess::close);
-            } finally {
-                gateways.values().forEach(GatewaySimulator::close);
-            }
         }
     }
 
-    private void replica(LaunchStack stack, SimulatorSettings settings, String name) {
-        GatewaySimulator gateway = GatewaySimulator.start(settings);
-        gateways.put(name, gateway);
-        replicas.put(
-                name,
-                stack.worker(name, CONCURRENCY)
-                        .env("IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl())
-                        .env("IMAGE_WORKER_GATEWAY_API_KEY", gateway.validApiKey())
-                        .env("IMAGE_WORKER_SHUTDOWN_GRACE", "30s")
-                        .jvmOptions(List.of(
-                                "-Xmx256m",
-                                "-Dmp.messaging.incoming.requests.client.id=" + name,
-                                // Small polls mix the partitions among the requests in progress, so that a
-                                // partition taken away has requests in progress for the grace to wait for.
-                                "-Dmp.messaging.incoming.requests.max.poll.records=4",
-                                // A killed replica's partitions move after 6 s (the broker's minimum) instead of 15.
-                                "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
-                                "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000"))
-                        .build());
-    }
-
-    private void startTogether(String... names) {
-        WorkerProcess.together(Stream.of(names).map(replicas::get).toList(), WorkerProcess::start);
-    }
-
-    /** Waits until exactly these replicas are in the group and hold every partition between them. */
-    private static void awaitAssignment(LaunchStack stack, Set<String> members) {
-        await("the group to settle on " + members)
-                .atMost(WITHIN)
-                .pollInterval(Duration.ofMillis(200))
-                .until(() -> {
-                    Map<String, Set<TopicPartition>> assignment = assignment(stack);
-                    return assignment.keySet().equals(members)
-                            && assignment.values().stream().mapToInt(Set::size).sum() == PARTITIONS
-                            && assignment.values().stream().noneMatch(Set::isEmpty);
-                });
-    }
-
-    private static Map<String, Set<TopicPartition>> assignment(LaunchStack stack) {
-        return stack.kafka().consumerGroups().describe(stack.topics().consumerGroup()).members().stream()
-                .collect(Collectors.toMap(
-                        MemberDescription::clientId,
-                        member -> member.assignment().topicPartitions(),
-                        (first, second) -> first));
-    }
+    private static final List<String> JVM_OPTIONS = List.of(
+            "-Xmx256m",
+            // Small polls mix the partitions among the requests in progress, so that a partition taken away has
+            // requests in progress for the grace to wait for.
+            "-Dmp.messaging.incoming.requests.max.poll.records=4",
+            // A killed replica's partitions move after 6 s (the broker's minimum) instead of 15.
+            "-Dmp.messaging.incoming.requests.session.timeout.ms=6000",
+            "-Dmp.messaging.incoming.requests.heartbeat.interval.ms=1000");
 
     private static void awaitEvents(PipelineClient client, Set<String> ids, int count) {
         await("%d events".formatted(count))
@@ -323,80 +276,33 @@ class ScaleOutIT {
                 .until(() -> client.firstEvents(ids).size() >= count);
     }
 
-    /** How many of each request's items (events, calls) there are. */
-    private static Map<String, Integer> perRequest(Map<String, ? extends List<?>> byRequest) {
-        Map<String, Integer> counts = new HashMap<>();
-        byRequest.forEach((id, items) -> counts.put(id, items.size()));
-        return counts;
-    }
-
-    /** The image calls of every replica's gateway. */
-    private List<RecordedCall> allCalls() {
-        List<RecordedCall> calls = new ArrayList<>();
-        gateways.values().forEach(gateway -> calls.addAll(gateway.imageCalls()));
-        return calls;
-    }
-
-    /** How many beyond one, summed over the requests {@code counted} accepts. */
-    private static int beyondOne(Map<String, Integer> perRequest, java.util.function.Predicate<String> counted) {
-        return perRequest.entrySet().stream()
-                .filter(entry -> counted.test(entry.getKey()))
-                .mapToInt(entry -> entry.getValue() - 1)
-                .sum();
-    }
-
-    private Map<String, Integer> logMarks() throws IOException {
-        Map<String, Integer> marks = new HashMap<>();
-        for (Map.Entry<String, WorkerProcess> replica : replicas.entrySet()) {
-            marks.put(replica.getKey(), logLines(replica.getValue()).size());
-        }
-        return marks;
-    }
-
-    private static List<String> logLines(WorkerProcess replica) throws IOException {
-        return Files.exists(replica.logFile())
-                ? Files.readAllLines(replica.logFile(), StandardCharsets.UTF_8)
-                : List.of();
-    }
-
     /** What the replicas logged of a rebalance since the marks: partitions revoked on {@code others}, and assigned. */
-    private Rebalance rebalanceSince(Map<String, Integer> marks, Set<String> others, String newcomer)
-            throws IOException {
+    private Rebalance rebalanceSince(Map<String, Integer> marks, Set<String> others, String newcomer) {
         int revoked = 0;
-        int assigned = 0;
-        int finished = 0;
-        int givenUp = 0;
-        int handedOver = 0;
         for (String name : others) {
-            List<String> lines = logLines(replicas.get(name));
-            for (String line : lines.subList(Math.min(marks.get(name), lines.size()), lines.size())) {
+            for (String line : fleet.linesSince(marks, name)) {
                 Matcher matcher = REVOKED.matcher(line);
                 if (matcher.find()) {
                     revoked += Integer.parseInt(matcher.group(1));
                 }
-                Matcher released = RELEASED.matcher(line);
-                if (released.find()) {
-                    finished += Integer.parseInt(released.group(1));
-                    givenUp += Integer.parseInt(released.group(2));
-                    handedOver += Integer.parseInt(released.group(3));
-                }
             }
         }
+        int assigned = 0;
         if (newcomer != null) {
-            List<String> lines = logLines(replicas.get(newcomer));
-            for (String line : lines.subList(Math.min(marks.get(newcomer), lines.size()), lines.size())) {
+            for (String line : fleet.linesSince(marks, newcomer)) {
                 Matcher matcher = ASSIGNED.matcher(line);
                 if (matcher.find()) {
                     assigned += Integer.parseInt(matcher.group(1));
                 }
             }
         }
-        return new Rebalance(revoked, assigned, finished, givenUp, handedOver);
+        Fleet.Released released = fleet.releasedSince(marks, others);
+        return new Rebalance(revoked, assigned, released.finished(), released.givenUp(), released.handedOver());
     }
 
     /** Wall time, mean call latency, and what Little's law allows: throughput = calls in flight / latency. */
     private Figures figures(Instant start, Instant end, Map<String, Instant> alive, Map<String, Instant> gone) {
-        List<RecordedCall> calls = allCalls();
+        List<RecordedCall> calls = fleet.allCalls();
         double callSeconds = calls.stream()
                 .filter(call -> call.finishedAt() != null)
                 .mapToDouble(call ->

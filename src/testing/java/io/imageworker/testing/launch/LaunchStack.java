@@ -81,7 +81,11 @@ public final class LaunchStack implements AutoCloseable {
 
     /** {@link #onSharedServers(SimulatorSettings)}, with a request topic of {@code requestPartitions} partitions. */
     public static LaunchStack onSharedServers(SimulatorSettings simulator, int requestPartitions) {
-        Infrastructure infrastructure = Infrastructure.get();
+        return on(Infrastructure.get(), simulator, requestPartitions);
+    }
+
+    /** {@link #on(Infrastructure, SimulatorSettings)}, with a request topic of {@code requestPartitions} partitions. */
+    public static LaunchStack on(Infrastructure infrastructure, SimulatorSettings simulator, int requestPartitions) {
         Topics topics = Topics.unique();
         infrastructure.kafka().createTopics(requestPartitions, topics.request());
         return complete(infrastructure, false, simulator, topics);
