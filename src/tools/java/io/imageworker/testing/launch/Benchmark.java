@@ -82,7 +82,9 @@ import org.awaitility.core.TerminalFailureException;
  * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
  *
  * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}), {@code
- * -Dbench.regime=producers} fair shares among producers ({@link ProducersBenchmark}).
+ * -Dbench.regime=producers} fair shares among producers ({@link ProducersBenchmark}), {@code
+ * -Dbench.regime=rebalance} what scale-outs, rollouts, scale-ins and kills cost with long calls ({@link
+ * RebalanceBenchmark}).
  */
 public final class Benchmark {
 
@@ -133,6 +135,9 @@ public final class Benchmark {
         }
         if (regimeOption.equals("producers")) {
             System.exit(ProducersBenchmark.run() ? 0 : 1);
+        }
+        if (regimeOption.equals("rebalance")) {
+            System.exit(RebalanceBenchmark.run() ? 0 : 1);
         }
         List<String> names = regimeOption.equals("all") ? ALL : Arrays.asList(regimeOption.split("\\s*,\\s*"));
         int rounds = Integer.getInteger("bench.rounds", 1);

@@ -172,7 +172,7 @@ final class PriorityBenchmark {
         return sent;
     }
 
-    private static String request(String id) {
+    static String request(String id) {
         return "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"1024x1024\"}";
     }
 
