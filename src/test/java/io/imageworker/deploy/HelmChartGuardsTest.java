@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * infrastructure patience, the shutdown grace, the rebalance grace, Kafka's poll interval) hold whatever the source of
  * a setting: the chart's values, {@code extraEnv}, an {@code extraEnvFrom} ConfigMap or Secret, the Secret named by
  * {@code secret.existingSecret}, or a {@code -D} option in {@code jvm.extraOpts}. What the guards checked is what the
- * pod runs with.
+ * pod runs with, and what NOTES prints.
  */
 class HelmChartGuardsTest {
 
@@ -304,6 +304,49 @@ class HelmChartGuardsTest {
 
         assertThat(variable(rendering, "JAVA_OPTS_APPEND"))
                 .endsWith(" -XX:ActiveProcessorCount=2 -XX:+ExitOnOutOfMemoryError -Dimage-worker.concurrency=8");
+    }
+
+    // ---- NOTES: what the pod runs with
+
+    @Test
+    void theNotesPrintWhatThePodRunsWithNotTheValuesFile() {
+        Map<String, Object> values = new LinkedHashMap<>(extraEnv("IMAGE_WORKER_GATEWAY_TIMEOUT", "4m"));
+        values.put("extraEnv[1].name", "IMAGE_WORKER_SHUTDOWN_GRACE");
+        values.put("extraEnv[1].value", "7m");
+        String notes = HelmChart.notes(DEFAULTS, values);
+
+        assertThat(notes)
+                .contains("a gateway call up to 240s,\nthen up to 120s to store and publish its result (360s in all)")
+                .contains("calls in flight get 420s (IMAGE_WORKER_SHUTDOWN_GRACE) to finish, the pod 450s before")
+                .contains("get 360s (IMAGE_WORKER_REBALANCE_GRACE, derived: the call + the patience)")
+                .contains("max.poll.interval.ms 600000.")
+                .doesNotContain("300s")
+                .doesNotContain("WARNING");
+        assertThat(HelmChart.notes(DEFAULTS, Map.of("rebalanceGraceSeconds", 900)))
+                .contains("get 900s (IMAGE_WORKER_REBALANCE_GRACE) before")
+                .contains("max.poll.interval.ms 960000.");
+    }
+
+    @Test
+    void theNotesWarnOfAShortGraceOnlyWhenItIsShort() {
+        String notes = HelmChart.notes(
+                DEFAULTS,
+                Map.of(
+                        "shutdownGraceSeconds",
+                        60,
+                        "allowShortShutdownGrace",
+                        true,
+                        "rebalanceGraceSeconds",
+                        30,
+                        "allowShortRebalanceGrace",
+                        true));
+
+        assertThat(notes)
+                .contains("WARNING: the shutdown grace (60s) is shorter than a call, its store and its publish (300s)")
+                .contains(
+                        "WARNING: the rebalance grace (30s) is shorter than a call, its store and its publish (300s)");
+        assertThat(HelmChart.notes(DEFAULTS, Map.of("allowShortShutdownGrace", true)))
+                .doesNotContain("WARNING");
     }
 
     private static Map<String, Object> extraEnv(String name, String value) {
