@@ -184,24 +184,39 @@ Called as (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORK
 {{- end }}
 
 {{/*
-The gateway timeout the worker runs with, in whole seconds: gateway.timeout unless extraEnv sets it.
+The gateway timeout the worker runs with (IMAGE_WORKER_GATEWAY_TIMEOUT): gateway.timeout unless extraEnv sets it; and
+in whole seconds.
 */}}
+{{- define "image-worker.gatewayTimeout" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout) }}
+{{- end }}
+
 {{- define "image-worker.gatewayTimeoutSeconds" -}}
-{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout)) }}
+{{- include "image-worker.durationSeconds" (include "image-worker.gatewayTimeout" .) }}
 {{- end }}
 
 {{/*
-The shutdown grace the worker runs with, in whole seconds: shutdownGraceSeconds unless extraEnv sets it.
+The shutdown grace the worker runs with (IMAGE_WORKER_SHUTDOWN_GRACE): shutdownGraceSeconds unless extraEnv sets it;
+and in whole seconds.
 */}}
+{{- define "image-worker.shutdownGrace" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds))) }}
+{{- end }}
+
 {{- define "image-worker.shutdownGraceSeconds" -}}
-{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds)))) }}
+{{- include "image-worker.durationSeconds" (include "image-worker.shutdownGrace" .) }}
 {{- end }}
 
 {{/*
-The infrastructure patience the worker runs with, in whole seconds: the worker's default (2m) unless extraEnv sets it.
+The infrastructure patience the worker runs with (IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE): the worker's default
+(2m) unless extraEnv sets it; and in whole seconds.
 */}}
+{{- define "image-worker.infrastructurePatience" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE" "default" "2m") }}
+{{- end }}
+
 {{- define "image-worker.infrastructurePatienceSeconds" -}}
-{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE" "default" "2m")) }}
+{{- include "image-worker.durationSeconds" (include "image-worker.infrastructurePatience" .) }}
 {{- end }}
 
 {{/*
@@ -254,11 +269,11 @@ The `env` entries of the pinned settings, with the values the guards checked.
 */}}
 {{- define "image-worker.pinnedEnv" -}}
 - name: IMAGE_WORKER_GATEWAY_TIMEOUT
-  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout) | quote }}
+  value: {{ include "image-worker.gatewayTimeout" . | quote }}
 - name: IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE
-  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE" "default" "2m") | quote }}
+  value: {{ include "image-worker.infrastructurePatience" . | quote }}
 - name: IMAGE_WORKER_SHUTDOWN_GRACE
-  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds))) | quote }}
+  value: {{ include "image-worker.shutdownGrace" . | quote }}
 - name: IMAGE_WORKER_REBALANCE_GRACE
   value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_REBALANCE_GRACE" "default" (printf "%ss" (include "image-worker.rebalanceGraceSeconds" .))) | quote }}
 - name: MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS

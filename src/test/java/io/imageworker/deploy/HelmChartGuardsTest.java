@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.imageworker.testing.TestConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -69,6 +70,14 @@ class HelmChartGuardsTest {
         patient.put("shutdownGraceSeconds", 420);
         assertThat(variable(HelmChart.render(DEFAULTS, patient), "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE"))
                 .isEqualTo("4m");
+    }
+
+    /** The chart writes the patience even when unset, so its default must be the worker's, or the margin drifts. */
+    @Test
+    void theInfrastructurePatienceTheChartWritesByDefaultIsTheWorkersDefault() {
+        assertThat(WorkerEnvironment.duration(
+                        variable(HelmChart.render(DEFAULTS, Map.of()), "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE")))
+                .isEqualTo(TestConfig.worker().retry().infrastructurePatience());
     }
 
     // ---- the rebalance grace and the poll interval
