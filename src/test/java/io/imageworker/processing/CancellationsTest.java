@@ -22,7 +22,8 @@ class CancellationsTest {
 
     private final MovingClock clock = new MovingClock(Instant.parse("2026-01-05T10:00:00Z"));
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final Cancellations cancellations = new Cancellations(clock, RETENTION, 3, true, registry);
+    private final Cancellations cancellations =
+            new Cancellations(clock, RETENTION, 3 * Cancellations.bytesOf("r-1"), true, registry);
 
     @Test
     void aCancelIsRememberedForTheRetentionFromItsRecordsTimeThenForgotten() {
@@ -125,7 +126,7 @@ class CancellationsTest {
     @Test
     void offItNeverCancelsAndExportsZeros() {
         SimpleMeterRegistry quiet = new SimpleMeterRegistry();
-        Cancellations off = new Cancellations(clock, RETENTION, 3, false, quiet);
+        Cancellations off = new Cancellations(clock, RETENTION, 3 * Cancellations.bytesOf("r-1"), false, quiet);
         Cancellations.Ticket ticket = off.ticket("r-1", false);
 
         assertThat(ticket.cancelled()).isFalse();
@@ -138,7 +139,7 @@ class CancellationsTest {
 
     @Test
     void aRetentionMustBePositive() {
-        assertThatThrownBy(() -> new Cancellations(clock, Duration.ZERO, 3, true, registry))
+        assertThatThrownBy(() -> new Cancellations(clock, Duration.ZERO, Cancellations.MAX_HELD_BYTES, true, registry))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("retention");
     }
