@@ -70,9 +70,9 @@ public class Cancellations {
     private long heldBytes;
     /** Orders cancels of the same time by their arrival; guarded by {@code this}. */
     private long arrivals;
-    /** When a line about forgotten cancels was last logged, and how many were forgotten since; guarded by this. */
-    private long lastDropLog = Long.MIN_VALUE;
-
+    /** When (epoch millis) a line about forgotten cancels was last logged; guarded by {@code this}. */
+    private long lastDropLog = -DROP_LOG_EVERY.toMillis();
+    /** Cancels forgotten since that line; guarded by {@code this}. */
     private long droppedSinceLog;
 
     @Inject

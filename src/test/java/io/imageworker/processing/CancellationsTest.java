@@ -80,6 +80,45 @@ class CancellationsTest {
     }
 
     @Test
+    void aCancelStampedAheadCountsFromNowAndIsForgottenBeforeALaterOneAtTheBound() {
+        cancellations.cancel("a-1", clock.millis() + Duration.ofMinutes(50).toMillis());
+        clock.advance(Duration.ofMinutes(1));
+        cancellations.cancel("r-2", clock.millis());
+        clock.advance(Duration.ofMinutes(1));
+        cancellations.cancel("r-3", clock.millis());
+        cancellations.cancel("r-4", clock.millis());
+
+        assertThat(cancellations.isCancelled("a-1"))
+                .as("the oldest by its arrival, forgotten")
+                .isFalse();
+        assertThat(cancellations.isCancelled("r-2")).isTrue();
+        assertThat(registry.get("image_worker_cancels_dropped").counter().count())
+                .isEqualTo(1);
+        assertThat(cancellations.heldBytes()).isEqualTo(3 * Cancellations.bytesOf("r-1"));
+
+        cancellations.cancel("a-5", clock.millis() + Duration.ofMinutes(50).toMillis());
+        clock.advance(RETENTION);
+        assertThat(cancellations.isCancelled("a-5"))
+                .as("an hour from its arrival")
+                .isFalse();
+        assertThat(cancellations.held()).isZero();
+    }
+
+    @Test
+    void anIdSentAgainHoldsOneEntry() {
+        for (int i = 0; i < 1_000; i++) {
+            cancellations.cancel("again", clock.millis() - 1_000 + i);
+        }
+
+        assertThat(cancellations.held()).isEqualTo(1);
+        assertThat(cancellations.heldBytes()).isEqualTo(Cancellations.bytesOf("again"));
+        clock.advance(RETENTION.minusMillis(2));
+        assertThat(cancellations.isCancelled("again"))
+                .as("kept from its latest time")
+                .isTrue();
+    }
+
+    @Test
     void aTicketIsStoppedByACancelUntilItsFirstCallThenNeverAgain() {
         Cancellations.Ticket before = cancellations.ticket("known", false);
         cancellations.cancel("known", clock.millis());
