@@ -43,7 +43,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * starts at the records younger than {@code IMAGE_WORKER_CANCEL_RETENTION} ({@code offsetsForTimes}), so a worker that
  * starts knows the cancels its requests may still meet; start-up waits (at most {@link #CATCH_UP}) until it has read up
  * to the topic's end, before requests are taken. A record is {@code {"requestId": "..."}} keyed by the id; one without
- * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped.
+ * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped. One with no usable id
+ * in either is skipped too, counted and logged at a bounded rate ({@link SkippedRecords}); a record's time is not
+ * trusted beyond the reader's clock ({@link Cancellations#cancel}).
  *
  * <p>Like the spend guard's reader ({@link KafkaBudgetLog}) it outlives failures: the consumer is closed and, after a
  * back-off that grows while failures follow each other, a new one resumes where the last stopped
