@@ -104,7 +104,8 @@ else IfNotPresent.
 {{- end }}
 
 {{/*
-JAVA_OPTS_APPEND for the base image's run-java.sh: its two flags, the processor count, the user's options.
+JAVA_OPTS_APPEND for the base image's run-java.sh: its two flags (the variable replaces the image's, so they are
+repeated first), the processor count, the user's options.
 */}}
 {{- define "image-worker.javaOpts" -}}
 {{- $opts := list "-Dquarkus.http.host=0.0.0.0" "-Djava.util.logging.manager=org.jboss.logmanager.LogManager" }}
@@ -183,17 +184,118 @@ Called as (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORK
 {{- end }}
 
 {{/*
-The gateway timeout the worker runs with, in whole seconds: gateway.timeout unless extraEnv sets it.
+The gateway timeout the worker runs with (IMAGE_WORKER_GATEWAY_TIMEOUT): gateway.timeout unless extraEnv sets it; and
+in whole seconds.
 */}}
+{{- define "image-worker.gatewayTimeout" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout) }}
+{{- end }}
+
 {{- define "image-worker.gatewayTimeoutSeconds" -}}
-{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_GATEWAY_TIMEOUT" "default" .Values.gateway.timeout)) }}
+{{- include "image-worker.durationSeconds" (include "image-worker.gatewayTimeout" .) }}
 {{- end }}
 
 {{/*
-The shutdown grace the worker runs with, in whole seconds: shutdownGraceSeconds unless extraEnv sets it.
+The shutdown grace the worker runs with (IMAGE_WORKER_SHUTDOWN_GRACE): shutdownGraceSeconds unless extraEnv sets it;
+and in whole seconds.
 */}}
+{{- define "image-worker.shutdownGrace" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds))) }}
+{{- end }}
+
 {{- define "image-worker.shutdownGraceSeconds" -}}
-{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_SHUTDOWN_GRACE" "default" (printf "%ds" (int .Values.shutdownGraceSeconds)))) }}
+{{- include "image-worker.durationSeconds" (include "image-worker.shutdownGrace" .) }}
+{{- end }}
+
+{{/*
+The infrastructure patience the worker runs with (IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE): the worker's default
+(2m) unless extraEnv sets it; and in whole seconds.
+*/}}
+{{- define "image-worker.infrastructurePatience" -}}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE" "default" "2m") }}
+{{- end }}
+
+{{- define "image-worker.infrastructurePatienceSeconds" -}}
+{{- include "image-worker.durationSeconds" (include "image-worker.infrastructurePatience" .) }}
+{{- end }}
+
+{{/*
+What one request may take from its call's start to its result's publish, in whole seconds: the gateway timeout (a full
+call) + the infrastructure patience (storing, downloading, publishing). The shutdown and rebalance graces cover it.
+*/}}
+{{- define "image-worker.callCoverSeconds" -}}
+{{- add (include "image-worker.gatewayTimeoutSeconds" . | int64) (include "image-worker.infrastructurePatienceSeconds" . | int64) }}
+{{- end }}
+
+{{/*
+The rebalance grace the worker runs with, in whole seconds: extraEnv's IMAGE_WORKER_REBALANCE_GRACE, else
+rebalanceGraceSeconds, else derived as the worker derives it (the gateway timeout + the infrastructure patience).
+*/}}
+{{- define "image-worker.rebalanceGraceSeconds" -}}
+{{- $default := include "image-worker.callCoverSeconds" . }}
+{{- if not (kindIs "invalid" .Values.rebalanceGraceSeconds) }}
+{{- $default = int64 .Values.rebalanceGraceSeconds }}
+{{- end }}
+{{- include "image-worker.durationSeconds" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_REBALANCE_GRACE" "default" (printf "%ds" (int64 $default)))) }}
+{{- end }}
+
+{{/*
+The request channels' max.poll.interval.ms the worker runs with: extraEnv's MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS,
+else kafka.maxPollIntervalMs, else the longer of 10 minutes and the rebalance grace + 60 s (the revocation waits for the
+calls in flight inside Kafka's rebalance callback, on the polling thread: a longer wait would get the pod thrown out of
+the group; the worker refuses to start below the grace + 60 s).
+*/}}
+{{- define "image-worker.maxPollIntervalMs" -}}
+{{- $default := max 600000 (mul (add (include "image-worker.rebalanceGraceSeconds" . | int64) 60) 1000) }}
+{{- if not (kindIs "invalid" .Values.kafka.maxPollIntervalMs) }}
+{{- $default = int64 .Values.kafka.maxPollIntervalMs }}
+{{- end }}
+{{- include "image-worker.effectiveEnv" (dict "root" . "name" "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS" "default" (toString (int64 $default))) | trim }}
+{{- end }}
+
+{{/*
+The settings the chart's guards check, which the chart writes itself in the container's `env` with the value it
+checked (an extraEnv entry's literal value, else the chart's). Kubernetes lets an `env` entry win over a key of the same
+name in any `envFrom` source, so neither extraEnvFrom nor the Secret (secret.existingSecret) can replace them; and
+MicroProfile Config puts environment variables above every file source. JAVA_OPTS_APPEND is one of them: its `-D`
+options would outrank the environment (checked in _validate.tpl). A space-separated list.
+*/}}
+{{- define "image-worker.pinnedEnvNames" -}}
+IMAGE_WORKER_GATEWAY_TIMEOUT IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE IMAGE_WORKER_SHUTDOWN_GRACE IMAGE_WORKER_REBALANCE_GRACE MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS JAVA_OPTS_APPEND
+{{- end }}
+
+{{/*
+The `env` entries of the pinned settings, with the values the guards checked.
+*/}}
+{{- define "image-worker.pinnedEnv" -}}
+- name: IMAGE_WORKER_GATEWAY_TIMEOUT
+  value: {{ include "image-worker.gatewayTimeout" . | quote }}
+- name: IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE
+  value: {{ include "image-worker.infrastructurePatience" . | quote }}
+- name: IMAGE_WORKER_SHUTDOWN_GRACE
+  value: {{ include "image-worker.shutdownGrace" . | quote }}
+- name: IMAGE_WORKER_REBALANCE_GRACE
+  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_REBALANCE_GRACE" "default" (printf "%ss" (include "image-worker.rebalanceGraceSeconds" .))) | quote }}
+- name: MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS
+  value: {{ include "image-worker.maxPollIntervalMs" . | quote }}
+- name: JAVA_OPTS_APPEND
+  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "JAVA_OPTS_APPEND" "default" (include "image-worker.javaOpts" .)) | quote }}
+{{- end }}
+
+{{/*
+extraEnv without the pinned settings (the chart writes those itself, with the same value), as a YAML list or nothing.
+*/}}
+{{- define "image-worker.extraEnv" -}}
+{{- $pinned := splitList " " (include "image-worker.pinnedEnvNames" .) }}
+{{- $rest := list }}
+{{- range .Values.extraEnv }}
+{{- if not (has .name $pinned) }}
+{{- $rest = append $rest . }}
+{{- end }}
+{{- end }}
+{{- with $rest }}
+{{- toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/*

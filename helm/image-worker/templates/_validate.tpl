@@ -31,17 +31,73 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- end }}
 
 {{- /* The guards below read the values the worker runs with; one taken from a Secret or ConfigMap they cannot see. */}}
+{{- $literalOnly := concat (splitList " " (include "image-worker.pinnedEnvNames" .)) (list "IMAGE_WORKER_STORAGE_PING_TIMEOUT" "JAVA_OPTS" "JAVA_TOOL_OPTIONS" "JDK_JAVA_OPTIONS") }}
 {{- range .Values.extraEnv }}
-{{- if and (has .name (list "IMAGE_WORKER_GATEWAY_TIMEOUT" "IMAGE_WORKER_SHUTDOWN_GRACE" "IMAGE_WORKER_STORAGE_PING_TIMEOUT")) (not (hasKey . "value")) }}
-{{- fail (printf "extraEnv must give %s as a literal value (or set it through the chart's own value): the chart checks it against the pod's grace and probes, and cannot read it from valueFrom" .name) }}
+{{- if and (has .name $literalOnly) (not (hasKey . "value")) }}
+{{- fail (printf "extraEnv must give %s as a literal value (or set it through the chart's own value): the chart checks it against the pod's grace, the rebalance grace, the poll interval and the probes, and cannot read it from valueFrom" .name) }}
 {{- end }}
 {{- end }}
 
-{{- /* A grace shorter than one call cuts the slowest calls off at every rollout: the next pod makes them, and pays, again. */}}
+{{- /* The same settings under another name that outranks them: a profile's (_PROD_IMAGE_WORKER_SHUTDOWN_GRACE is
+%prod.image-worker.shutdown-grace, which wins over the plain name in the same source), or the priority lane's own poll
+interval (it follows the request channel's unless set). */}}
+{{- $pinnedPattern := printf "^_[A-Za-z0-9_]+_(%s)$" (join "|" (splitList " " (include "image-worker.pinnedEnvNames" .))) }}
+{{- range .Values.extraEnv }}
+{{- if or (regexMatch $pinnedPattern .name) (regexMatch "^(_[A-Za-z0-9_]+_)?MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS$" .name) }}
+{{- fail (printf "extraEnv must not set %s: it would replace a setting the chart checks (the gateway timeout, the infrastructure patience, the shutdown or rebalance grace, the poll interval) behind the chart's back; set the plain name (extraEnv IMAGE_WORKER_..., or the chart's value) instead" .name) }}
+{{- end }}
+{{- end }}
+
+{{- /* A -D system property outranks every environment variable in MicroProfile Config: one on a checked setting would
+replace, unseen, what the guards checked. jvm.extraOpts, and the JVM option variables given in extraEnv, are read for
+them (any spelling: image-worker.shutdown-grace, IMAGE_WORKER_SHUTDOWN_GRACE, %prod.image-worker.shutdown-grace). */}}
+{{- $jvmOptions := list (dict "source" "jvm.extraOpts" "text" (toString .Values.jvm.extraOpts)) }}
+{{- range .Values.extraEnv }}
+{{- if and (has .name (list "JAVA_OPTS_APPEND" "JAVA_OPTS" "JAVA_TOOL_OPTIONS" "JDK_JAVA_OPTIONS")) (hasKey . "value") }}
+{{- $jvmOptions = append $jvmOptions (dict "source" (printf "extraEnv %s" .name) "text" (toString .value)) }}
+{{- end }}
+{{- end }}
+{{- $guardedProperties := list "image-worker.gateway.timeout" "image-worker.retry.infrastructure-patience" "image-worker.shutdown-grace" "image-worker.rebalance-grace" "mp.messaging.incoming.requests.max.poll.interval.ms" "mp.messaging.incoming.priority-requests.max.poll.interval.ms" }}
+{{- range $jvmOptions }}
+{{- $source := .source }}
+{{- range regexSplit "\\s+" (trim .text) -1 }}
+{{- $option := trimAll "\"'" . }}
+{{- if hasPrefix "-D" $option }}
+{{- $name := first (splitList "=" (trimPrefix "-D" $option)) }}
+{{- $normalized := regexReplaceAll "[^a-z0-9]" (lower $name) "_" }}
+{{- range $guardedProperties }}
+{{- $property := regexReplaceAll "[^a-z0-9]" . "_" }}
+{{- if or (eq $normalized $property) (and (hasPrefix "_" $normalized) (hasSuffix (printf "_%s" $property) $normalized)) }}
+{{- fail (printf "%s must not set %s (-D%s): a system property outranks the environment, so the worker would run with it instead of the value the chart checked against the pod's grace and the poll interval; set it through the chart's value (gateway.timeout, shutdownGraceSeconds, rebalanceGraceSeconds, kafka.maxPollIntervalMs) or extraEnv (%s)" $source . $name (upper $property)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- /* A grace shorter than one call, its store and its publish cuts the slowest calls off at every rollout: the next pod
+makes them, and pays, again. */}}
 {{- $callSeconds := include "image-worker.gatewayTimeoutSeconds" . | int }}
+{{- $patienceSeconds := include "image-worker.infrastructurePatienceSeconds" . | int }}
+{{- $coverSeconds := include "image-worker.callCoverSeconds" . | int }}
 {{- $graceSeconds := include "image-worker.shutdownGraceSeconds" . | int }}
-{{- if and (lt $graceSeconds $callSeconds) (not .Values.allowShortShutdownGrace) }}
-{{- fail (printf "the shutdown grace (%ds: shutdownGraceSeconds, or IMAGE_WORKER_SHUTDOWN_GRACE in extraEnv) is shorter than the gateway timeout (%ds: gateway.timeout, or IMAGE_WORKER_GATEWAY_TIMEOUT in extraEnv): every rollout, scale-in and node drain would cut off the calls in flight, which the next pod makes and pays for again. Raise it (the timeout + 120 s covers a call, its store and its publish), or set allowShortShutdownGrace=true to accept the cost" $graceSeconds $callSeconds) }}
+{{- if and (lt $graceSeconds $coverSeconds) (not .Values.allowShortShutdownGrace) }}
+{{- fail (printf "the shutdown grace (%ds: shutdownGraceSeconds, or IMAGE_WORKER_SHUTDOWN_GRACE in extraEnv) is shorter than the gateway timeout + the infrastructure patience (%ds + %ds = %ds: gateway.timeout, or IMAGE_WORKER_GATEWAY_TIMEOUT in extraEnv; IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE in extraEnv, 2m by default): every rollout, scale-in and node drain would cut off the slowest calls in flight, or leave them no time to be stored and published, and the next pod makes them and pays for them again. Raise it to at least %d, or set allowShortShutdownGrace=true to accept the cost" $graceSeconds $callSeconds $patienceSeconds $coverSeconds $coverSeconds) }}
+{{- end }}
+
+{{- /* Partitions a rebalance takes away (every scale-out, rollout surge, scale-in) wait this long for their calls in
+flight; a shorter wait gives a call still running to the new owner, which makes it and pays for it again. */}}
+{{- $rebalanceSeconds := include "image-worker.rebalanceGraceSeconds" . | int }}
+{{- if and (lt $rebalanceSeconds $coverSeconds) (not .Values.allowShortRebalanceGrace) }}
+{{- fail (printf "the rebalance grace (%ds: rebalanceGraceSeconds, or IMAGE_WORKER_REBALANCE_GRACE in extraEnv) is shorter than the gateway timeout + the infrastructure patience (%ds + %ds = %ds: gateway.timeout, or IMAGE_WORKER_GATEWAY_TIMEOUT in extraEnv; IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE in extraEnv, 2m by default): at every scale-out, rollout and scale-in the partitions' new owner would make the calls still in flight again, and pay for them twice. Leave rebalanceGraceSeconds empty to derive it, raise it to at least %d, or set allowShortRebalanceGrace=true to accept the cost" $rebalanceSeconds $callSeconds $patienceSeconds $coverSeconds $coverSeconds) }}
+{{- end }}
+
+{{- /* The revocation waits inside Kafka's rebalance callback, on the polling thread: a poll interval shorter than the
+wait + 60 s gets the pod thrown out of the group mid-wait (and the worker refuses to start with it). */}}
+{{- $pollMs := include "image-worker.maxPollIntervalMs" . | int64 }}
+{{- $leastPollMs := mul (add $rebalanceSeconds 60) 1000 }}
+{{- if lt $pollMs $leastPollMs }}
+{{- fail (printf "max.poll.interval.ms (%d: kafka.maxPollIntervalMs, or MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS in extraEnv) must be at least the rebalance grace + 60 s (%d ms): the partitions a rebalance takes away wait for their calls inside the poll loop, and the worker refuses to start below it; leave kafka.maxPollIntervalMs empty to derive it" $pollMs $leastPollMs) }}
 {{- end }}
 
 {{- /* A SIGKILL during the drain abandons calls the gateway has already billed; they run again on redelivery. */}}

@@ -1,16 +1,15 @@
 package io.imageworker.gateway;
 
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.function.ToLongFunction;
 
 /**
  * The spend guard's ledger: claims of one place each (one gateway call that may be billed) and their releases, judged
  * in the one order in which every replica reads them. A claim is accepted when its scope's window holds fewer
- * accepted, unreleased claims than the limit the claim carries; a release gives back an accepted claim. The verdicts
+ * accepted, unreleased claims than the entry's limit (the reader's own cap: {@code messaging.KafkaBudgetLog} never
+ * takes it from the record); a release gives back an accepted claim, and only one of the same writer. The verdicts
  * depend on nothing but the order of the entries, so replicas that read the same log reach the same verdicts without
  * talking to each other, and the accepted claims of a window never exceed its limit, however many replicas claim at
  * once.
@@ -28,10 +27,18 @@ public final class BudgetLedger {
      * One entry of the log.
      *
      * @param scope the cap it counts against: {@link #FLEET} (null) or a producer's name
+     * @param limit the places the scope's window has, by the cap of whoever judges
+     * @param writer who wrote it (a replica's id; null for a ledger of one writer): a release gives back only a claim
+     *     of its own writer
      */
-    public record Entry(Kind kind, String scope, String claim, long window, int limit) {
+    public record Entry(Kind kind, String scope, String claim, long window, int limit, String writer) {
 
-        /** An entry of the fleet's scope. */
+        /** An entry of one writer. */
+        public Entry(Kind kind, String scope, String claim, long window, int limit) {
+            this(kind, scope, claim, window, limit, null);
+        }
+
+        /** An entry of the fleet's scope, of one writer. */
         public Entry(Kind kind, String claim, long window, int limit) {
             this(kind, FLEET, claim, window, limit);
         }
@@ -51,25 +58,37 @@ public final class BudgetLedger {
         REFUSED,
         RELEASED,
         /** A release of a claim that holds no place (refused, released already, or of a forgotten window). */
-        IGNORED
+        IGNORED,
+        /** A release of a claim that holds a place for another writer: the place stays taken. */
+        FOREIGN
     }
 
     /** A window of one scope. */
     private record Key(String scope, long window) {}
 
-    private final Map<Key, Set<String>> places = new HashMap<>();
+    /** The claims holding a place in each window, with their writers; a window's map is made by its first claim. */
+    private final Map<Key, Map<String, String>> places = new HashMap<>();
 
     /** Applies the next entry of the log. */
     public synchronized Verdict apply(Entry entry) {
-        Set<String> held = places.computeIfAbsent(new Key(entry.scope(), entry.window()), key -> new HashSet<>());
+        Key key = new Key(entry.scope(), entry.window());
         if (entry.kind() == Kind.RELEASE) {
-            return held.remove(entry.claim()) ? Verdict.RELEASED : Verdict.IGNORED;
+            Map<String, String> held = places.get(key);
+            if (held == null || !held.containsKey(entry.claim())) {
+                return Verdict.IGNORED;
+            }
+            if (!Objects.equals(held.get(entry.claim()), entry.writer())) {
+                return Verdict.FOREIGN;
+            }
+            held.remove(entry.claim());
+            return Verdict.RELEASED;
         }
-        if (held.contains(entry.claim())) {
+        Map<String, String> held = places.computeIfAbsent(key, k -> new HashMap<>());
+        if (held.containsKey(entry.claim())) {
             return Verdict.ACCEPTED;
         }
         if (held.size() < entry.limit()) {
-            held.add(entry.claim());
+            held.put(entry.claim(), entry.writer());
             return Verdict.ACCEPTED;
         }
         return Verdict.REFUSED;
@@ -82,7 +101,7 @@ public final class BudgetLedger {
 
     /** Places held in {@code window} of {@code scope}: accepted claims not released. */
     public synchronized int used(String scope, long window) {
-        Set<String> held = places.get(new Key(scope, window));
+        Map<String, String> held = places.get(new Key(scope, window));
         return held == null ? 0 : held.size();
     }
 

@@ -43,7 +43,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * starts at the records younger than {@code IMAGE_WORKER_CANCEL_RETENTION} ({@code offsetsForTimes}), so a worker that
  * starts knows the cancels its requests may still meet; start-up waits (at most {@link #CATCH_UP}) until it has read up
  * to the topic's end, before requests are taken. A record is {@code {"requestId": "..."}} keyed by the id; one without
- * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped.
+ * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped. One with no usable id
+ * in either is skipped too, counted and logged at a bounded rate ({@link SkippedRecords}); a record's time is not
+ * trusted beyond the reader's clock ({@link Cancellations#cancel}).
  *
  * <p>Like the spend guard's reader ({@link KafkaBudgetLog}) it outlives failures: the consumer is closed and, after a
  * back-off that grows while failures follow each other, a new one resumes where the last stopped
@@ -67,6 +69,7 @@ public class CancelReader {
     private final Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers;
     private final LongSupplier nanos;
     private final Counter restarts;
+    private final SkippedRecords skipped;
     private final CountDownLatch caughtUp = new CountDownLatch(1);
 
     /** The offsets the reader must reach to have caught up at start, or null once it has. Reader thread only. */
@@ -112,6 +115,8 @@ public class CancelReader {
                 registry,
                 "image_worker_cancel_reader_restarts",
                 "Restarts of the cancel topic's reader after a failure (it resumes where it stopped)");
+        this.skipped =
+                new SkippedRecords(registry, SideTopicMetrics.CANCEL, SkippedRecords.CANCEL, "Cancellation", nanos);
         WorkerMetrics.gauge(
                         "image_worker_cancel_reader_stalled",
                         this,
@@ -157,6 +162,7 @@ public class CancelReader {
                     lookForNewPartitions(consumer);
                 }),
                 restarts,
+                skipped,
                 nanos,
                 TopicReader.FIRST_BACKOFF);
         reader = started;
@@ -296,7 +302,11 @@ public class CancelReader {
         Log.infof("Cancellation: reading %d partitions of %s", now.size(), topic.get());
     }
 
-    private void apply(ConsumerRecord<byte[], byte[]> record) {
+    /**
+     * Hands the cancel {@code record} names to {@link Cancellations} (which takes its time as now when it is later), or
+     * skips it, counted and logged at a bounded rate, when it names no valid request id.
+     */
+    void apply(ConsumerRecord<byte[], byte[]> record) {
         if (record.value() == null) {
             return;
         }
@@ -313,9 +323,10 @@ public class CancelReader {
             requestId = new String(record.key(), StandardCharsets.UTF_8);
         }
         if (!RequestId.isValid(requestId)) {
-            Log.warnf(
-                    "Cancellation: skipping record %d of %s-%d: no requestId (%s) in its value or key",
-                    record.offset(), record.topic(), record.partition(), RequestId.RULE);
+            skipped.skip(
+                    record,
+                    SkippedRecords.Reason.UNREADABLE,
+                    "no requestId (" + RequestId.RULE + ") in its value or key");
             return;
         }
         cancellations.cancel(requestId, record.timestamp() > 0 ? record.timestamp() : System.currentTimeMillis());

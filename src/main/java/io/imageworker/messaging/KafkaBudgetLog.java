@@ -1,6 +1,7 @@
 package io.imageworker.messaging;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
@@ -65,6 +66,15 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * count a producer's claims as the fleet's: too many, never too few). The reader starts at the earliest start of the
  * current windows of every scope.
  *
+ * <p>Anyone who may write the topic writes into every replica's judgement, so the reader bounds what a record can do
+ * (README, Trust model). A record that cannot be applied (not JSON, an unknown kind, a field missing or of the wrong
+ * type) is skipped and counted ({@link SkippedRecords}), never read again and again; the same record is skipped the same
+ * way by a reader that starts later. A window is judged by the reader's own cap ({@code IMAGE_WORKER_BUDGET_MAX_CALLS},
+ * a producer's in {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}), never by the {@code limit} a record carries (written for
+ * older replicas only); records of a scope without a cap here hold nothing. A record for a window beyond the next one
+ * by the reader's clock is skipped, so no one can fill windows ahead or grow the ledger with them. A release gives back
+ * only a claim of its own writer ({@code replica}, an id each worker draws at start), else it is skipped.
+ *
  * <p>Started by the spend guard only when a cap is set. Clients get the worker's Kafka settings ({@code kafka.*}:
  * brokers, TLS, SASL). A missing topic is created with one partition (best effort: the chart's topic job or Strimzi
  * normally creates it).
@@ -83,10 +93,19 @@ public class KafkaBudgetLog implements BudgetLog {
     /** The topic keeps its records at least this long (and at least two windows). */
     private static final Duration MIN_RETENTION = Duration.ofDays(1);
 
+    /** The longest a claim's id or a writer's id may be: the worker's own are UUIDs and host names. */
+    private static final int MAX_ID_LENGTH = 256;
+
     private final String topic;
     private final long windowMillis;
     /** The window length of each producer with a cap of its own (contract v1.2). */
     private final Map<String, Long> producerWindows;
+    /** The fleet's cap, by which this reader judges the fleet's windows; empty: the fleet's records hold nothing. */
+    private final Optional<Integer> fleetLimit;
+    /** The cap of each producer with one of its own, by which this reader judges its windows. */
+    private final Map<String, Integer> producerLimits;
+
+    private final SkippedRecords skipped;
 
     private final Map<String, Object> kafka;
     private final ObjectMapper json;
@@ -131,14 +150,23 @@ public class KafkaBudgetLog implements BudgetLog {
         this.topic = config.topic().budget();
         this.windowMillis = config.budget().window().toMillis();
         Map<String, Long> windows = new java.util.HashMap<>();
-        ProducerBudgets.orNone(config.budget().perProducer())
-                .named()
-                .forEach((name, cap) -> windows.put(name, cap.window().toMillis()));
+        Map<String, Integer> limits = new java.util.HashMap<>();
+        ProducerBudgets.orNone(config.budget().perProducer()).named().forEach((name, cap) -> {
+            windows.put(name, cap.window().toMillis());
+            limits.put(name, cap.calls());
+        });
         this.producerWindows = Map.copyOf(windows);
+        this.producerLimits = Map.copyOf(limits);
+        this.fleetLimit = config.budget().maxCalls();
         this.kafka = kafka;
         this.json = json;
-        this.replica = System.getenv().getOrDefault("HOSTNAME", "worker-" + UUID.randomUUID());
+        // The host name for people reading the topic, and a part drawn at start that no one who cannot read the topic
+        // can guess: a release must name the writer of the claim it gives back.
+        this.replica = System.getenv().getOrDefault("HOSTNAME", "worker") + "-"
+                + UUID.randomUUID().toString().substring(0, 8);
         this.partition = new TopicPartition(topic, 0);
+        this.skipped =
+                new SkippedRecords(registry, SideTopicMetrics.BUDGET, SkippedRecords.BUDGET, "Spend guard", nanos);
         this.consumers = consumers;
         this.reader = new TopicReader(
                 "image-worker-budget-reader",
@@ -150,6 +178,7 @@ public class KafkaBudgetLog implements BudgetLog {
                     ledger.forgetBefore(scope -> now / windowMillis(scope) - 1);
                 }),
                 WorkerMetrics.counter(registry, READER_RESTARTS, READER_RESTARTS_HELP),
+                skipped,
                 nanos,
                 firstBackoff);
     }
@@ -192,6 +221,11 @@ public class KafkaBudgetLog implements BudgetLog {
     /** The window length of {@code scope}: the fleet's, or a capped producer's (the fleet's for one not known here). */
     private long windowMillis(String scope) {
         return scope == null ? windowMillis : producerWindows.getOrDefault(scope, windowMillis);
+    }
+
+    /** The cap of {@code scope} here, by which its windows are judged: none for a scope without a cap here. */
+    private Optional<Integer> limit(String scope) {
+        return scope == null ? fleetLimit : Optional.ofNullable(producerLimits.get(scope));
     }
 
     /** The longest window of any scope: how far back the reader starts, and what the topic must keep. */
@@ -304,21 +338,53 @@ public class KafkaBudgetLog implements BudgetLog {
         return reader.stall();
     }
 
-    private void apply(ConsumerRecord<byte[], byte[]> record) {
+    /**
+     * Applies one record of the log, or skips it (counted, logged at a bounded rate): never throws, so that no record
+     * stops the reader.
+     */
+    void apply(ConsumerRecord<byte[], byte[]> record) {
         Record entry;
         try {
-            entry = json.readValue(record.value(), Record.class);
-        } catch (IOException | RuntimeException e) {
-            Log.warnf("Spend guard: skipping record %d of %s, not a budget entry: %s", record.offset(), partition, e);
+            entry = Record.read(json, record.value());
+        } catch (Unusable e) {
+            skipped.skip(record, e.reason, e.getMessage());
             return;
         }
-        BudgetLedger.Verdict verdict = ledger.apply(
-                new BudgetLedger.Entry(entry.kind(), entry.scope(), entry.claim(), entry.window(), entry.limit()));
-        CompletableFuture<Boolean> waiting =
-                entry.kind() == BudgetLedger.Kind.CLAIM ? pending.get(entry.claim()) : null;
+        CompletableFuture<Boolean> waiting = entry.kind() == BudgetLedger.Kind.CLAIM && replica.equals(entry.replica())
+                ? pending.get(entry.claim())
+                : null;
+        Optional<Integer> limit = limit(entry.scope());
+        if (limit.isEmpty()) {
+            // A scope without a cap here (another replica's setting): no call of this replica waits on its windows.
+            if (waiting != null) {
+                waiting.complete(true);
+            }
+            return;
+        }
+        long next = System.currentTimeMillis() / windowMillis(entry.scope()) + 1;
+        if (entry.window() > next) {
+            skipped.skip(
+                    record,
+                    SkippedRecords.Reason.WINDOW_AHEAD,
+                    "window " + entry.window() + " is beyond the next one, " + next);
+            return;
+        }
+        BudgetLedger.Verdict verdict = ledger.apply(new BudgetLedger.Entry(
+                entry.kind(), entry.scope(), entry.claim(), entry.window(), limit.get(), entry.replica()));
+        if (verdict == BudgetLedger.Verdict.FOREIGN) {
+            skipped.skip(
+                    record,
+                    SkippedRecords.Reason.FOREIGN_RELEASE,
+                    "replica " + entry.replica() + " cannot release another writer's claim " + entry.claim());
+        }
         if (waiting != null) {
             waiting.complete(verdict == BudgetLedger.Verdict.ACCEPTED);
         }
+    }
+
+    /** This worker's id as the writer of its records. */
+    String replica() {
+        return replica;
     }
 
     private void createTopicIfMissing() {
@@ -360,8 +426,9 @@ public class KafkaBudgetLog implements BudgetLog {
     }
 
     /**
-     * A log entry as written: the ledger's entry and the replica that wrote it (for people reading the topic); {@code
-     * scope} the producer whose cap it counts against, absent (not written) for the fleet's.
+     * A log entry as written: the ledger's entry and the replica that wrote it (the writer of a claim, who alone may
+     * release it); {@code scope} the producer whose cap it counts against, absent (not written) for the fleet's; {@code
+     * limit} the writer's cap, which no reader of this version judges by (older replicas do).
      */
     record Record(
             BudgetLedger.Kind kind,
@@ -374,6 +441,74 @@ public class KafkaBudgetLog implements BudgetLog {
         /** An entry of the fleet's scope. */
         Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica) {
             this(kind, claim, window, limit, replica, null);
+        }
+
+        /**
+         * The entry {@code value} holds, read strictly: a JSON object whose {@code kind} is {@code CLAIM} or {@code
+         * RELEASE}, whose {@code claim} and {@code replica} are strings of 1 to {@value #MAX_ID_LENGTH} characters,
+         * whose {@code window} is a whole number, and whose {@code scope}, if any, a string. {@code limit} is not read.
+         */
+        static Record read(ObjectMapper json, byte[] value) throws Unusable {
+            JsonNode node;
+            try {
+                node = value == null ? null : json.readTree(value);
+            } catch (IOException | RuntimeException e) {
+                throw new Unusable(
+                        SkippedRecords.Reason.UNREADABLE,
+                        "not JSON: " + e.getClass().getSimpleName());
+            }
+            if (node == null || !node.isObject()) {
+                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "not a JSON object");
+            }
+            String kind = text(node, "kind");
+            if (!"CLAIM".equals(kind) && !"RELEASE".equals(kind)) {
+                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "kind is neither CLAIM nor RELEASE");
+            }
+            String claim = text(node, "claim");
+            String writer = text(node, "replica");
+            JsonNode window = node.path("window");
+            if (!window.isIntegralNumber() || !window.canConvertToLong()) {
+                throw new Unusable(
+                        window.isMissingNode() ? SkippedRecords.Reason.INCOMPLETE : SkippedRecords.Reason.UNREADABLE,
+                        "window is not a whole number");
+            }
+            JsonNode scope = node.path("scope");
+            if (!scope.isMissingNode() && !scope.isNull() && !scope.isTextual()) {
+                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "scope is not a string");
+            }
+            return new Record(
+                    BudgetLedger.Kind.valueOf(kind),
+                    claim,
+                    window.asLong(),
+                    0,
+                    writer,
+                    scope.isTextual() ? scope.asText() : null);
+        }
+
+        /** The string field {@code name} of {@code node}: present, a string, 1 to {@value #MAX_ID_LENGTH} long. */
+        private static String text(JsonNode node, String name) throws Unusable {
+            JsonNode field = node.path(name);
+            if (field.isMissingNode()
+                    || field.isNull()
+                    || (field.isTextual() && field.asText().isBlank())) {
+                throw new Unusable(SkippedRecords.Reason.INCOMPLETE, name + " is missing");
+            }
+            if (!field.isTextual() || field.asText().length() > MAX_ID_LENGTH) {
+                throw new Unusable(
+                        SkippedRecords.Reason.UNREADABLE,
+                        name + " is not a string of at most " + MAX_ID_LENGTH + " characters");
+            }
+            return field.asText();
+        }
+    }
+
+    /** Why a record of the log cannot be applied. */
+    static final class Unusable extends Exception {
+        final SkippedRecords.Reason reason;
+
+        Unusable(SkippedRecords.Reason reason, String message) {
+            super(message, null, false, false);
+            this.reason = reason;
         }
     }
 }

@@ -25,6 +25,10 @@ import org.apache.kafka.common.errors.WakeupException;
  * {@link #MAX_BACKOFF}), a new one resumes at the record after the last one read in each partition, so that no record
  * is handled twice. Each restart is counted; {@link #stall()} says when the reader restarts or has completed no poll
  * for {@link #STALL_AFTER}.
+ *
+ * <p>A record the client reads but its handler fails on is not such a failure: anyone who may write the topic can
+ * write it, and a reader that restarted at it would fail on it again, for as long as the topic keeps it. It is skipped
+ * and counted ({@link SkippedRecords}, reason {@code failed}), and the reader goes on after it.
  */
 final class TopicReader {
 
@@ -91,6 +95,7 @@ final class TopicReader {
     private final String late;
     private final Records records;
     private final Counter restarts;
+    private final SkippedRecords skipped;
     private final LongSupplier nanos;
     private final Duration firstBackoff;
     private final CountDownLatch stopping = new CountDownLatch(1);
@@ -110,8 +115,8 @@ final class TopicReader {
     /**
      * A reader on a thread named {@code name}, whose log lines begin with {@code who}, of {@code what} (a topic or a
      * partition, for log lines and {@link #stall()}), that says in its log line of a failure what it means that the
-     * reader restarts ({@code late}); it counts its restarts in {@code restarts}, measures its stalls on {@code nanos}
-     * and waits {@code firstBackoff} before a first restart.
+     * reader restarts ({@code late}); it counts its restarts in {@code restarts} and the records its handler failed
+     * on in {@code skipped}, measures its stalls on {@code nanos} and waits {@code firstBackoff} before a first restart.
      */
     TopicReader(
             String name,
@@ -120,6 +125,7 @@ final class TopicReader {
             String late,
             Records records,
             Counter restarts,
+            SkippedRecords skipped,
             LongSupplier nanos,
             Duration firstBackoff) {
         this.name = name;
@@ -128,6 +134,7 @@ final class TopicReader {
         this.late = late;
         this.records = records;
         this.restarts = restarts;
+        this.skipped = skipped;
         this.nanos = nanos;
         this.firstBackoff = firstBackoff;
     }
@@ -165,7 +172,7 @@ final class TopicReader {
                     }
                 } else {
                     for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
-                        records.accept(record);
+                        handle(record);
                         positions.put(new TopicPartition(record.topic(), record.partition()), record.offset() + 1);
                     }
                 }
@@ -194,6 +201,15 @@ final class TopicReader {
             }
         }
         closeConsumer();
+    }
+
+    /** Hands {@code record} to its handler; a failure of the handler skips the record instead of ending the read. */
+    private void handle(ConsumerRecord<byte[], byte[]> record) {
+        try {
+            records.accept(record);
+        } catch (RuntimeException e) {
+            skipped.skip(record, SkippedRecords.Reason.FAILED, e.toString());
+        }
     }
 
     /**

@@ -15,7 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.PriorityQueue;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,10 +23,17 @@ import java.util.function.Supplier;
 
 /**
  * The cancels this worker knows of (contract v1.2), and the requests they may still stop. A cancel names a {@code
- * requestId}; it is remembered until its record's time plus {@code IMAGE_WORKER_CANCEL_RETENTION}, so that a request
- * arriving later is cancelled too, then forgotten. At most {@link #MAX_HELD} are held: beyond it the cancels nearest
- * to their expiry are forgotten first (logged), so a flood of cancels costs a bounded amount of memory (an entry is
- * its id, at most 128 characters, and about 150 bytes more).
+ * requestId}; it is remembered until its time plus {@code IMAGE_WORKER_CANCEL_RETENTION}, so that a request arriving
+ * later is cancelled too, then forgotten. Its time is its record's, but never later than this worker's clock when it is
+ * read: anyone who may write the cancel topic chooses the record's time, and a time ahead would keep the cancel longer
+ * and put it behind every real one in the order below.
+ *
+ * <p>Memory is bounded in bytes whatever is sent: at most {@link #MAX_HELD_BYTES} of cancels are held, each counted as
+ * its id's characters plus {@link #ENTRY_BYTES} (the maps' nodes, the entry, the string), and one id holds one entry
+ * however often it is sent (a cancel sent again with a later time replaces the first). Beyond the bound the oldest
+ * cancels (the nearest to their expiry) are forgotten first, counted in {@code image_worker_cancels_dropped_total}
+ * (alert {@code ImageWorkerCancelsDropped}) and logged at most once per {@link #DROP_LOG_EVERY}: a flood of cancels
+ * stamped ahead forgets the cancels older than it, never one that comes after it.
  *
  * <p>A request in progress holds a {@link Ticket}: the one place that decides, atomically, whether its next gateway
  * call may leave. Until any call of the request has left, a cancel stops it ({@code CANCELLED}, no call, nothing
@@ -36,44 +43,60 @@ import java.util.function.Supplier;
 @ApplicationScoped
 public class Cancellations {
 
-    /** The most cancels held at once. */
-    public static final int MAX_HELD = 100_000;
+    /** The most bytes of cancels held at once: some 200,000 ids of 8 to 36 characters, 110,000 of 128. */
+    public static final long MAX_HELD_BYTES = 32L * 1024 * 1024;
+    /**
+     * What one cancel held costs beside its id's characters (one byte each: ids are ASCII): a hash-map node and its slot,
+     * a tree node, the entry, the string and its array's header, on a 64-bit JVM with compressed references.
+     */
+    public static final int ENTRY_BYTES = 160;
+    /** At most one log line about forgotten cancels this often. */
+    static final Duration DROP_LOG_EVERY = Duration.ofSeconds(30);
 
     private final Clock clock;
     private final Duration retention;
-    private final int maxHeld;
+    private final long maxHeldBytes;
     private final boolean enabled;
-    /** Cancel expiry (epoch millis) by request id; guarded by {@code this}. */
-    private final Map<String, Long> expiries = new HashMap<>();
-    /** The same cancels ordered by expiry, nearest first; an entry whose expiry was moved since is stale. */
-    private final PriorityQueue<Held> byExpiry = new PriorityQueue<>();
+    /** The cancels held, by request id; guarded by {@code this}. */
+    private final Map<String, Held> byId = new HashMap<>();
+    /** The same cancels, oldest (nearest to its expiry) first; guarded by {@code this}. */
+    private final TreeSet<Held> byTime = new TreeSet<>();
     /** The tickets of the requests in progress, by request id. */
     private final Map<String, Ticket> tickets = new ConcurrentHashMap<>();
 
     private final Counter cancelledRequests;
-    private long dropped;
+    private final Counter dropped;
+    /** The bytes {@link #byId} and {@link #byTime} hold, as counted by {@link #bytesOf}; guarded by {@code this}. */
+    private long heldBytes;
+    /** Orders cancels of the same time by their arrival; guarded by {@code this}. */
+    private long arrivals;
+    /** When (epoch millis) a line about forgotten cancels was last logged; guarded by {@code this}. */
+    private long lastDropLog = -DROP_LOG_EVERY.toMillis();
+    /** Cancels forgotten since that line; guarded by {@code this}. */
+    private long droppedSinceLog;
 
     @Inject
     Cancellations(WorkerConfig config, MeterRegistry registry) {
         this(
                 Clock.systemUTC(),
                 config.cancel().retention(),
-                MAX_HELD,
+                MAX_HELD_BYTES,
                 config.topic().cancel().filter(topic -> !topic.isBlank()).isPresent(),
                 registry);
     }
 
     /**
-     * Cancellations on {@code clock}, holding at most {@code maxHeld} cancels, each for {@code retention}; on or off
-     * ({@code enabled}). Public for the tests of the layers above, which build one without the configuration.
+     * Cancellations on {@code clock}, holding at most {@code maxHeldBytes} of cancels ({@link #bytesOf}), each for
+     * {@code retention}; on or off ({@code enabled}). Public for the tests of the layers above, which build one without
+     * the configuration.
      */
-    public Cancellations(Clock clock, Duration retention, int maxHeld, boolean enabled, MeterRegistry registry) {
+    public Cancellations(Clock clock, Duration retention, long maxHeldBytes, boolean enabled, MeterRegistry registry) {
         if (retention.isNegative() || retention.isZero()) {
             throw new IllegalArgumentException("the cancel retention must be positive, got " + retention);
         }
         this.clock = clock;
         this.retention = retention;
-        this.maxHeld = maxHeld;
+        this.maxHeldBytes = maxHeldBytes;
         this.enabled = enabled;
         // Exported with cancellation off too (0): every worker exports the same series, which the dashboard draws.
         this.cancelledRequests = WorkerMetrics.counter(
@@ -84,8 +107,26 @@ public class Cancellations {
                         "image_worker_cancels_held",
                         this,
                         Cancellations::held,
-                        "Cancels remembered for requests that may still come (at most " + maxHeld + ")")
+                        "Cancels remembered for requests that may still come")
                 .register(registry);
+        WorkerMetrics.gauge(
+                        "image_worker_cancels_held_bytes",
+                        this,
+                        Cancellations::heldBytes,
+                        "Bytes of the cancels remembered (at most " + maxHeldBytes + ", their ids and " + ENTRY_BYTES
+                                + " bytes each)")
+                .baseUnit("bytes")
+                .register(registry);
+        this.dropped = WorkerMetrics.counter(
+                registry,
+                "image_worker_cancels_dropped",
+                "Cancels forgotten before their retention ended because the cancels held reached their bound in bytes"
+                        + " (the oldest first): a request they named may still be called");
+    }
+
+    /** The bytes one cancel of {@code requestId} is counted as. */
+    public static long bytesOf(String requestId) {
+        return ENTRY_BYTES + (long) requestId.length();
     }
 
     /** Whether cancellation is on ({@code IMAGE_WORKER_TOPIC_CANCEL} names a topic). */
@@ -99,36 +140,40 @@ public class Cancellations {
     }
 
     /**
-     * A cancel of {@code requestId}, made at {@code madeAtMillis} (its record's time): remembered until that time plus
-     * the retention, and a request of that id in progress that has made no call yet is stopped. A cancel already past
-     * its retention is ignored.
+     * A cancel of {@code requestId}, made at {@code madeAtMillis} (its record's time; taken as now when later than
+     * now): remembered until that time plus the retention, and a request of that id in progress that has made no call
+     * yet is stopped. A cancel already past its retention is ignored; one of an id held already replaces it when it is
+     * later.
      */
     public void cancel(String requestId, long madeAtMillis) {
-        long expiry = madeAtMillis + retention.toMillis();
         long now = clock.millis();
-        if (expiry <= now) {
+        long madeAt = Math.min(madeAtMillis, now);
+        if (madeAt + retention.toMillis() <= now) {
             return;
         }
         synchronized (this) {
             forgetExpired(now);
-            Long known = expiries.get(requestId);
-            if (known == null || known < expiry) {
-                expiries.put(requestId, expiry);
-                byExpiry.add(new Held(requestId, expiry));
-            }
-            while (expiries.size() > maxHeld) {
-                Held nearest = byExpiry.poll();
-                if (nearest == null) {
-                    break;
+            Held known = byId.get(requestId);
+            if (known == null || known.madeAt() < madeAt) {
+                if (known != null) {
+                    forget(known);
                 }
-                if (nearest.expiry() == expiries.getOrDefault(nearest.requestId(), -1L)) {
-                    expiries.remove(nearest.requestId());
-                    if (dropped++ % 10_000 == 0) {
-                        Log.warnf(
-                                "Cancellation: more than %d cancels held; forgetting those nearest to their expiry"
-                                        + " (%d so far)",
-                                maxHeld, dropped);
-                    }
+                Held held = new Held(requestId, madeAt, arrivals++);
+                byId.put(requestId, held);
+                byTime.add(held);
+                heldBytes += bytesOf(requestId);
+            }
+            while (heldBytes > maxHeldBytes && !byTime.isEmpty()) {
+                forget(byTime.first());
+                dropped.increment();
+                droppedSinceLog++;
+                if (now - lastDropLog >= DROP_LOG_EVERY.toMillis()) {
+                    Log.warnf(
+                            "Cancellation: more than %d bytes of cancels held; forgot the oldest %d (%d in all, see"
+                                    + " image_worker_cancels_dropped_total)",
+                            maxHeldBytes, droppedSinceLog, (long) dropped.count());
+                    lastDropLog = now;
+                    droppedSinceLog = 0;
                 }
             }
         }
@@ -140,21 +185,33 @@ public class Cancellations {
 
     /** Whether a cancel of {@code requestId} is remembered now. */
     public synchronized boolean isCancelled(String requestId) {
-        Long expiry = expiries.get(requestId);
-        return expiry != null && expiry > clock.millis();
+        Held held = byId.get(requestId);
+        return held != null && held.madeAt() + retention.toMillis() > clock.millis();
     }
 
     /** How many cancels are remembered (the expired ones forgotten first). */
     public synchronized int held() {
         forgetExpired(clock.millis());
-        return expiries.size();
+        return byId.size();
+    }
+
+    /** The bytes of the cancels remembered, as counted by {@link #bytesOf} (the expired ones forgotten first). */
+    public synchronized long heldBytes() {
+        forgetExpired(clock.millis());
+        return heldBytes;
     }
 
     private void forgetExpired(long now) {
-        while (!byExpiry.isEmpty() && byExpiry.peek().expiry() <= now) {
-            Held held = byExpiry.poll();
-            expiries.remove(held.requestId(), held.expiry());
+        long expiredBefore = now - retention.toMillis();
+        while (!byTime.isEmpty() && byTime.first().madeAt() <= expiredBefore) {
+            forget(byTime.first());
         }
+    }
+
+    private void forget(Held held) {
+        byTime.remove(held);
+        byId.remove(held.requestId());
+        heldBytes -= bytesOf(held.requestId());
     }
 
     /**
@@ -176,11 +233,12 @@ public class Cancellations {
         }
     }
 
-    /** A cancel, and when it is forgotten. */
-    private record Held(String requestId, long expiry) implements Comparable<Held> {
+    /** A cancel, its time, and its place among the cancels of the same time. */
+    private record Held(String requestId, long madeAt, long arrival) implements Comparable<Held> {
         @Override
         public int compareTo(Held other) {
-            return Long.compare(expiry, other.expiry);
+            int byTime = Long.compare(madeAt, other.madeAt);
+            return byTime != 0 ? byTime : Long.compare(arrival, other.arrival);
         }
     }
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import com.marcnuri.helm.Helm;
+import com.marcnuri.helm.InstallCommand;
 import com.marcnuri.helm.LintResult;
 import com.marcnuri.helm.TemplateCommand;
 import java.io.IOException;
@@ -59,6 +60,30 @@ final class HelmChart {
         }
         sets.forEach(command::set);
         return command.call();
+    }
+
+    /**
+     * The release's NOTES, as {@code helm install} prints them after installing: a client-only dry run (no cluster),
+     * whose output ends with them. {@code helm template} leaves them out.
+     */
+    static String notes(Path values, Map<String, ?> sets) {
+        InstallCommand command = new Helm(DIRECTORY)
+                .install()
+                .withName(RELEASE)
+                .withNamespace(NAMESPACE)
+                .withKubeVersion(KUBE_VERSION)
+                .clientOnly()
+                .dryRun();
+        if (values != null) {
+            command.withValuesFile(values);
+        }
+        sets.forEach(command::set);
+        String output = command.call().getOutput();
+        int notes = output.indexOf("NOTES:");
+        if (notes < 0) {
+            throw new AssertionError("no NOTES in the install's output:\n" + output);
+        }
+        return output.substring(notes);
     }
 
     /** The message Helm refuses to render with, or an assertion error when it renders. */

@@ -154,18 +154,29 @@ class HelmChartTest {
                 .isEqualTo(grace.toSeconds() + 30);
     }
 
+    /**
+     * The grace covers a whole call and then its store and its publish (the infrastructure patience, 120 s by
+     * default): a grace equal to the gateway timeout leaves a call that uses all of it no time to be stored.
+     */
     @ParameterizedTest
     @CsvSource({"180s, 180", "3m, 180", "180000ms, 180", "179001ms, 180", "1h, 3600"})
-    void refusesAShutdownGraceShorterThanTheGatewayTimeoutInEveryUnit(String timeout, int seconds) {
-        Map<String, Object> equal = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds);
-        Map<String, Object> shorter = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds - 1);
+    void refusesAShutdownGraceShorterThanTheGatewayTimeoutPlusThePatienceInEveryUnit(String timeout, int seconds) {
+        int covered = seconds + 120;
+        Map<String, Object> enough = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", covered);
+        Map<String, Object> shorter = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", covered - 1);
+        Map<String, Object> onlyTheCall = Map.of("gateway.timeout", timeout, "shutdownGraceSeconds", seconds);
 
-        assertThat(HelmChart.render(DEFAULTS, equal)
+        assertThat(HelmChart.render(DEFAULTS, enough)
                         .environment()
                         .get("IMAGE_WORKER_SHUTDOWN_GRACE")
                         .value())
-                .isEqualTo(seconds + "s");
-        assertThat(HelmChart.refusal(DEFAULTS, shorter)).contains("is shorter than the gateway timeout");
+                .isEqualTo(covered + "s");
+        assertThat(HelmChart.refusal(DEFAULTS, shorter))
+                .contains("is shorter than the gateway timeout + the infrastructure patience (" + seconds
+                        + "s + 120s = " + covered + "s");
+        assertThat(HelmChart.refusal(DEFAULTS, onlyTheCall))
+                .contains("the shutdown grace (" + seconds + "s: shutdownGraceSeconds")
+                .contains("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE");
     }
 
     @Test
@@ -181,11 +192,17 @@ class HelmChartTest {
 
     /** The grace guard reads what the worker runs with: a value set through extraEnv is no way around it. */
     @ParameterizedTest
-    @CsvSource({"IMAGE_WORKER_GATEWAY_TIMEOUT, 10m", "IMAGE_WORKER_SHUTDOWN_GRACE, 120s"})
-    void refusesAGatewayTimeoutOrAGraceSetThroughExtraEnvThatCutsCallsOff(String name, String value) {
+    @CsvSource({
+        "IMAGE_WORKER_GATEWAY_TIMEOUT, 10m",
+        "IMAGE_WORKER_SHUTDOWN_GRACE, 120s",
+        "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE, 5m"
+    })
+    void refusesAGatewayTimeoutAPatienceOrAGraceSetThroughExtraEnvThatCutsCallsOff(String name, String value) {
         Map<String, Object> values = Map.of("extraEnv[0].name", name, "extraEnv[0].value", value);
 
-        assertThat(HelmChart.refusal(DEFAULTS, values)).contains("is shorter than the gateway timeout");
+        assertThat(HelmChart.refusal(DEFAULTS, values))
+                .contains("the shutdown grace")
+                .contains("is shorter than the gateway timeout + the infrastructure patience");
         assertThat(HelmChart.render(
                                 DEFAULTS,
                                 Map.of(
@@ -194,6 +211,8 @@ class HelmChartTest {
                                         "extraEnv[0].value",
                                         value,
                                         "allowShortShutdownGrace",
+                                        true,
+                                        "allowShortRebalanceGrace",
                                         true))
                         .environment()
                         .get(name)
@@ -408,10 +427,35 @@ class HelmChartTest {
                         Map.of("secret.gatewayApiKey", "sk-x")),
                 new Refusal("half an AWS key pair", "go together", inlineKey, Map.of("secret.awsAccessKeyId", "id")),
                 new Refusal(
-                        "a shutdown grace shorter than a gateway call",
-                        "is shorter than the gateway timeout (120s",
-                        Map.of("gateway.timeout", "2m", "shutdownGraceSeconds", 120),
-                        Map.of("shutdownGraceSeconds", 119)),
+                        "a shutdown grace shorter than a gateway call, its store and its publish",
+                        "is shorter than the gateway timeout + the infrastructure patience (120s + 120s = 240s",
+                        Map.of("gateway.timeout", "2m", "shutdownGraceSeconds", 240),
+                        Map.of("shutdownGraceSeconds", 239)),
+                new Refusal(
+                        "a rebalance grace shorter than a gateway call, its store and its publish",
+                        "the rebalance grace (239s: rebalanceGraceSeconds",
+                        Map.of("gateway.timeout", "2m", "rebalanceGraceSeconds", 240),
+                        Map.of("rebalanceGraceSeconds", 239)),
+                new Refusal(
+                        "a poll interval shorter than the rebalance grace + 60 s",
+                        "must be at least the rebalance grace + 60 s (900000 ms)",
+                        Map.of("rebalanceGraceSeconds", 840, "kafka.maxPollIntervalMs", 900000),
+                        Map.of("kafka.maxPollIntervalMs", 899999)),
+                new Refusal(
+                        "a -D option that outranks a checked setting",
+                        "jvm.extraOpts must not set image-worker.rebalance-grace",
+                        Map.of("jvm.extraOpts", "-XX:+ExitOnOutOfMemoryError -Dimage-worker.concurrency=8"),
+                        Map.of(
+                                "jvm.extraOpts",
+                                "-XX:+ExitOnOutOfMemoryError -Dimage-worker.concurrency=8"
+                                        + " -Dimage-worker.rebalance-grace=10s")),
+                new Refusal(
+                        "a checked setting under a profile's name in extraEnv",
+                        "extraEnv must not set _PROD_IMAGE_WORKER_SHUTDOWN_GRACE",
+                        Map.of("extraEnv[0].name", "IMAGE_WORKER_SHUTDOWN_GRACE", "extraEnv[0].value", "400s"),
+                        Map.of(
+                                "extraEnv[1].name", "_PROD_IMAGE_WORKER_SHUTDOWN_GRACE",
+                                "extraEnv[1].value", "10s")),
                 new Refusal(
                         "a termination grace inside the drain",
                         "must be at least the shutdown grace + 10",

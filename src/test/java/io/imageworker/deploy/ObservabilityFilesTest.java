@@ -58,7 +58,9 @@ class ObservabilityFilesTest {
                         "ImageWorkerConcurrencyLimitLowered",
                         "ImageWorkerErrorRateHigh",
                         "ImageWorkerCancelReaderStalled",
-                        "ImageWorkerProducerHeld");
+                        "ImageWorkerProducerHeld",
+                        "ImageWorkerSideTopicRecordsSkipped",
+                        "ImageWorkerCancelsDropped");
         assertThat(expression(rules, "ImageWorkerIntakePaused")).contains("image_worker_intake_paused");
         assertThat(expression(rules, "ImageWorkerSpendGuardHolding")).contains("image_worker_budget_held_requests");
         assertThat(expression(rules, "ImageWorkerDeadLetters")).contains("image_worker_dead_letters_total");
@@ -67,6 +69,9 @@ class ObservabilityFilesTest {
                 .contains("image_worker_concurrency_limit", "image_worker_concurrency_max");
         assertThat(expression(rules, "ImageWorkerErrorRateHigh")).contains("by (namespace, code)");
         assertThat(expression(rules, "ImageWorkerCancelReaderStalled")).contains("image_worker_cancel_reader_stalled");
+        assertThat(expression(rules, "ImageWorkerSideTopicRecordsSkipped"))
+                .contains("image_worker_side_topic_records_skipped_total", "topic, reason");
+        assertThat(expression(rules, "ImageWorkerCancelsDropped")).contains("image_worker_cancels_dropped_total");
         assertThat(expression(rules, "ImageWorkerProducerHeld"))
                 .contains("image_worker_budget_producer_held_requests", "by (namespace, producer)");
     }

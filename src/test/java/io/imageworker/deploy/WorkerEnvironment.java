@@ -15,10 +15,12 @@ final class WorkerEnvironment {
 
     /**
      * Read by something other than {@link WorkerConfig}: the Kafka client (through Quarkus), the AWS SDK's default
-     * chain, Quarkus' HTTP server and OpenTelemetry, and the base image's {@code run-java.sh}.
+     * chain, Quarkus' HTTP server and OpenTelemetry, the request channels' Kafka consumer (SmallRye Reactive
+     * Messaging), and the base image's {@code run-java.sh}.
      */
     static final Set<String> OUTSIDE_WORKER_CONFIG = Set.of(
             "KAFKA_BOOTSTRAP_SERVERS",
+            "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
             "AWS_REGION",
             "AWS_ACCESS_KEY_ID",
             "AWS_SECRET_ACCESS_KEY",

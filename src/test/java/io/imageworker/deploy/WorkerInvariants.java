@@ -27,6 +27,7 @@ final class WorkerInvariants {
 
     static void check(Rendering rendering) {
         terminationGraceOutlastsTheDrain(rendering);
+        gracesCoverACallAndThePollOutlastsTheRebalance(rendering);
         probesAskTheHealthEndpoints(rendering);
         readinessOutlastsTheChecksItRuns(rendering);
         runsAsNonRootOnAReadOnlyRoot(
@@ -46,6 +47,38 @@ final class WorkerInvariants {
                 .as("terminationGracePeriodSeconds against IMAGE_WORKER_SHUTDOWN_GRACE %s", drain)
                 .isNotNull()
                 .isGreaterThan(drain.toSeconds());
+    }
+
+    /**
+     * No call is made twice because a pod stops or a rebalance moves its partitions: the shutdown grace and the
+     * rebalance grace each cover a whole gateway call, then its store and its publish (the infrastructure patience);
+     * and Kafka's poll interval outlasts the rebalance grace by 60 s, since the revocation waits inside the poll loop.
+     */
+    static void gracesCoverACallAndThePollOutlastsTheRebalance(Rendering rendering) {
+        Map<String, Rendering.Variable> environment = rendering.environment();
+        Rendering.Variable patience = environment.get("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE");
+        Duration call = WorkerEnvironment.duration(
+                        environment.get("IMAGE_WORKER_GATEWAY_TIMEOUT").value())
+                .plus(
+                        patience == null
+                                ? TestConfig.worker().retry().infrastructurePatience()
+                                : WorkerEnvironment.duration(patience.value()));
+        Duration shutdown = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_SHUTDOWN_GRACE").value());
+        Duration rebalance = WorkerEnvironment.duration(
+                environment.get("IMAGE_WORKER_REBALANCE_GRACE").value());
+        Duration poll = Duration.ofMillis(Long.parseLong(environment
+                .get("MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS")
+                .value()));
+        assertThat(shutdown)
+                .as("the shutdown grace against a call, its store and its publish")
+                .isGreaterThanOrEqualTo(call);
+        assertThat(rebalance)
+                .as("the rebalance grace against a call, its store and its publish")
+                .isGreaterThanOrEqualTo(call);
+        assertThat(poll)
+                .as("max.poll.interval.ms against the rebalance grace")
+                .isGreaterThanOrEqualTo(rebalance.plusSeconds(60));
     }
 
     /** Startup, liveness and readiness ask Quarkus' health endpoints on the port the worker listens on. */

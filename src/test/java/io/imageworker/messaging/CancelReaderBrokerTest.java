@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.testing.infra.Infrastructure;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -66,9 +67,10 @@ class CancelReaderBrokerTest {
             send(producer, 1, now, "other-key", cancel("c"));
 
             SimpleMeterRegistry firstMetrics = new SimpleMeterRegistry();
-            Cancellations first = new Cancellations(Clock.systemUTC(), RETENTION, 1_000, true, firstMetrics);
-            Cancellations second =
-                    new Cancellations(Clock.systemUTC(), RETENTION, 1_000, true, new SimpleMeterRegistry());
+            Cancellations first =
+                    new Cancellations(Clock.systemUTC(), RETENTION, Cancellations.MAX_HELD_BYTES, true, firstMetrics);
+            Cancellations second = new Cancellations(
+                    Clock.systemUTC(), RETENTION, Cancellations.MAX_HELD_BYTES, true, new SimpleMeterRegistry());
             CancelReader firstReader = reader(first, firstMetrics, new FailingWhenArmed());
             CancelReader secondReader = reader(second, new SimpleMeterRegistry(), new ByteArrayDeserializer());
 
@@ -101,17 +103,25 @@ class CancelReaderBrokerTest {
 
     private CancelReader reader(
             Cancellations cancellations, SimpleMeterRegistry registry, Deserializer<byte[]> values) {
-        CancelReader reader = new CancelReader(
+        CancelReader reader = unstarted(topic, cancellations, registry, values);
+        readers.add(reader);
+        reader.startReading();
+        return reader;
+    }
+
+    /** A reader of {@code topic} on the test broker, not started, that reads values with {@code values}. */
+    static CancelReader unstarted(
+            String topic, Cancellations cancellations, MeterRegistry registry, Deserializer<byte[]> values) {
+        return new CancelReader(
                 Optional.of(topic),
                 cancellations,
-                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
+                Map.of(
+                        CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
+                        Infrastructure.get().kafka().bootstrapServers()),
                 new ObjectMapper(),
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), values),
                 System::nanoTime);
-        readers.add(reader);
-        reader.startReading();
-        return reader;
     }
 
     private void send(KafkaProducer<byte[], byte[]> producer, int partition, long timestamp, String key, String value)

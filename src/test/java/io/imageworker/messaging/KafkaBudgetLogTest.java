@@ -49,7 +49,13 @@ class KafkaBudgetLogTest {
 
     private KafkaBudgetLog log(Duration firstBackoff) {
         log = new KafkaBudgetLog(
-                TestConfig.worker(Map.of("image-worker.topic.budget", TOPIC, "image-worker.budget.window", "1h")),
+                TestConfig.worker(Map.of(
+                        "image-worker.topic.budget",
+                        TOPIC,
+                        "image-worker.budget.window",
+                        "1h",
+                        "image-worker.budget.max-calls",
+                        Integer.toString(CAP))),
                 Map.of(),
                 json,
                 registry,

@@ -22,7 +22,8 @@ class CancellationsTest {
 
     private final MovingClock clock = new MovingClock(Instant.parse("2026-01-05T10:00:00Z"));
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final Cancellations cancellations = new Cancellations(clock, RETENTION, 3, true, registry);
+    private final Cancellations cancellations =
+            new Cancellations(clock, RETENTION, 3 * Cancellations.bytesOf("r-1"), true, registry);
 
     @Test
     void aCancelIsRememberedForTheRetentionFromItsRecordsTimeThenForgotten() {
@@ -79,6 +80,45 @@ class CancellationsTest {
     }
 
     @Test
+    void aCancelStampedAheadCountsFromNowAndIsForgottenBeforeALaterOneAtTheBound() {
+        cancellations.cancel("a-1", clock.millis() + Duration.ofMinutes(50).toMillis());
+        clock.advance(Duration.ofMinutes(1));
+        cancellations.cancel("r-2", clock.millis());
+        clock.advance(Duration.ofMinutes(1));
+        cancellations.cancel("r-3", clock.millis());
+        cancellations.cancel("r-4", clock.millis());
+
+        assertThat(cancellations.isCancelled("a-1"))
+                .as("the oldest by its arrival, forgotten")
+                .isFalse();
+        assertThat(cancellations.isCancelled("r-2")).isTrue();
+        assertThat(registry.get("image_worker_cancels_dropped").counter().count())
+                .isEqualTo(1);
+        assertThat(cancellations.heldBytes()).isEqualTo(3 * Cancellations.bytesOf("r-1"));
+
+        cancellations.cancel("a-5", clock.millis() + Duration.ofMinutes(50).toMillis());
+        clock.advance(RETENTION);
+        assertThat(cancellations.isCancelled("a-5"))
+                .as("an hour from its arrival")
+                .isFalse();
+        assertThat(cancellations.held()).isZero();
+    }
+
+    @Test
+    void anIdSentAgainHoldsOneEntry() {
+        for (int i = 0; i < 1_000; i++) {
+            cancellations.cancel("again", clock.millis() - 1_000 + i);
+        }
+
+        assertThat(cancellations.held()).isEqualTo(1);
+        assertThat(cancellations.heldBytes()).isEqualTo(Cancellations.bytesOf("again"));
+        clock.advance(RETENTION.minusMillis(2));
+        assertThat(cancellations.isCancelled("again"))
+                .as("kept from its latest time")
+                .isTrue();
+    }
+
+    @Test
     void aTicketIsStoppedByACancelUntilItsFirstCallThenNeverAgain() {
         Cancellations.Ticket before = cancellations.ticket("known", false);
         cancellations.cancel("known", clock.millis());
@@ -125,7 +165,7 @@ class CancellationsTest {
     @Test
     void offItNeverCancelsAndExportsZeros() {
         SimpleMeterRegistry quiet = new SimpleMeterRegistry();
-        Cancellations off = new Cancellations(clock, RETENTION, 3, false, quiet);
+        Cancellations off = new Cancellations(clock, RETENTION, 3 * Cancellations.bytesOf("r-1"), false, quiet);
         Cancellations.Ticket ticket = off.ticket("r-1", false);
 
         assertThat(ticket.cancelled()).isFalse();
@@ -138,7 +178,7 @@ class CancellationsTest {
 
     @Test
     void aRetentionMustBePositive() {
-        assertThatThrownBy(() -> new Cancellations(clock, Duration.ZERO, 3, true, registry))
+        assertThatThrownBy(() -> new Cancellations(clock, Duration.ZERO, Cancellations.MAX_HELD_BYTES, true, registry))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("retention");
     }
