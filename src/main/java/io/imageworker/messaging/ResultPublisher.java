@@ -357,7 +357,8 @@ public class ResultPublisher implements CallListener {
                 key,
                 kept,
                 request,
-                reason + "; " + String.join(", ", cuts) + ": the whole copy is larger than Kafka takes",
+                reason + "; " + (cuts.isEmpty() ? "nothing to cut" : String.join(", ", cuts))
+                        + ": the whole copy is larger than Kafka takes",
                 added);
     }
 
