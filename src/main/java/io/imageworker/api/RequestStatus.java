@@ -24,7 +24,9 @@ public record RequestStatus(
                         required = true,
                         enumeration = {"queued", "calling", "completed", "failed", "unknown"})
                 String status,
-        @Schema(description = "completed: the stored image, as in image-completed (the first variant with count)")
+        @Schema(
+                        description = "completed: the stored image, as in image-completed (the first variant with"
+                                + " count); its presigned url only with IMAGE_WORKER_STATUS_PRESIGNED_URLS=true")
                 TerminalEvent.StoredImage image,
         @Schema(description = "completed with count above 1: every stored variant, in call order")
                 List<TerminalEvent.StoredImage> images,
@@ -45,14 +47,21 @@ public record RequestStatus(
         return new RequestStatus(requestId, "unknown", null, null, null, null, null);
     }
 
-    /** A request whose terminal event is recorded. */
-    static RequestStatus recorded(TerminalEvent event) {
+    /**
+     * A request whose terminal event is recorded; the presigned URLs of its images only when {@code urls} says so (the
+     * endpoint is unauthenticated).
+     */
+    static RequestStatus recorded(TerminalEvent event, boolean urls) {
         if (event instanceof TerminalEvent.Completed completed) {
             return new RequestStatus(
                     completed.requestId(),
                     "completed",
-                    completed.image(),
-                    completed.images(),
+                    urls ? completed.image() : withoutUrl(completed.image()),
+                    urls || completed.images() == null
+                            ? completed.images()
+                            : completed.images().stream()
+                                    .map(RequestStatus::withoutUrl)
+                                    .toList(),
                     completed.variants(),
                     null,
                     endedAt(completed.timings()));
@@ -60,6 +69,21 @@ public record RequestStatus(
         TerminalEvent.Failed failed = (TerminalEvent.Failed) event;
         return new RequestStatus(
                 failed.requestId(), "failed", null, null, failed.variants(), failed.error(), endedAt(failed.timings()));
+    }
+
+    private static TerminalEvent.StoredImage withoutUrl(TerminalEvent.StoredImage image) {
+        return image == null
+                ? null
+                : new TerminalEvent.StoredImage(
+                        image.bucket(),
+                        image.key(),
+                        image.uri(),
+                        null,
+                        image.contentType(),
+                        image.width(),
+                        image.height(),
+                        image.bytes(),
+                        image.sha256());
     }
 
     private static Instant endedAt(TerminalEvent.Timings timings) {

@@ -3,6 +3,7 @@ package io.imageworker.api;
 import io.imageworker.RequestFailure;
 import io.imageworker.RequestId;
 import io.imageworker.TerminalEvent;
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.storage.ResultLedger;
 import io.quarkus.logging.Log;
@@ -35,6 +36,11 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  * <p>Non-blocking: the id is checked against the contract's rule first (a malformed one is refused with 400 and no
  * read), the record is read with the asynchronous S3 client within {@link #LOOKUP_WAIT}, and a store that cannot be
  * read is answered with 503 and a body saying so.
+ *
+ * <p>Unauthenticated, on the port of health and metrics: its reads are bounded ({@link StatusLookups}: at most {@code
+ * IMAGE_WORKER_STATUS_MAX_LOOKUPS} at once, one beyond them answered 429 with {@code Retry-After}, the last terminal
+ * events read kept), so that the pipeline's own ledger lookups come first; and a completed request's presigned URL is
+ * given only with {@code IMAGE_WORKER_STATUS_PRESIGNED_URLS=true}.
  */
 @Path("/requests")
 @Tag(name = "requests", description = "The status of an image request, by its requestId")
@@ -44,8 +50,12 @@ public class RequestStatusResource {
     /** The longest a status query waits for the store before it answers 503. */
     static final Duration LOOKUP_WAIT = Duration.ofSeconds(5);
 
-    private final ResultLedger ledger;
+    /** How long a client refused for too many queries at once is asked to wait. */
+    static final Duration BUSY_WAIT = Duration.ofSeconds(1);
+
+    private final StatusLookups lookups;
     private final RequestStates states;
+    private final WorkerConfig config;
 
     @GET
     @Path("/{requestId}")
@@ -76,6 +86,11 @@ public class RequestStatusResource {
             responseCode = "503",
             description = "STORE_UNAVAILABLE: the result store cannot be read now; ask again (Retry-After)",
             content = @Content(schema = @Schema(implementation = Problem.class)))
+    @APIResponse(
+            responseCode = "429",
+            description = "TOO_MANY_QUERIES: as many status queries as allowed read the store now"
+                    + " (IMAGE_WORKER_STATUS_MAX_LOOKUPS); ask again (Retry-After)",
+            content = @Content(schema = @Schema(implementation = Problem.class)))
     public Uni<Response> status(
             @Parameter(
                             description = "The request's id",
@@ -89,7 +104,7 @@ public class RequestStatusResource {
                             new Problem("INVALID_REQUEST_ID", "a requestId is " + RequestId.RULE)));
         }
         Optional<RequestStates.State> before = states.of(requestId);
-        return ledger.peek(requestId)
+        return lookups.find(requestId)
                 .ifNoItem()
                 .after(LOOKUP_WAIT)
                 .fail()
@@ -100,7 +115,9 @@ public class RequestStatusResource {
 
     private Response status(String requestId, Optional<TerminalEvent> recorded, Optional<RequestStates.State> before) {
         if (recorded.isPresent()) {
-            return answer(Response.Status.OK, RequestStatus.recorded(recorded.get()));
+            return answer(
+                    Response.Status.OK,
+                    RequestStatus.recorded(recorded.get(), config.status().presignedUrls()));
         }
         return states.of(requestId)
                 .or(() -> before)
@@ -109,18 +126,34 @@ public class RequestStatusResource {
     }
 
     private static Response unreadable(String requestId, Throwable failure) {
+        if (failure instanceof StatusLookups.TooManyLookups) {
+            return askAgain(
+                    Response.Status.TOO_MANY_REQUESTS,
+                    BUSY_WAIT,
+                    new Problem(
+                            "TOO_MANY_QUERIES",
+                            "as many status queries as allowed read the result store now; ask again"));
+        }
         if (failure instanceof RequestFailure unreadableRecord) {
             return answer(
                     Response.Status.INTERNAL_SERVER_ERROR,
                     new Problem("RECORD_UNREADABLE", unreadableRecord.getMessage()));
         }
         Log.warnf("[%s] status query: the result store cannot be read: %s", requestId, failure.toString());
-        return Response.status(Response.Status.SERVICE_UNAVAILABLE)
-                .type(MediaType.APPLICATION_JSON_TYPE)
-                .header("Retry-After", LOOKUP_WAIT.toSeconds())
-                .entity(new Problem(
+        return askAgain(
+                Response.Status.SERVICE_UNAVAILABLE,
+                LOOKUP_WAIT,
+                new Problem(
                         "STORE_UNAVAILABLE",
-                        "the result store cannot be read now, so the status is not known; ask again"))
+                        "the result store cannot be read now, so the status is not known; ask again"));
+    }
+
+    /** {@code problem} with {@code status}, and {@code Retry-After} saying when to ask again. */
+    private static Response askAgain(Response.Status status, Duration after, Problem problem) {
+        return Response.status(status)
+                .type(MediaType.APPLICATION_JSON_TYPE)
+                .header("Retry-After", after.toSeconds())
+                .entity(problem)
                 .build();
     }
 

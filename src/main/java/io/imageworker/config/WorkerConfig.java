@@ -78,6 +78,9 @@ public interface WorkerConfig {
     /** Which sources an edit's references and mask may come from. */
     Reference reference();
 
+    /** The status endpoint, {@code GET /requests/{requestId}}. */
+    Status status();
+
     /** Retry policy per outcome class, and the total budget of one request. */
     Retry retry();
 
@@ -264,6 +267,28 @@ public interface WorkerConfig {
          * (the default) lists none.
          */
         Optional<Set<String>> urlInternalHosts();
+    }
+
+    /**
+     * The status endpoint: unauthenticated (it answers for any request by id, on the port of health and metrics), and
+     * each query not answered from memory reads the result store with the pipeline's own S3 client.
+     */
+    interface Status {
+        /**
+         * Give the presigned GET URL of a completed request's image in its status ({@code
+         * IMAGE_WORKER_STATUS_PRESIGNED_URLS}). Off by default: whoever reaches the endpoint and knows (or guesses) an
+         * id would get a URL that reads the image; the {@code s3://} address is given either way.
+         */
+        @WithDefault("false")
+        boolean presignedUrls();
+
+        /**
+         * Most status queries reading the result store at once ({@code IMAGE_WORKER_STATUS_MAX_LOOKUPS}); one beyond
+         * them is answered 429 with {@code Retry-After}, so that a flood of queries never takes the store client's
+         * connections and the store's request rate from the pipeline's own ledger lookups.
+         */
+        @WithDefault("4")
+        int maxLookups();
     }
 
     /** Log settings. */

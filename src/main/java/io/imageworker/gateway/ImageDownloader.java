@@ -31,7 +31,8 @@ import java.util.function.LongConsumer;
  *       be served by any CDN or store, so there is no host allow-list;
  *   <li>except a host named in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS}: the operator runs it in its own
  *       network, so plain {@code http} and loopback, private and carrier-grade NAT addresses are allowed for it
- *       ({@link AddressPolicy#orInternal()}); link-local (cloud metadata) addresses never are;
+ *       ({@link AddressPolicy#orInternal()}); cloud metadata addresses and names never are; and only when the URL
+ *       itself names such a host: a redirect from any other host to it is refused, whatever its scheme;
  *   <li>no user information in the URL.
  * </ul>
  *
@@ -132,7 +133,9 @@ public class ImageDownloader {
                 throw FetchException.refused("only https:// answer URLs are fetched, not http:// (host '" + host
                         + "' is not in IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS)");
             }
-            return Target.of(uri, host, scheme.equals("https"), internal ? addressPolicy.orInternal() : addressPolicy);
+            return internal
+                    ? Target.internal(uri, host, scheme.equals("https"), addressPolicy.orInternal())
+                    : Target.of(uri, host, scheme.equals("https"), addressPolicy);
         }
 
         @Override

@@ -146,14 +146,18 @@ public class RequestConsumer {
                 });
     }
 
-    /** A request processed (its start told as its first call leaves) and its result published. */
+    /**
+     * A request processed (its start told as its first call leaves) and its result published; refused before any call
+     * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}).
+     */
     private Uni<Void> processPublish(RecordReader.Read.Request request, RecordContext context, Lane lane, Span span) {
         String requestId = request.requestId();
+        String unpublishable = sender.unpublishable(requestId, context, span);
         return sender.tellingStarts(
                         requestId,
                         context,
                         span,
-                        processor.process(requestId, request.json(), context.receivedAt(), lane))
+                        processor.process(requestId, request.json(), context.receivedAt(), lane, unpublishable))
                 .invoke(event -> RequestSpans.describe(span, event))
                 .chain(result -> sender.publish(result, context, span));
     }

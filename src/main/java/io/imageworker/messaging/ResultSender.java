@@ -55,6 +55,15 @@ class ResultSender {
         return tracing.stage("dead letter", () -> patience.retry(publisher.deadLetter(value, context, reason)));
     }
 
+    /**
+     * Why no result of request {@code requestId} can carry what its record gives it (its key or its {@code
+     * tracestate} leaves no room for the event in a Kafka record), or null: such a request is refused before any call,
+     * its result published with what fits ({@link ResultEnvelope}).
+     */
+    String unpublishable(String requestId, RecordContext context, Span span) {
+        return publisher.envelope(context, requestId, span).cut();
+    }
+
     /** {@code work}, whose gateway calls are published as {@code image.started} ({@link ResultPublisher#tellingStarts}). */
     <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
         return publisher.tellingStarts(requestId, context, span, work);

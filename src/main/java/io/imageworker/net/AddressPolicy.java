@@ -11,7 +11,9 @@ import java.util.Optional;
  * Which IP addresses a URL that the worker did not choose may be fetched from: an {@code https://} reference, or the
  * {@code url} a gateway answered with. The worker runs inside a network the producer of a request (or a misbehaving
  * gateway) does not own: such a URL must never make it reach a service on that network, its own machine, or the cloud
- * metadata endpoint ({@code 169.254.169.254}, {@code fd00:ec2::254}) that hands out its credentials.
+ * metadata endpoint that hands out its credentials: {@code 169.254.169.254} (AWS, Google Cloud, Azure, Oracle Cloud),
+ * {@code fd00:ec2::254} (AWS over IPv6), {@code 100.100.100.200} (Alibaba Cloud, inside the carrier-grade NAT range an
+ * internal host may use) and {@code 192.0.0.192} (Oracle Cloud's older endpoint).
  *
  * <p>{@link #PUBLIC_ONLY} is the policy of every host by default. The one loosening is {@link #orInternal()}, for a
  * gateway answer host the operator names in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS} because it runs inside
@@ -40,20 +42,30 @@ public interface AddressPolicy {
     /**
      * This policy, except that loopback, private ({@code 10/8}, {@code 172.16/12}, {@code 192.168/16}, unique local
      * {@code fc00::/7}) and carrier-grade NAT addresses are allowed: the addresses a service inside the operator's own
-     * network has. Link-local (cloud metadata), the AWS service range {@code fd00:ec2::/32} (its IPv6 metadata
-     * endpoint), unspecified, multicast and reserved addresses stay refused, as do internal addresses carried inside
-     * another IPv6 form: no host, however trusted, may lead to the credentials of the machine.
+     * network has. Link-local (cloud metadata), the cloud metadata addresses inside the allowed ranges (Alibaba
+     * Cloud's {@code 100.100.100.200} in carrier-grade NAT, the AWS service range {@code fd00:ec2::/32} with its IPv6
+     * endpoint in unique local), unspecified, multicast and reserved addresses stay refused, as do internal addresses
+     * carried inside another IPv6 form: no host, however trusted, may lead to the credentials of the machine.
      */
     default AddressPolicy orInternal() {
-        return address -> refusal(address)
-                .filter(kind -> !Ranges.internal(address))
-                // Private by its range, but refused for being the metadata range: the message says the latter.
-                .map(kind -> Ranges.AWS_SERVICES.contains(address.getAddress()) ? Ranges.AWS_SERVICES.kind() : kind);
+        return address -> refusal(address).filter(kind -> !Ranges.internal(address));
     }
 
     /** The forbidden ranges, most specific first so that the message names the narrowest kind. */
     final class Ranges {
+        /** Cloud metadata endpoints that lie inside ranges a host of one's own may use: never internal. */
+        private static final Range ALIBABA_METADATA = range("100.100.100.200/32", "cloud metadata (Alibaba Cloud)");
+
+        private static final Range ORACLE_METADATA = range("192.0.0.192/32", "cloud metadata (Oracle Cloud)");
+
+        /** Inside {@code fc00::/7}, but never internal: AWS serves its instance metadata at {@code fd00:ec2::254}. */
+        private static final Range AWS_SERVICES = range("fd00:ec2::/32", "cloud metadata (AWS fd00:ec2::/32)");
+
+        private static final List<Range> METADATA = List.of(ALIBABA_METADATA, ORACLE_METADATA, AWS_SERVICES);
+
         private static final List<Range> V4 = List.of(
+                ALIBABA_METADATA,
+                ORACLE_METADATA,
                 range("255.255.255.255/32", "broadcast"),
                 range("0.0.0.0/8", "unspecified"),
                 range("10.0.0.0/8", "private"),
@@ -72,6 +84,7 @@ public interface AddressPolicy {
                 range("::1/128", "loopback"),
                 range("::/96", "IPv4-compatible (deprecated)"),
                 range("64:ff9b:1::/48", "private"),
+                AWS_SERVICES,
                 range("fc00::/7", "private (unique local)"),
                 range("fe80::/10", "link-local"),
                 range("fec0::/10", "private (site-local)"),
@@ -86,9 +99,6 @@ public interface AddressPolicy {
                 range("192.168.0.0/16", "private"),
                 range("::1/128", "loopback"),
                 range("fc00::/7", "private (unique local)"));
-
-        /** Inside {@code fc00::/7}, but never internal: AWS serves its instance metadata at {@code fd00:ec2::254}. */
-        private static final Range AWS_SERVICES = range("fd00:ec2::/32", "cloud metadata (AWS fd00:ec2::/32)");
 
         private static final Range MAPPED = range("::ffff:0:0/96", "IPv4-mapped");
         private static final Range NAT64 = range("64:ff9b::/96", "NAT64");
@@ -116,7 +126,7 @@ public interface AddressPolicy {
 
         static boolean internal(InetAddress address) {
             byte[] bytes = address.getAddress();
-            return !AWS_SERVICES.contains(bytes) && first(INTERNAL, bytes).isPresent();
+            return first(METADATA, bytes).isEmpty() && first(INTERNAL, bytes).isPresent();
         }
 
         private static String kindOf(byte[] bytes) {

@@ -46,8 +46,12 @@ import java.util.stream.Collectors;
  *   <li>the connection is opened to the address that was checked, not to the name, so a second DNS answer (DNS
  *       rebinding) cannot switch it; the name is still used for SNI, the {@code Host} header and certificate
  *       verification. Once connected, the address actually reached is checked again before any byte is sent;
+ *   <li>a cloud metadata host name ({@link #METADATA_HOSTS}) is refused by its name, whatever it resolves to and
+ *       whatever the caller's lists say;
  *   <li>redirects (301, 302, 303, 307, 308) are followed by hand, at most {@value #MAX_REDIRECTS}, each one checked as
- *       above;
+ *       above; and a hop on a host the rules do not trust as internal ({@link Target#internal()}) never leads to one
+ *       they do, whatever the scheme: an internal host is fetched from only when the URL itself names it, never because
+ *       an outside host sent the worker there;
  *   <li>the whole download, redirects and name lookups included, must finish within the timeout;
  *   <li>the body is at most the cap: a larger {@code Content-Length} is refused without reading the body, and a body
  *       that grows past the cap while reading is cut off by resetting the connection, so memory never holds more
@@ -63,6 +67,13 @@ public final class GuardedFetcher {
     public static final int MAX_REDIRECTS = 3;
 
     private static final Set<Integer> REDIRECT_STATUSES = Set.of(301, 302, 303, 307, 308);
+
+    /**
+     * Names of cloud metadata endpoints (Google Cloud's, and AWS's old name), refused before any lookup: a resolver
+     * that answers for them with another address (a proxy, a split horizon) must not make them reachable.
+     */
+    static final Set<String> METADATA_HOSTS =
+            Set.of("metadata.google.internal", "metadata.goog", "instance-data.ec2.internal", "instance-data");
 
     private final Vertx vertx;
     private final HttpClient client;
@@ -168,8 +179,11 @@ public final class GuardedFetcher {
      * @param tls whether the hop is {@code https}
      * @param requestUri path and query as sent
      * @param policy the addresses the host may have
+     * @param internal whether the rules trust the host as one of the operator's own network: only a URL that names
+     *     it, or a redirect from another such host, may lead to it
      */
-    public record Target(String host, int port, boolean tls, String requestUri, AddressPolicy policy) {
+    public record Target(
+            String host, int port, boolean tls, String requestUri, AddressPolicy policy, boolean internal) {
 
         /**
          * The host of {@code uri}, normalized, once it has passed the rules every URL shares: no user information
@@ -184,18 +198,32 @@ public final class GuardedFetcher {
             if (uri.getHost() == null) {
                 throw FetchException.refused("the " + what + " has no valid host name");
             }
-            return normalizedHost(uri.getHost());
+            String host = normalizedHost(uri.getHost());
+            if (METADATA_HOSTS.contains(host.endsWith(".") ? host.substring(0, host.length() - 1) : host)) {
+                throw FetchException.refused(
+                        "host '" + host + "' is a cloud metadata endpoint's name: it is never fetched from");
+            }
+            return host;
         }
 
         /** The target of {@code uri}, whose {@link #host(URI, String)} is {@code host}: its port is checked here. */
         public static Target of(URI uri, String host, boolean tls, AddressPolicy policy) {
+            return of(uri, host, tls, policy, false);
+        }
+
+        /** {@link #of(URI, String, boolean, AddressPolicy)} of a host the rules trust as internal. */
+        public static Target internal(URI uri, String host, boolean tls, AddressPolicy policy) {
+            return of(uri, host, tls, policy, true);
+        }
+
+        private static Target of(URI uri, String host, boolean tls, AddressPolicy policy, boolean internal) {
             int port = uri.getPort() == -1 ? (tls ? 443 : 80) : uri.getPort();
             if (port < 1 || port > 65535) {
                 throw FetchException.refused("port " + port + " of host '" + host + "' is not a valid port");
             }
             String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
             String query = uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery();
-            return new Target(host, port, tls, path + query, policy);
+            return new Target(host, port, tls, path + query, policy, internal);
         }
     }
 
@@ -243,7 +271,7 @@ public final class GuardedFetcher {
                                 "the download from host '" + host + "' did not finish within " + timeout.toMillis()
                                         + " ms"))));
                 result.future().onComplete(done -> vertx.cancelTimer(timer));
-                hop(uri, 0).onComplete(this::finish);
+                hop(uri, 0, null).onComplete(this::finish);
             });
             return result.future();
         }
@@ -265,14 +293,22 @@ public final class GuardedFetcher {
             return result.future().isComplete();
         }
 
-        /** Fetches {@code uri}, the URL itself ({@code redirects == 0}) or where a redirect led. */
-        private Future<byte[]> hop(URI uri, int redirects) {
+        /**
+         * Fetches {@code uri}, the URL itself ({@code redirects == 0}, {@code from} null) or where a redirect from
+         * {@code from} led.
+         */
+        private Future<byte[]> hop(URI uri, int redirects, Target from) {
             String via = redirects == 0 ? "" : "redirect " + redirects + " leads to a refused location: ";
             Target target;
             try {
                 target = rules.target(uri);
             } catch (FetchException refusal) {
                 return Future.failedFuture(refusal.prefixed(via));
+            }
+            if (from != null && !from.internal() && target.internal()) {
+                return Future.failedFuture(FetchException.refused(via + "host '" + from.host()
+                        + "' is not an internal host and may not lead to internal host '" + target.host()
+                        + "': an internal host is fetched from only when the URL itself names it"));
             }
             host = target.host();
             // The resolver blocks, hence executeBlocking; unordered, so that lookups of concurrent downloads do not
@@ -390,7 +426,7 @@ public final class GuardedFetcher {
                     return Future.failedFuture(FetchException.refused(
                             "host '" + target.host() + "' redirected to a location that is not a valid URL"));
                 }
-                return hop(next, redirects + 1);
+                return hop(next, redirects + 1, target);
             }
             if (status != 200) {
                 abandon(request);

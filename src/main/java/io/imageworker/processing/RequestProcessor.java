@@ -54,10 +54,21 @@ public class RequestProcessor {
      * it runs share it. Its gateway calls are told to the gateway's {@code CallListener}s as they leave.
      */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
+        return process(requestId, json, receivedAt, lane, null);
+    }
+
+    /**
+     * {@link #process(String, JsonNode, Instant, Lane)}, refused with {@code INVALID_REQUEST} and {@code
+     * unpublishable} for a message before any call when that is not null: the record it came in leaves no room for its
+     * result (a key or a {@code tracestate} nearly as large as Kafka takes), so the result goes out without them and
+     * no call is spent on it. A request already recorded is still replayed.
+     */
+    public Uni<TerminalEvent> process(
+            String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
         return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
                 .deferred(() -> {
                     states.held(id);
-                    return outcome(id, json, receivedAt, lane);
+                    return outcome(id, json, receivedAt, lane, unpublishable);
                 })
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(id, outcome, failure))
@@ -71,7 +82,7 @@ public class RequestProcessor {
     }
 
     /** What the request comes to: its recorded outcome, replayed, or one decided now (recorded by {@link #settle}). */
-    private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
+    private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
         return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
             if (lookupFailed != null) {
                 // Without the record, a call could bill a request that already ended: no call, and nothing to
@@ -83,11 +94,17 @@ public class RequestProcessor {
             }
             return recorded.isPresent()
                     ? ended(recorded.get(), Source.REPLAYED)
-                    : fresh(requestId, json, receivedAt, lane);
+                    : fresh(requestId, json, receivedAt, lane, unpublishable);
         });
     }
 
-    private Uni<Outcome> fresh(String requestId, JsonNode json, Instant receivedAt, Lane lane) {
+    private Uni<Outcome> fresh(String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
+        if (unpublishable != null) {
+            Log.infof("[%s] refused: %s", requestId, unpublishable);
+            return ended(
+                    Progress.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, unpublishable),
+                    Source.DECIDED);
+        }
         return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
                 .chain(validation -> {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {

@@ -314,6 +314,47 @@ class HelmChartProductionTest {
     }
 
     /**
+     * {@code GET /requests/{id}} answers for any request by id, unauthenticated, on the {@code http} port: with {@code
+     * networkPolicy.ingress.enabled} that port is reached only from the peers named and the release's {@code helm test}
+     * pod; without it, ingress is left alone.
+     */
+    @Test
+    void theNetworkPolicyCanRestrictWhoReachesTheHttpPort() {
+        Rendering withHooks = HelmChart.renderWithHooks(
+                DEFAULTS,
+                Map.of(
+                        "networkPolicy.enabled", true,
+                        "networkPolicy.ingress.enabled", true,
+                        "networkPolicy.ingress.from[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name",
+                                "monitoring"));
+        NetworkPolicy policy =
+                withHooks.named(NetworkPolicy.class, HelmChart.RELEASE).orElseThrow();
+        Map<String, String> testPod = withHooks
+                .named(Pod.class, HelmChart.RELEASE + "-test-health")
+                .orElseThrow()
+                .getMetadata()
+                .getLabels();
+
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress", "Egress");
+        assertThat(policy.getSpec().getIngress()).singleElement().satisfies(rule -> {
+            assertThat(rule.getPorts()).singleElement().satisfies(port -> {
+                assertThat(port.getProtocol()).isEqualTo("TCP");
+                assertThat(port.getPort().getStrVal()).isEqualTo("http");
+            });
+            assertThat(rule.getFrom()).hasSize(2);
+            assertThat(selects(rule.getFrom().get(0).getPodSelector().getMatchLabels(), testPod))
+                    .isTrue();
+            assertThat(rule.getFrom().get(1).getNamespaceSelector().getMatchLabels())
+                    .containsEntry("kubernetes.io/metadata.name", "monitoring");
+        });
+        assertThat(HelmChart.render(DEFAULTS, Map.of("networkPolicy.enabled", true))
+                        .one(NetworkPolicy.class)
+                        .getSpec()
+                        .getPolicyTypes())
+                .containsExactly("Egress");
+    }
+
+    /**
      * {@code helm test} behind the NetworkPolicy: the test pod used to carry the workers' selector labels, so the
      * workers' egress policy held it (no rule lets a worker reach a worker), and the Service and the PDB counted it.
      */

@@ -64,6 +64,12 @@ class ImageDownloaderTest {
             new String[] {"169.254.169.254"},
             "files.internal",
             new String[] {"127.0.0.1"},
+            "metadata.goog",
+            new String[] {"127.0.0.1"},
+            "metadata.goog.",
+            new String[] {"127.0.0.1"},
+            "instance-data.ec2.internal",
+            new String[] {"127.0.0.1"},
             "mixed-loopback.example",
             new String[] {"127.0.0.1", "127.0.0.2"},
             "mixed-private.example",
@@ -143,7 +149,6 @@ class ImageDownloaderTest {
                 "mixed-private.example    | 10.0.0.5        | private",
                 "mixed-home.example       | 192.168.1.20    | private",
                 "mixed-metadata.example   | 169.254.169.254 | link-local (cloud metadata)",
-                "metadata.google.internal | 169.254.169.254 | link-local (cloud metadata)",
             })
     void refusesNameWithForbiddenAddressWithoutConnecting(String name, String forbidden, String kind) throws Exception {
         try (AcceptCounter first = AcceptCounter.on("127.0.0.1")) {
@@ -223,8 +228,8 @@ class ImageDownloaderTest {
     @CsvSource(
             delimiter = '|',
             value = {
-                "https://metadata.google.internal/computeMetadata/v1/ | host 'metadata.google.internal' has address"
-                        + " 169.254.169.254, which is link-local (cloud metadata)",
+                "https://metadata.google.internal/computeMetadata/v1/ | host 'metadata.google.internal' is a cloud"
+                        + " metadata endpoint's name: it is never fetched from",
                 "https://169.254.169.254/latest/meta-data/ | host '169.254.169.254' has address 169.254.169.254, which"
                         + " is link-local (cloud metadata)",
                 "https://10.0.0.5/a.png | host '10.0.0.5' has address 10.0.0.5, which is private",
@@ -281,16 +286,68 @@ class ImageDownloaderTest {
         }
     }
 
-    @Test
-    void refusesCloudMetadataEvenForHostListedAsInternal() {
+    /**
+     * Listing a cloud metadata endpoint as internal does not make it reachable: by its name, by its link-local
+     * address, or by the addresses that lie inside ranges an internal host may use (Alibaba Cloud's in carrier-grade
+     * NAT). A connection attempt would last until the 30 s timeout: the refusal comes first.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "metadata.google.internal | host 'metadata.google.internal' is a cloud metadata endpoint's name: it is"
+                        + " never fetched from",
+                "169.254.169.254 | host '169.254.169.254' has address 169.254.169.254, which is link-local (cloud"
+                        + " metadata): answer URLs are never fetched from such an address",
+                "100.100.100.200 | host '100.100.100.200' has address 100.100.100.200, which is cloud metadata"
+                        + " (Alibaba Cloud): answer URLs are never fetched from such an address",
+                "192.0.0.192 | host '192.0.0.192' has address 192.0.0.192, which is cloud metadata (Oracle Cloud):"
+                        + " answer URLs are never fetched from such an address",
+            })
+    void refusesCloudMetadataEvenForHostListedAsInternal(String host, String reason) {
         ImageDownloader downloader = production(
-                Map.of("image-worker.gateway.url-internal-hosts", "metadata.google.internal,169.254.169.254"));
+                Map.of("image-worker.gateway.url-internal-hosts", host, "image-worker.download.timeout", "30s"));
 
-        assertThat(failure(downloader, "http://metadata.google.internal/computeMetadata/v1/")
-                        .getMessage())
-                .isEqualTo("the gateway's image url was refused: host 'metadata.google.internal' has address"
-                        + " 169.254.169.254, which is link-local (cloud metadata): answer URLs are never fetched from"
-                        + " such an address");
+        assertRefused(failure(downloader, "http://" + host + "/latest/meta-data/", Duration.ofSeconds(5)), reason);
+    }
+
+    /** By its name, whatever a resolver answers for it (here the local server's address, which these tests allow). */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"metadata.google.internal", "metadata.goog", "metadata.goog.", "instance-data.ec2.internal"})
+    void refusesCloudMetadataNamesWhateverTheyResolveTo(String name) {
+        ImageDownloader downloader = trustingLocalServer(Map.of());
+
+        DownloadException failure =
+                failure(downloader, "https://" + name + ":" + local.server().port() + "/v1/");
+
+        assertRefused(failure, "host '" + name + "' is a cloud metadata endpoint's name: it is never fetched from");
+        assertThat(local.server().connections).hasValue(0);
+    }
+
+    /**
+     * A host listed in {@code IMAGE_WORKER_GATEWAY_URL_INTERNAL_HOSTS} is trusted only when the answer URL itself names
+     * it: an outside host that redirects there, over plain http or https, is refused before any connection to it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"http", "https"})
+    void refusesRedirectFromPublicHostToListedInternalHostWithoutConnecting(String scheme) throws Exception {
+        try (AcceptCounter internal = AcceptCounter.on("127.0.0.1")) {
+            local.server()
+                    .answering(request -> LocalServer.redirect(
+                            request, scheme + "://files.internal:" + internal.port() + "/secret.png"));
+            ImageDownloader downloader =
+                    trustingLocalServer(Map.of("image-worker.gateway.url-internal-hosts", "files.internal"));
+
+            DownloadException failure = failure(downloader, local.server().url(PUBLIC_NAME, "/start"));
+
+            assertRefused(
+                    failure,
+                    "redirect 1 leads to a refused location: host '" + PUBLIC_NAME + "' is not an internal host and"
+                            + " may not lead to internal host 'files.internal': an internal host is fetched from only"
+                            + " when the URL itself names it");
+            assertThat(local.server().requests).hasValue(1);
+            assertThat(internal.accepted).hasValue(0);
+        }
     }
 
     @Test

@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * A hostile corpus, sent as an independent producer would, over a request topic of six partitions: bad sizes, bad
  * operations, oversized prompts and metadata, disguised and internal reference addresses, escapes in {@code s3://}
  * keys, garbage base64, arrays, numbers, {@code null}, a tombstone, invalid UTF-8, 50,000-deep nesting, requestIds
- * that are too long, not strings, or hold slashes and dots. Every record is answered once, at once, with the right
+ * that are too long, not strings, or hold slashes and dots, keys and headers that leave no room for an answer at the
+ * producer's and the broker's real 1 MiB limits. Every record is answered once, at once, with the right
  * code: its {@code image-failed} event, or its byte-exact DLQ copy with the reason in the headers; no gateway call;
  * no store request for a record whose id breaks the contract, and no store answer that blames the request; and every
  * partition's committed offset reaches its end within seconds, not after minutes of retries.
@@ -109,17 +110,19 @@ class HostileCorpusTest extends PipelineTestSupport {
                         .isEqualTo("{\"calls\":0,\"billed\":0,\"unknown\":0}");
                 assertThat(answer.key())
                         .as(record.kind)
-                        .isEqualTo(record.key != null ? record.key : bytes(record.requestId));
+                        .isEqualTo(
+                                record.answerKey != null
+                                        ? record.answerKey
+                                        : record.key != null ? record.key : bytes(record.requestId));
+                record.check.accept(answer);
                 // Whatever was sent, a refusal stays small: it echoes only metadata that follows the contract.
                 assertThat(answer.value().length).as(record.kind).isLessThan(20 * 1024);
-            } else if (record.cut) {
+            } else if (record.fitted) {
                 // Too large to copy whole with the DLQ headers: the copy says so, and keeps all it can.
-                assertThat(answer.value())
+                assertThat(KafkaTestClient.header(answer, "dead-letter-reason"))
                         .as(record.kind)
-                        .isEqualTo(Arrays.copyOf(record.value, record.value.length - 16 * 1024));
-                assertThat(KafkaTestClient.header(answer, "dead-letter-value-bytes"))
-                        .isEqualTo(String.valueOf(record.value.length));
-                assertThat(KafkaTestClient.header(answer, "dead-letter-reason")).contains("the value is cut");
+                        .contains("the whole copy is larger than Kafka takes");
+                record.check.accept(answer);
             } else {
                 assertThat(answer.value()).as(record.kind).isEqualTo(record.value);
                 assertThat(answer.key()).as(record.kind).isEqualTo(record.key);
@@ -308,7 +311,104 @@ class HostileCorpusTest extends PipelineTestSupport {
         byte[] largest = new byte[1_048_400];
         Arrays.fill(largest, (byte) 'y');
         unreadable("the largest record a producer may send, not JSON", largest);
-        corpus.get(corpus.size() - 1).cut = true;
+        fitted(answer -> {
+            assertThat(largest).startsWith(answer.value());
+            assertThat(answer.value().length).isLessThan(largest.length);
+            assertThat(KafkaTestClient.header(answer, "dead-letter-value-bytes"))
+                    .isEqualTo(String.valueOf(largest.length));
+            assertThat(KafkaTestClient.header(answer, "dead-letter-reason")).contains("the value is cut");
+        });
+        // Keys and headers as large as a producer may send: the request fits, its answer with them would not.
+        unreadable("not JSON, with a key of 1,048,400 bytes", bytes("hello"));
+        byte[] hugeKey = filled(1_048_400, 'k');
+        corpus.get(corpus.size() - 1).key = hugeKey;
+        fitted(answer -> {
+            assertThat(answer.value()).isEqualTo(bytes("hello"));
+            assertThat(answer.key()).isEqualTo(Arrays.copyOf(hugeKey, 1024));
+            assertThat(KafkaTestClient.header(answer, "dead-letter-key-bytes")).isEqualTo("1048400");
+            assertThat(KafkaTestClient.header(answer, "origin")).isNotNull();
+        });
+        unreadable("not JSON, with a header of 1,048,300 bytes", bytes("hello"));
+        corpus.get(corpus.size() - 1).headers.add(new RecordHeader("huge", filled(1_048_300, 'h')));
+        fitted(answer -> {
+            assertThat(answer.value()).isEqualTo(bytes("hello"));
+            assertThat(answer.headers().lastHeader("huge")).isNull();
+            assertThat(KafkaTestClient.header(answer, "dead-letter-dropped-headers"))
+                    .isEqualTo("huge");
+            assertThat(KafkaTestClient.header(answer, "origin")).isNotNull();
+        });
+        refusedWhole(
+                "request with a key of 1,047,800 bytes",
+                ErrorCode.INVALID_REQUEST,
+                "{\"requestId\":\"ID\",\"prompt\":\"a\"}");
+        Hostile keyed = corpus.get(corpus.size() - 1);
+        keyed.key = filled(1_047_800, 'k');
+        keyed.answerKey = bytes(keyed.requestId);
+        fitted(answer -> assertThat(body(answer).path("error").path("message").asText())
+                .contains("this event is keyed by its requestId, not by the record's key (1047800 bytes)"));
+        refusedWhole(
+                "request with a tracestate of 1,040,000 bytes",
+                ErrorCode.INVALID_REQUEST,
+                "{\"requestId\":\"ID\",\"prompt\":\"a\"}",
+                "traceparent",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                "tracestate",
+                "v=" + "t".repeat(1_039_998));
+        Hostile traced = corpus.get(corpus.size() - 1);
+        traced.fitted = true;
+        traced.check = answer -> {
+            assertThat(answer.key()).isEqualTo(traced.key);
+            assertThat(answer.headers().lastHeader("tracestate")).isNull();
+            assertThat(KafkaTestClient.header(answer, "traceparent")).contains("0af7651916cd43dd8448eb211c80319c");
+            assertThat(body(answer).path("error").path("message").asText())
+                    .contains("this event goes without the record's tracestate header (1040000 bytes)");
+        };
+    }
+
+    /**
+     * A request whose key leaves no room for its answer (it fits as a request, not as its result, at the producer's
+     * and the broker's real 1 MiB limits) is refused before any gateway call, its answer keyed by its requestId; the
+     * next request on its partition is answered, and the partition committed to its end.
+     */
+    @Test
+    void aRequestWhoseKeyLeavesNoRoomForItsAnswerIsRefusedAndItsPartitionMovesOn() {
+        String refused = run + "-huge-key";
+        String next = run + "-next";
+        TopicPartition partition = new TopicPartition(HostileCorpusResource.TOPIC, 0);
+        kafka.send(new ProducerRecord<>(
+                partition.topic(), partition.partition(), filled(1_047_800, 'k'), bytes(request(refused, ""))));
+        kafka.send(new ProducerRecord<>(
+                partition.topic(), partition.partition(), bytes("k-" + next), bytes(request(next, ""))));
+
+        ConsumerRecord<byte[], byte[]> answer = result(refused);
+        assertThat(answer.topic()).isEqualTo("image-failed");
+        assertThat(answer.key()).isEqualTo(bytes(refused));
+        assertThat(body(answer).path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(body(answer).path("error").path("message").asText())
+                .contains("this event is keyed by its requestId, not by the record's key (1047800 bytes)");
+        assertThat(body(answer).path("billing").path("calls").asInt()).isZero();
+        assertThat(result(next).topic()).isEqualTo("image-completed");
+        assertThat(callsFor(refused)).isEmpty();
+        assertThat(callsFor(next)).hasSize(1);
+        long end = KafkaOffsets.endOffsets(kafka.kafka(), partition.topic()).get(partition);
+        await("the partition committed to its end")
+                .atMost(COMMITTED_WITHIN)
+                .pollInterval(Duration.ofMillis(250))
+                .until(() ->
+                        KafkaOffsets.committedUpTo(kafka.kafka(), HostileCorpusResource.GROUP, Map.of(partition, end)));
+    }
+
+    /** The last record's answer is fitted to Kafka's limit, and passes {@code check}. */
+    private void fitted(java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> check) {
+        Hostile last = corpus.get(corpus.size() - 1);
+        last.fitted = true;
+        last.check = check;
+    }
+
+    private static byte[] filled(int length, char with) {
+        byte[] bytes = new byte[length];
+        Arrays.fill(bytes, (byte) with);
+        return bytes;
     }
 
     /** A request with a fresh valid id and a prompt, plus {@code fields}, refused with {@code code}. */
@@ -378,13 +478,22 @@ class HostileCorpusTest extends PipelineTestSupport {
      */
     private static final class Hostile {
         final String kind;
-        final byte[] key;
+        byte[] key;
         final byte[] value;
         final String requestId;
         final ErrorCode code;
         final List<Header> headers = new ArrayList<>();
-        /** Whether its DLQ copy is cut: the record is too large to copy whole with the DLQ headers. */
-        boolean cut;
+        /**
+         * Whether its answer is fitted to Kafka's limit: a DLQ copy cut (the record is too large to copy whole with
+         * the DLQ headers), an event keyed by its requestId (its key leaves no room for it) or without its trace.
+         */
+        boolean fitted;
+
+        /** The key of its event when it is not the record's (or the requestId when the record has none). */
+        byte[] answerKey;
+
+        /** What its answer must also be. */
+        java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> check = answer -> {};
 
         Hostile(String kind, byte[] key, byte[] value, String requestId, ErrorCode code, String... headerPairs) {
             this.kind = kind;
