@@ -40,6 +40,13 @@ public final class FaultReport {
     /** A call cut off by a SIGKILL ends, at the simulator, within this time of the kill. */
     private static final Duration CUT_OFF_WITHIN = Duration.ofSeconds(10);
 
+    /**
+     * How long after the kill's instant (read just before the signal is sent) the killed worker may still send a call:
+     * the signal is on its way, and a busy machine widens that window. The next worker takes seconds to start, so no
+     * call of its own arrives this soon.
+     */
+    private static final Duration SIGNAL_IN_FLIGHT = Duration.ofSeconds(1);
+
     /** A redelivery after a broker restart happens within this time of it (a rebalance, a lost commit). */
     private static final Duration REBALANCE_WITHIN = Duration.ofSeconds(60);
 
@@ -431,7 +438,7 @@ public final class FaultReport {
         return call.status() == 0
                 && call.finishedAt() != null
                 && kills.stream()
-                        .anyMatch(kill -> call.arrivedAt().isBefore(kill)
+                        .anyMatch(kill -> call.arrivedAt().isBefore(kill.plus(SIGNAL_IN_FLIGHT))
                                 && !call.finishedAt().isBefore(kill)
                                 && call.finishedAt().isBefore(kill.plus(CUT_OFF_WITHIN)));
     }
