@@ -91,7 +91,13 @@ class ArchitectureTest {
     private static final DescribedPredicate<JavaClass> TOOL = DescribedPredicate.describe(
             "a tool of src/tools/java",
             type -> type.getPackageName().equals("io.imageworker.testing.faults")
-                    || Stream.of("LocalRun", "Benchmark", "PriorityBenchmark", "ProducersBenchmark", "LaunchLogging")
+                    || Stream.of(
+                                    "LocalRun",
+                                    "Benchmark",
+                                    "PriorityBenchmark",
+                                    "ProducersBenchmark",
+                                    "RebalanceBenchmark",
+                                    "LaunchLogging")
                             .map(name -> "io.imageworker.testing.launch." + name)
                             .anyMatch(name -> type.getName().equals(name)
                                     || type.getName().startsWith(name + "$")));
