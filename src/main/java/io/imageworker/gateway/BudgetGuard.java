@@ -555,14 +555,18 @@ public class BudgetGuard {
             }
         }
 
-        /** One request more (or less) in {@code count}, and in the pause of the spend guard. */
+        /**
+         * One request more (or less) in {@code count}, and in the pause of the spend guard: the pause begins before
+         * the count shows the request and ends after it no longer does, so that whoever sees a request held sees the
+         * pause too (readiness, the stuck-record check).
+         */
         private void count(AtomicInteger count, boolean more) {
             if (more) {
-                count.incrementAndGet();
                 pauses.begin(Pauses.Reason.BUDGET);
+                count.incrementAndGet();
             } else {
-                pauses.end(Pauses.Reason.BUDGET);
                 count.decrementAndGet();
+                pauses.end(Pauses.Reason.BUDGET);
             }
         }
 
