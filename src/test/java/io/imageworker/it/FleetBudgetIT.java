@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * One spend budget for the fleet: three packaged workers in one consumer group, sharing the budget topic, together
  * make no more billable calls than the cap allows, although each alone would be allowed the whole cap; and a worker
- * started afterwards, a new life on the same topic, finds the window's count and makes none.
+ * started afterwards, a new life on the same topic, finds the window's count and makes none. The budget topic holds
+ * records nobody in the fleet wrote from the start (issue 29: a claim without its claim, a record that is no JSON):
+ * each worker skips and counts them, and spends its cap all the same, the later one too.
  */
 class FleetBudgetIT {
 
@@ -27,6 +30,8 @@ class FleetBudgetIT {
     private static final int CAP = 5;
     private static final int REQUESTS = WORKERS * CAP;
     private static final Duration WITHIN = Duration.ofSeconds(90);
+    private static final String SKIPPED = "image_worker_side_topic_records_skipped_total";
+    private static final double FORGED = 2;
 
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -37,6 +42,12 @@ class FleetBudgetIT {
                     "IMAGE_WORKER_BUDGET_MAX_CALLS", Integer.toString(CAP),
                     "IMAGE_WORKER_BUDGET_WINDOW", windowWithTimeLeft(Duration.ofMinutes(5)),
                     "IMAGE_WORKER_BUDGET_ON_EXCEEDED", "fail");
+            // Before any worker reads it: records that cannot be applied, as anyone who may write the topic can.
+            stack.infrastructure().kafka().createTopics(1, stack.topics().budget());
+            CompletableFuture.allOf(
+                            client.sendAsync(stack.topics().budget(), "forged-1", "{\"kind\":\"CLAIM\"}"),
+                            client.sendAsync(stack.topics().budget(), "forged-2", "not a claim"))
+                    .get(30, TimeUnit.SECONDS);
             List<WorkerProcess> workers = new ArrayList<>();
             try {
                 for (int i = 1; i <= WORKERS; i++) {
@@ -59,6 +70,9 @@ class FleetBudgetIT {
                             .as("requests ended by %s", worker.logFile())
                             .isPositive();
                     assertThat(worker.metric("image_worker_budget_used_calls")).hasValue(CAP);
+                    assertThat(worker.metric(SKIPPED))
+                            .as("forged records skipped")
+                            .hasValue(FORGED);
                 });
             } finally {
                 WorkerProcess.together(workers, WorkerProcess::stop);
@@ -74,6 +88,7 @@ class FleetBudgetIT {
                         .as("gateway calls of the fleet")
                         .hasSize(CAP);
                 assertThat(later.metric("image_worker_budget_used_calls")).hasValue(CAP);
+                assertThat(later.metric(SKIPPED)).as("forged records skipped").hasValue(FORGED);
             }
         }
     }
