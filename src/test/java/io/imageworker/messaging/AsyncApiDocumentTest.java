@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -33,8 +34,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The event contract as a document: the AsyncAPI 3.0 file and its JSON Schemas are kept once, under
  * {@code src/main/resources/META-INF/resources/asyncapi/}, served by every worker at {@code /asyncapi/}, and hold for
- * their own examples, the README's and the compose demo's requests. (Every event the pipeline tests receive is checked
- * against them too, by {@code KafkaTestClient}.)
+ * their own examples, the examples of the README and of {@code docs/}, and the compose demo's requests. (Every event
+ * the pipeline tests receive is checked against them too, by {@code KafkaTestClient}.)
  */
 @QuarkusTest
 @WithTestResource(WorkerTestResource.class)
@@ -137,29 +138,45 @@ class AsyncApiDocumentTest {
         assertThat(examples).isGreaterThanOrEqualTo(5);
     }
 
+    /**
+     * Every JSON example of the README and of the documentation it links ({@code docs/}, but for the gateway's own
+     * contract, whose JSON is the gateway's) is a request, an {@code image.started} or a result that keeps the
+     * contract.
+     */
     @Test
-    void everyJsonExampleInTheReadmeKeepsTheContract() throws IOException {
-        Matcher blocks =
-                Pattern.compile("```json\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(Path.of("README.md")));
-        int requests = 0;
+    void everyJsonExampleInTheReadmeAndTheDocsKeepsTheContract() throws IOException {
+        List<Path> documents = new ArrayList<>(List.of(Path.of("README.md")));
+        try (Stream<Path> docs = Files.list(Path.of("docs"))) {
+            docs.filter(file -> file.toString().endsWith(".md"))
+                    .filter(file -> !file.endsWith("gateway-contract.md"))
+                    .sorted()
+                    .forEach(documents::add);
+        }
+        Map<String, Integer> kinds = new TreeMap<>();
+        for (Path document : documents) {
+            jsonExamplesKeepTheContract(document).forEach((kind, count) -> kinds.merge(kind, count, Integer::sum));
+        }
+        assertThat(kinds.getOrDefault("request", 0)).isGreaterThanOrEqualTo(2);
+    }
+
+    /** Checks each {@code json} block of one document against its message's schema; counts them by kind. */
+    private static Map<String, Integer> jsonExamplesKeepTheContract(Path document) throws IOException {
+        Matcher blocks = Pattern.compile("```json\\n(.*?)```", Pattern.DOTALL).matcher(Files.readString(document));
+        Map<String, Integer> kinds = new TreeMap<>();
         while (blocks.find()) {
             JsonNode example = JSON.readTree(blocks.group(1));
-            assertThat(example.has("image") || example.has("error"))
-                    .as("only requests are shown in the README; a result example needs its own check here")
-                    .isFalse();
-            if (example.has("attempt")) {
-                assertThat(EventContract.schema("messages/imageStarted/payload/schema")
-                                .validate(example))
-                        .as(blocks.group(1))
-                        .isEmpty();
-                continue;
-            }
-            assertThat(EventContract.requestProblems(example))
-                    .as(blocks.group(1))
-                    .isEmpty();
-            requests++;
+            String kind = example.has("image")
+                    ? "imageCompleted"
+                    : example.has("error") ? "imageFailed" : example.has("attempt") ? "imageStarted" : "request";
+            List<String> problems = kind.equals("request")
+                    ? EventContract.requestProblems(example)
+                    : EventContract.schema("messages/" + kind + "/payload/schema").validate(example).stream()
+                            .map(Object::toString)
+                            .toList();
+            assertThat(problems).as("%s: %s", document, blocks.group(1)).isEmpty();
+            kinds.merge(kind, 1, Integer::sum);
         }
-        assertThat(requests).isGreaterThanOrEqualTo(2);
+        return kinds;
     }
 
     @Test
