@@ -13,7 +13,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
-/** The README's Configuration table names exactly the settings the worker reads: none misspelt, none missing. */
+/**
+ * The Configuration table of {@code docs/configuration.md} names exactly the settings the worker reads: none misspelt,
+ * none missing.
+ */
 class ConfigurationNamesTest {
 
     private static final Pattern NAME =
@@ -24,13 +27,18 @@ class ConfigurationNamesTest {
      * {@code _COMPLETED}): a name starting with {@code _} continues a prefix of the cell's first name.
      */
     static Set<String> documented() throws IOException {
-        List<String> lines = Files.readAllLines(Path.of("README.md"));
-        int start = lines.indexOf("## Configuration");
-        assertThat(start).isNotNegative();
+        return tableNames(Path.of("docs/configuration.md"), "# Configuration");
+    }
+
+    /** The names of the table rows under {@code heading} in {@code document}, up to the next heading. */
+    static Set<String> tableNames(Path document, String heading) throws IOException {
+        List<String> lines = Files.readAllLines(document);
+        int start = lines.indexOf(heading);
+        assertThat(start).as("%s in %s", heading, document).isNotNegative();
         Set<String> known = WorkerEnvironment.known();
         Set<String> names = new TreeSet<>();
         for (String line : lines.subList(start + 1, lines.size())) {
-            if (line.startsWith("## ")) {
+            if (line.startsWith("#")) {
                 break;
             }
             if (!line.startsWith("| `")) {
