@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Configuration table of {@code docs/configuration.md} names exactly the settings the worker reads: none misspelt,
- * none missing.
+ * none missing; the README's short table of the settings that matter gives the required ones, and only settings of
+ * that table.
  */
 class ConfigurationNamesTest {
 
@@ -82,5 +83,13 @@ class ConfigurationNamesTest {
     @Test
     void everySettingOfTheWorkerIsDocumented() throws IOException {
         assertThat(documented()).containsAll(WorkerEnvironment.workerConfigNames());
+    }
+
+    @Test
+    void theReadmeNamesOnlySettingsOfTheFullTable() throws IOException {
+        Set<String> readme = tableNames(Path.of("README.md"), "## The settings that matter");
+
+        assertThat(readme).as("the README gives every required setting").containsAll(WorkerEnvironment.REQUIRED);
+        assertThat(documented()).containsAll(readme);
     }
 }
