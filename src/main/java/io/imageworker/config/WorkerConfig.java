@@ -10,7 +10,7 @@ import java.util.Set;
 /**
  * Every setting of image-worker, under the prefix {@code image-worker}. Each property is also an environment
  * variable ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the
- * product's configuration surface are fixed by the contract in the README's Configuration table.
+ * product's configuration surface are fixed by the contract in docs/configuration.md.
  */
 @ConfigMapping(prefix = "image-worker")
 public interface WorkerConfig {

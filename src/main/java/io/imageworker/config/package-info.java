@@ -1,6 +1,6 @@
 /**
  * The settings: {@link io.imageworker.config.WorkerConfig}, every setting under the prefix {@code image-worker} (each
- * also an environment variable, named as in the README's Configuration table), and {@link
+ * also an environment variable, named as in docs/configuration.md), and {@link
  * io.imageworker.config.PriorityLaneSwitch}, which turns the priority lane's channel on exactly when its topic is
  * named; {@link io.imageworker.config.ConfigurationCheck} finds the settings missing or contradicting each other (the
  * start-up check of {@code health} refuses to start on them).

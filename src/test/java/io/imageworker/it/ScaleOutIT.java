@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Timeout;
  * neither a join nor a graceful leave repeats a call or an event; a kill repeats at most the calls of the requests the
  * killed replica had called for and not ended (its calls in flight, and answers whose result it had not yet recorded)
  * and the events it had published since its last commit (at most its requests in progress). The figures, and the
- * throughput against Little's law, are printed for the README.
+ * throughput against Little's law, are printed for docs/delivery-semantics.md.
  */
 class ScaleOutIT {
 
