@@ -97,6 +97,7 @@ class ArchitectureTest {
                                     "PriorityBenchmark",
                                     "ProducersBenchmark",
                                     "RebalanceBenchmark",
+                                    "AotTraining",
                                     "LaunchLogging")
                             .map(name -> "io.imageworker.testing.launch." + name)
                             .anyMatch(name -> type.getName().equals(name)

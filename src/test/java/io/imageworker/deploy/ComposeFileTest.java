@@ -172,10 +172,42 @@ class ComposeFileTest {
                         .asText())
                 .isEqualTo("gateway-simulator");
         for (String stage : List.of("worker", "gateway-simulator")) {
-            assertThat(dockerfile.stage(stage).base()).endsWith("-runtime:1.24");
+            assertThat(dockerfile.stage(stage).base()).matches("eclipse-temurin:25[.0-9_]*-jre");
             assertThat(dockerfile.stage(stage).last("USER")).matches("[1-9][0-9]*");
             assertThat(dockerfile.stage(stage).all("COPY")).allMatch(copy -> copy.contains("--from=build"));
         }
+    }
+
+    /**
+     * A JDK 25 AOT cache is only used by the JVM build that wrote it, on the same runtime image: the build stage
+     * trains it with the worker's JVM taken from the very image the worker stage starts from, and the entrypoint
+     * starts with it.
+     */
+    @Test
+    void theAotCacheIsTrainedOnTheWorkersOwnJreAndStartedWith() throws IOException {
+        Dockerfile dockerfile = Dockerfile.read(Path.of("Dockerfile"));
+        Dockerfile.Stage build = dockerfile.stage("build");
+        String runtime = dockerfile.stage("worker").base();
+
+        assertThat(build.all("COPY")).contains("--from=" + runtime + " /opt/java/openjdk /opt/runtime-jre");
+        assertThat(build.all("RUN"))
+                .anyMatch(run -> run.contains("package")
+                        && run.contains("-Paot")
+                        && run.contains("-Daot.java=/opt/runtime-jre/bin/java"));
+        assertThat(build.base()).isEqualTo(runtime.replaceFirst("-jre$", "-jdk"));
+        assertThat(dockerfile.stage("worker").all("COPY"))
+                .anyMatch(copy -> copy.endsWith("/build/target/quarkus-app/app/ /deployments/app/"));
+        assertThat(dockerfile.stage("worker").all("COPY"))
+                .anyMatch(copy -> copy.endsWith("src/main/docker/run-java.sh "
+                        + dockerfile.stage("worker").last("ENTRYPOINT").replaceAll("[\\[\\]\" ]", "")));
+        String entrypoint = Files.readString(Path.of("src/main/docker/run-java.sh"));
+        assertThat(entrypoint).contains("/deployments/app/image-worker.aot").contains("-XX:AOTCache=");
+        Matcher trainedWith = Pattern.compile("<aot.jvm-options>([^<]+)</aot.jvm-options>")
+                .matcher(Files.readString(Path.of("pom.xml")));
+        assertThat(trainedWith.find()).as("the aot profile's JVM options").isTrue();
+        assertThat(List.of(entrypoint.substring(entrypoint.indexOf("exec java")).split("\\s+")))
+                .as("the options the cache is trained with are the entrypoint's")
+                .contains(trainedWith.group(1).trim().split("\\s+"));
     }
 
     @Test

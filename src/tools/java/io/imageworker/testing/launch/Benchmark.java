@@ -50,6 +50,14 @@ import org.awaitility.core.TerminalFailureException;
  *       that the worker's own CPU cost shows (the stand-in shares this machine's cores);
  *   <li>{@code concurrency}: 5000 requests, concurrency 500, 2 s, answers of about 6 KB;
  *   <li>{@code cpu}: 3000 requests, concurrency 64, no latency, 2 MB PNGs as {@code b64_json};
+ *   <li>{@code cold-latency}, {@code cold-concurrency}: {@code latency} and {@code concurrency} as a scale-out meets
+ *       them (issue 30): the requests are published first, as the lag that starts a replica, then a fresh JVM of each
+ *       contestant is launched, with no warm-up; the clock starts at the launch, so the wall time and the time to the
+ *       first result include the start, and the CPU is the process's from its first instruction. The worker runs
+ *       twice, as the image starts it: with the AOT cache the {@code aot} profile trained ({@code image-worker},
+ *       {@code -XX:AOTCache}; {@code bench.aot-cache} names another) and without it ({@code image-worker-no-cache}).
+ *       The cache is only used by the JVM that trained it: run the benchmark, and the yardstick, on that JDK 25
+ *       ({@code ./mvnw -Paot,bench} with {@code JAVA_HOME} on it). Not in {@code all}.
  *   <li>{@code huge}: 400 requests of {@code "size": "2048x2048"}, concurrency 16, no latency, 2048x2048 PNGs of
  *       about 9.4 MB as {@code b64_json} (12.5 MB answers), both contestants with a 512 MB heap: whether the bytes in
  *       flight, not only the calls, are bounded (issue 17). Only 32 warm-up requests (see {@link #HUGE}); {@code
@@ -122,7 +130,13 @@ public final class Benchmark {
             "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0, 1),
             "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500, 1),
             "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000, 1),
-            "huge", HUGE);
+            "huge", HUGE,
+            "cold-latency", new Regime("cold-latency", 640, 64, 2_000, 0, 0, 1),
+            "cold-concurrency", new Regime("cold-concurrency", 5_000, 500, 2_000, 0, 4_500, 1));
+
+    /** The cold regimes' second worker: the same, started without the AOT cache. */
+    static final String NO_CACHE = "image-worker-no-cache";
+
     private static final List<String> ALL = List.of("latency", "latency-burn", "concurrency", "cpu");
 
     private Benchmark() {}
@@ -143,9 +157,11 @@ public final class Benchmark {
         int rounds = Integer.getInteger("bench.rounds", 1);
         List<Contestant> contestants = new ArrayList<>();
         contestants.add(new Contestant("image-worker", words(System.getProperty("bench.worker-cmd", ""))));
+        List<Contestant> coldContestants = coldContestants(contestants.get(0));
         List<String> peer = words(System.getProperty("bench.peer-cmd", ""));
         if (!peer.isEmpty()) {
             contestants.add(new Contestant("peer", peer));
+            coldContestants.add(new Contestant("peer", peer));
         }
 
         List<Row> rows = onEmbeddedInfrastructure("image-worker-bench", (infrastructure, dataDir) -> {
@@ -156,7 +172,7 @@ public final class Benchmark {
                 for (int round = 1; round <= rounds; round++) {
                     // Worker first in odd rounds, yardstick first in even ones: the shared broker and S3 server keep
                     // warming up through the first runs, and neither contestant should always meet them colder.
-                    List<Contestant> order = new ArrayList<>(contestants);
+                    List<Contestant> order = new ArrayList<>(regime.cold() ? coldContestants : contestants);
                     if (round % 2 == 0) {
                         Collections.reverse(order);
                     }
@@ -169,10 +185,28 @@ public final class Benchmark {
         });
         printTable(rows);
         List<String> problems = rows.stream()
-                .filter(row -> row.contestant().equals("image-worker"))
+                .filter(row -> row.contestant().startsWith("image-worker"))
                 .flatMap(row -> row.problems().stream())
                 .toList();
         System.exit(verdict(problems.isEmpty(), String.join("; ", problems)) ? 0 : 1);
+    }
+
+    /**
+     * The cold regimes' contestants but the yardstick: the worker with the AOT cache (when there is one) and without.
+     */
+    private static List<Contestant> coldContestants(Contestant worker) {
+        List<Contestant> cold = new ArrayList<>();
+        Path cache = Path.of(
+                System.getProperty("bench.aot-cache", "").isBlank()
+                        ? BuildPaths.buildDir().resolve(AotTraining.CACHE).toString()
+                        : System.getProperty("bench.aot-cache").trim());
+        if (Files.isRegularFile(cache)) {
+            cold.add(new Contestant(worker.name(), worker.command(), List.of("-XX:AOTCache=" + cache)));
+        } else {
+            say("no AOT cache at %s: the cold regimes run the worker without one only (train it: -Paot)", cache);
+        }
+        cold.add(new Contestant(NO_CACHE, worker.command(), List.of()));
+        return cold;
     }
 
     /** The runs of a benchmark on one {@code infrastructure}, whose files go under {@code dataDir}. */
@@ -211,14 +245,24 @@ public final class Benchmark {
                     .env("AWS_ACCESS_KEY_ID", infrastructure.s3AccessKey())
                     .env("AWS_SECRET_ACCESS_KEY", infrastructure.s3SecretKey())
                     .env("AWS_REGION", infrastructure.s3Region())
-                    .env("JAVA_TOOL_OPTIONS", String.join(" ", words(regime.jvmOptions())) + " -Xlog:gc:file=" + gcLog)
+                    .env(
+                            "JAVA_TOOL_OPTIONS",
+                            String.join(" ", words(regime.jvmOptions())) + " -Xlog:gc:file=" + gcLog
+                                    + contestant.jvmOptions().stream()
+                                            .map(option -> " " + option)
+                                            .collect(Collectors.joining()))
                     .echo(Boolean.getBoolean("bench.echo-worker"));
             if (!contestant.command().isEmpty()) {
-                builder.command(contestant.command()).httpReadiness(false);
+                builder.command(contestant.command());
             }
+            // A cold contestant is measured from its launch, not from its readiness.
+            builder.httpReadiness(contestant.command().isEmpty() && !regime.cold());
             WorkerProcess process = builder.build();
             try (PipelineClient client =
                     new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
+                if (regime.cold()) {
+                    return coldRun(regime, contestant, round, stack, client, process, gcLog, timeout);
+                }
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
                 OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
@@ -239,27 +283,69 @@ public final class Benchmark {
                 stack.gateway().reset();
                 ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
                 Batch batch = publish(client, "bench", regime.requests(), regime.count(), regime.size());
-                awaitAll(client, batch, oom, timeout);
-                ProcessProbe.Reading reading = probe.stop();
-                OptionalDouble heldPeak = contestant.name().equals("image-worker") && !oom.died()
-                        ? process.metric(HELD_PEAK_METRIC)
-                        : OptionalDouble.empty();
-                Row row = measure(
-                        regime,
-                        contestant.name(),
-                        round,
-                        batch,
-                        client.results(),
-                        stack.gateway(),
-                        reading,
-                        heldPeak,
-                        oom.death());
-                System.out.println(row.describe());
-                return row;
+                return awaitAndMeasure(
+                        new Run(regime, contestant, round, stack, client, process), batch, probe, oom, timeout);
             } finally {
                 process.stop();
             }
         }
+    }
+
+    /**
+     * A cold run: the requests published first (the lag that starts a replica), then the contestant launched; the
+     * clock, and the CPU count, start at the launch.
+     */
+    private static Row coldRun(
+            Regime regime,
+            Contestant contestant,
+            int round,
+            LaunchStack stack,
+            PipelineClient client,
+            WorkerProcess process,
+            Path gcLog,
+            Duration timeout) {
+        Batch published = publish(client, "cold", regime.requests(), regime.count(), regime.size());
+        say(
+                "%s, round %d, %s: %d requests waiting; launching (log %s)",
+                regime, round, contestant.name(), regime.requests(), process.logFile());
+        Instant launchedAt = Instant.now();
+        long launched = System.nanoTime();
+        process.start();
+        ProcessProbe probe = ProcessProbe.fromLaunch(process.pid(), gcLog);
+        OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
+        Batch batch = new Batch(published.sentAt(), launchedAt, launched);
+        return awaitAndMeasure(new Run(regime, contestant, round, stack, client, process), batch, probe, oom, timeout);
+    }
+
+    /** Who runs what where: the parts of one measured run. */
+    private record Run(
+            Regime regime,
+            Contestant contestant,
+            int round,
+            LaunchStack stack,
+            PipelineClient client,
+            WorkerProcess process) {}
+
+    /** Waits for every request of {@code batch} (or the contestant's death), then prints and returns the figures. */
+    private static Row awaitAndMeasure(
+            Run run, Batch batch, ProcessProbe probe, OutOfMemoryWatch oom, Duration timeout) {
+        awaitAll(run.client(), batch, oom, timeout);
+        ProcessProbe.Reading reading = probe.stop();
+        OptionalDouble heldPeak = run.contestant().name().startsWith("image-worker") && !oom.died()
+                ? run.process().metric(HELD_PEAK_METRIC)
+                : OptionalDouble.empty();
+        Row row = measure(
+                run.regime(),
+                run.contestant().name(),
+                run.round(),
+                batch,
+                run.client().results(),
+                run.stack().gateway(),
+                reading,
+                heldPeak,
+                oom.death());
+        System.out.println(row.describe());
+        return row;
     }
 
     private static Duration timeout(Regime regime) {
@@ -415,12 +501,17 @@ public final class Benchmark {
                 gateway.maxConcurrentImageCalls(),
                 percentile(callMs, 50),
                 percentile(publishMs, 50),
+                firsts.values().stream().mapToLong(PipelineClient.Result::receivedNanos).min().stream()
+                        .mapToDouble(first -> (first - batch.firstSendNanos()) / 1e9)
+                        .findFirst()
+                        .orElse(Double.NaN),
                 death == null ? null : death + " after " + completed + " of " + requests);
     }
 
     private static void printTable(List<Row> rows) {
         printTable(
-                "| regime | contestant | round | completed / requests | failed | wall s | req/s | calls | images/s | efficiency"
+                "| regime | contestant | round | completed / requests | failed | first result s | wall s | req/s | calls"
+                        + " | images/s | efficiency"
                         + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | GC pauses s"
                         + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |",
                 rows.stream().map(Row::tableLine).toList());
@@ -538,6 +629,11 @@ public final class Benchmark {
                     DEFAULT_JVM_OPTIONS);
         }
 
+        /** Whether this is a cold regime: a fresh contestant measured from its launch, no warm-up. */
+        boolean cold() {
+            return name.startsWith("cold-");
+        }
+
         /**
          * This regime with the {@code bench.*} overrides applied; an empty one (the Maven profile passes every option,
          * empty when not given) keeps the regime's value.
@@ -554,7 +650,7 @@ public final class Benchmark {
                     Integer.getInteger("bench.image-bytes", imageBytes),
                     Integer.getInteger("bench.count", count),
                     size,
-                    Integer.getInteger("bench.warmup", Math.max(warmup, concurrency)),
+                    name.startsWith("cold-") ? 0 : Integer.getInteger("bench.warmup", Math.max(warmup, concurrency)),
                     options.isBlank() ? jvmOptions : options.trim());
         }
 
@@ -576,8 +672,14 @@ public final class Benchmark {
         }
     }
 
-    /** Who is measured: a name and a command ({@code []}: the packaged worker). */
-    record Contestant(String name, List<String> command) {}
+    /**
+     * Who is measured: a name, a command ({@code []}: the packaged worker) and JVM options of its own (the AOT cache).
+     */
+    record Contestant(String name, List<String> command, List<String> jvmOptions) {
+        Contestant(String name, List<String> command) {
+            this(name, command, List.of());
+        }
+    }
 
     /** One published batch: each request's id and send time. */
     record Batch(Map<String, Long> sentAt, Instant firstSendAt, long firstSendNanos) {}
@@ -612,6 +714,7 @@ public final class Benchmark {
             int peakCalls,
             long gatewayCallP50Ms,
             long answerToResultP50Ms,
+            double firstResultSeconds,
             String death) {
 
         /** A contestant that died before the measured run: none of its requests was sent. */
@@ -639,6 +742,7 @@ public final class Benchmark {
                     0,
                     -1,
                     -1,
+                    Double.NaN,
                     death);
         }
 
@@ -646,8 +750,8 @@ public final class Benchmark {
         String tableLine() {
             return String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %s | %s | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d | %d"
-                            + " | %d | %d |",
+                    "| %s | %s | %d | %s | %s | %.2f | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d"
+                            + " | %d | %d | %d |",
                     regime().name(),
                     contestant(),
                     round(),
@@ -655,6 +759,7 @@ public final class Benchmark {
                     failures().isEmpty() && missing() == 0
                             ? "0"
                             : failures() + (missing() > 0 ? " missing " + missing() : ""),
+                    firstResultSeconds(),
                     wallSeconds(),
                     throughput(),
                     calls(),
@@ -704,7 +809,8 @@ public final class Benchmark {
         String describe() {
             return String.format(
                     Locale.ROOT,
-                    "[bench] %s %s round %d: %s completed, failed %s, missing %d, %.2f s, %.1f req/s, %d calls,"
+                    "[bench] %s %s round %d: %s completed, failed %s, missing %d, first result after %.2f s, %.2f s,"
+                            + " %.1f req/s, %d calls,"
                             + " %.1f images/s, efficiency"
                             + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC,"
                             + " GC pauses %.2f s, most held %s, %d threads, %d calls in"
@@ -715,6 +821,7 @@ public final class Benchmark {
                     completion(),
                     failures,
                     missing,
+                    firstResultSeconds,
                     wallSeconds,
                     throughput,
                     calls,
@@ -810,21 +917,26 @@ public final class Benchmark {
         private volatile Duration lastCpu;
         private volatile boolean running = true;
 
-        private ProcessProbe(long pid, Path gcLog) {
+        private ProcessProbe(long pid, Path gcLog, boolean fromLaunch) {
             this.pid = pid;
             this.gcLog = gcLog;
-            this.cpuAtStart = cpu(pid);
+            this.cpuAtStart = fromLaunch ? Duration.ZERO : cpu(pid);
             this.lastCpu = cpuAtStart;
             this.othersCpuAtStart = othersCpu(pid);
-            this.gcLinesAtStart = gcLines().size();
-            this.threadTicksAtStart = threadTicks(pid);
+            this.gcLinesAtStart = fromLaunch ? 0 : gcLines().size();
+            this.threadTicksAtStart = fromLaunch ? Map.of() : threadTicks(pid);
             this.sampler = new Thread(this::sample, "bench-thread-sampler");
             sampler.setDaemon(true);
             sampler.start();
         }
 
         static ProcessProbe start(long pid, Path gcLog) {
-            return new ProcessProbe(pid, gcLog);
+            return new ProcessProbe(pid, gcLog, false);
+        }
+
+        /** A probe of a process just launched: its CPU and its collections from its first instruction. */
+        static ProcessProbe fromLaunch(long pid, Path gcLog) {
+            return new ProcessProbe(pid, gcLog, true);
         }
 
         Reading stop() {
