@@ -3,6 +3,7 @@ package io.imageworker.messaging;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.support.CpuWork;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -14,6 +15,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
@@ -33,7 +36,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Results and their offsets in one transaction, on a real broker, when a commit fails without saying whether it went
  * through (a broker restarting mid-commit): the result is visible to a {@code read_committed} consumer exactly once,
- * whether the commit had gone through (its answer lost) or not (never made).
+ * whether the commit had gone through (its answer lost) or not (never made). And what follows a commit does not hold
+ * the next one back.
  */
 class ResultTransactionsBrokerTest {
 
@@ -94,6 +98,58 @@ class ResultTransactionsBrokerTest {
                 .isEqualTo(1);
     }
 
+    @Test
+    void whatFollowsACommitDoesNotHoldTheNextTransactionBack() throws InterruptedException {
+        start();
+        CountDownLatch released = new CountDownLatch(1);
+        CountDownLatch following = new CountDownLatch(1);
+        RecordContext first = record(0);
+        RecordContext second = record(1);
+        work.started(first);
+        work.started(second);
+
+        // What follows the first commit (in the worker: the acknowledgement, the next request's start) takes long.
+        transactions
+                .publish("r-1", first, List.of(result("r-1")), null)
+                .invoke(() -> {
+                    following.countDown();
+                    awaitQuietly(released);
+                })
+                .subscribe()
+                .with(ignored -> {}, failure -> {});
+        try {
+            assertThat(following.await(90, TimeUnit.SECONDS))
+                    .as("the first result committed")
+                    .isTrue();
+            transactions
+                    .publish("r-2", second, List.of(result("r-2")), null)
+                    .await()
+                    .atMost(Duration.ofSeconds(30));
+        } finally {
+            released.countDown();
+        }
+
+        assertThat(committedResults()).containsExactly("r-1", "r-2");
+        assertThat(committedOffset()).isEqualTo(2);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(2, TimeUnit.MINUTES);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private RecordContext record(long offset) {
+        return new RecordContext(null, new RecordHeaders(), requests, 0, offset, Instant.now());
+    }
+
+    private ProducerRecord<byte[], byte[]> result(String key) {
+        return new ProducerRecord<>(
+                results, key.getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
+    }
+
     private double inDoubt(String settled) {
         return registry.get("image_worker_transactions_in_doubt")
                 .tag("settled", settled)
@@ -104,15 +160,18 @@ class ResultTransactionsBrokerTest {
     private void start() {
         Infrastructure.get().kafka().createTopics(1, requests, results);
         transactions = new ResultTransactions(
-                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()), TestConfig.worker(), work, registry);
+                Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
+                TestConfig.worker(),
+                work,
+                new CpuWork(2, 100),
+                registry);
         transactions.groupOf(requests, new ConsumerGroupMetadata(group));
         work.assigned(List.of(partition), Map.of());
     }
 
     private void publishOne() {
-        RecordContext request = new RecordContext(null, new RecordHeaders(), requests, 0, 0, Instant.now());
-        ProducerRecord<byte[], byte[]> result = new ProducerRecord<>(
-                results, "r-1".getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
+        RecordContext request = record(0);
+        ProducerRecord<byte[], byte[]> result = result("r-1");
         // Started right before its result is submitted: a record running with no result waiting is what the
         // transactions' commit of progress (every second) commits in a transaction of offsets only, which would take
         // the step armed for the result's transaction (a first assertion loading its library in between did, once).
