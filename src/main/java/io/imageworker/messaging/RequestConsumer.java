@@ -3,6 +3,8 @@ package io.imageworker.messaging;
 import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.health.StartupCheck;
+import io.imageworker.messaging.intake.Lanes;
+import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
@@ -31,7 +33,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * priority-requests}, same consumer group). Each lane's stream is merged with an explicit limit of its own: at most
  * {@code max-in-progress} requests of each lane are in progress (gateway calls themselves are limited to {@code
  * concurrency} by the limiter, which serves the priority lane first; the rest wait for a retry, the store or Kafka
- * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link Intake},
+ * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link ReadAhead},
  * contract v1.2). When a lane's merge is full it requests nothing more, its Kafka connector's queue
  * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
  * backlog never stops the priority lane's intake.
@@ -116,7 +118,7 @@ public class RequestConsumer {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
             }
             run.ended(false);
-            if (failure instanceof AbandonedException || failure instanceof Intake.GivenUp) {
+            if (failure instanceof AbandonedException || failure instanceof ReadAhead.GivenUp) {
                 // Shutting down, or its partition gone while it waited for its turn: neither acknowledged nor failed,
                 // so the record is redelivered to the next worker.
                 Log.info(failure.getMessage());
@@ -130,7 +132,7 @@ public class RequestConsumer {
         });
     }
 
-    /** Read on the CPU pool; then, in its producer's turn ({@link Intake}), processed and published or dead-lettered. */
+    /** Read on the CPU pool; then, in its producer's turn ({@link ReadAhead}), processed and published or dead-lettered. */
     private Uni<Void> readProcessPublish(
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
@@ -142,7 +144,7 @@ public class RequestConsumer {
                             : () -> processPublish(request, context, lane, span);
                     String producer = request == null ? null : RequestValidator.echoableProducer(request.json());
                     String requestId = request == null ? null : request.requestId();
-                    return lanes.intake().inTurn(lane, message, context, requestId, producer, run, work);
+                    return lanes.readAhead().inTurn(lane, message, context, requestId, producer, run, work);
                 });
     }
 

@@ -88,7 +88,7 @@ public class RequestProcessor {
                 // Without the record, a call could bill a request that already ended: no call, and nothing to
                 // record it in.
                 return ended(
-                        Progress.refused(
+                        RequestSoFar.refused(
                                 requestId, json, receivedAt, ErrorCode.STORAGE_ERROR, lookupFailed.getMessage()),
                         Source.UNREAD_LEDGER);
             }
@@ -102,7 +102,7 @@ public class RequestProcessor {
         if (unpublishable != null) {
             Log.infof("[%s] refused: %s", requestId, unpublishable);
             return ended(
-                    Progress.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, unpublishable),
+                    RequestSoFar.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, unpublishable),
                     Source.DECIDED);
         }
         return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
@@ -110,10 +110,11 @@ public class RequestProcessor {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
                         Log.infof("[%s] refused: %s", requestId, invalid.message());
                         return ended(
-                                Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()),
+                                RequestSoFar.refused(requestId, json, receivedAt, invalid.code(), invalid.message()),
                                 Source.DECIDED);
                     }
-                    Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
+                    RequestSoFar begun =
+                            RequestSoFar.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
                     return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane)))
                             .map(event -> new Outcome(event, Source.DECIDED));
                 });
@@ -123,7 +124,7 @@ public class RequestProcessor {
      * A valid request whose earlier variants are known: cancelled (contract v1.2: a cancel came before any of its
      * calls), expired, or planned and made, its calls let go by its cancellation ticket.
      */
-    private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane) {
+    private Uni<TerminalEvent> carryOn(RequestSoFar recalled, Lane lane) {
         Cancellations.Ticket ticket = cancellations.ticket(recalled.request().requestId(), recalled.called());
         if (ticket.cancelled()) {
             ticket.close();
@@ -149,7 +150,7 @@ public class RequestProcessor {
     }
 
     /** {@code work}, or the event of {@code progress} stopped where a stage refused to go on, or by a defect. */
-    private Uni<TerminalEvent> endedAs(Progress progress, Uni<TerminalEvent> work) {
+    private Uni<TerminalEvent> endedAs(RequestSoFar progress, Uni<TerminalEvent> work) {
         return Endings.orEnding(work, progress.request().requestId(), shutdown, progress::stopped);
     }
 

@@ -4,6 +4,7 @@ import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
+import io.imageworker.gateway.ReceivedImage;
 import io.imageworker.image.ImageFormat;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
