@@ -142,9 +142,16 @@ public class RequestConsumer {
                             ? () -> sender.deadLetter(
                                     message.getPayload(), context, ((RecordReader.Read.Unreadable) read).reason())
                             : () -> processPublish(request, context, lane, span);
-                    String producer = request == null ? null : RequestValidator.echoableProducer(request.json());
-                    String requestId = request == null ? null : request.requestId();
-                    return lanes.readAhead().inTurn(lane, message, context, requestId, producer, run, work);
+                    ReadAhead.Asking asking = request == null
+                            ? ReadAhead.Asking.notARequest(lane, message, context, run)
+                            : new ReadAhead.Asking(
+                                    lane,
+                                    message,
+                                    context,
+                                    run,
+                                    request.requestId(),
+                                    ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json())));
+                    return lanes.readAhead().inTurn(asking, work);
                 });
     }
 

@@ -30,8 +30,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -286,87 +286,113 @@ public class ReadAhead implements PlacesInProgress {
         return RECORD_OVERHEAD + (payload == null ? 0 : 2L * payload.length);
     }
 
-    /** {@link #inTurn(Lane, Message, RecordCopy, String, String, InFlight.Run, Supplier)} of no request id. */
-    public <T> Uni<T> inTurn(
+    /**
+     * A record taken from {@code lane} as it asks for its turn: its message (for the bytes it holds), its copy in
+     * {@code offsets.PartitionWork} and its run there; and, for a request, its id and its {@link Producer} (of a type of
+     * its own, so that the two cannot be swapped); {@link #notARequest} for a record that is none.
+     */
+    public record Asking(
             Lane lane,
             Message<byte[]> message,
-            RecordCopy context,
-            String producer,
+            RecordCopy record,
             InFlight.Run run,
-            Supplier<Uni<T>> work) {
-        return inTurn(lane, message, context, null, producer, run, work);
+            String requestId,
+            Producer producer) {
+
+        /** A record that is no request (its turn is the default producer's). */
+        public static Asking notARequest(Lane lane, Message<byte[]> message, RecordCopy record, InFlight.Run run) {
+            return new Asking(lane, message, record, run, null, Producer.DEFAULT);
+        }
+    }
+
+    /** The producer whose turns a record waits for: the one it names, or the default one when it names none. */
+    public record Producer(String name) {
+
+        /** The producer of the records that name none. */
+        public static final Producer DEFAULT = new Producer(ImageRequest.DEFAULT_PRODUCER);
+
+        /** {@code name}, or the default producer when it is null. */
+        public static Producer of(String name) {
+            return name == null ? DEFAULT : new Producer(name);
+        }
     }
 
     /**
-     * {@code work} of the record {@code context} of request {@code requestId} (null for a record that is none) and
-     * {@code producer} (null: the default producer), once it is its turn; the record waits meanwhile, without counting
-     * as stuck ({@link InFlight.Run#waiting}). Fails with {@link GivenUp} instead when, by its turn, the worker drains
-     * or the record's partition was given to another worker. While it runs, the request can give its place back while
+     * {@code work} of the record {@code asking}, once it is its turn; the record waits meanwhile, without counting as
+     * stuck ({@link InFlight.Run#waiting}). Fails with {@link GivenUp} instead when, by its turn, the worker drains or
+     * the record's partition was given to another worker. While it runs, the request can give its place back while
      * its producer's cap holds it ({@link #of(String)}).
      */
-    public <T> Uni<T> inTurn(
-            Lane lane,
-            Message<byte[]> message,
-            RecordCopy context,
-            String requestId,
-            String producer,
-            InFlight.Run run,
-            Supplier<Uni<T>> work) {
-        long size = size(message);
+    public <T> Uni<T> inTurn(Asking asking, Supplier<Uni<T>> work) {
+        Lane lane = asking.lane();
+        String requestId = asking.requestId();
+        InFlight.Run run = asking.run();
         WaitingBytes waiting = bytes.get(lane);
-        AtomicBoolean given = new AtomicBoolean();
-        Runnable giveBytes = () -> {
-            if (given.compareAndSet(false, true)) {
-                waiting.give(size);
-            }
-        };
-        AtomicBoolean left = new AtomicBoolean(requestId == null);
-        Runnable leaveWaiting = () -> {
-            if (left.compareAndSet(false, true)) {
-                states.admitted(requestId);
-            }
-        };
+        long size = size(asking.message());
+        Held bytesHeld = new Held(() -> waiting.give(size));
+        Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(requestId));
         if (requestId != null) {
             states.waiting(requestId);
         }
         run.waiting();
-        AtomicBoolean registered = new AtomicBoolean();
+        AtomicReference<Placed> placed = new AtomicReference<>();
         Function<ConcurrencyLimiter.Turn, Uni<T>> goIntoProgress = turn -> {
-            giveBytes.run();
-            leaveWaiting.run();
+            bytesHeld.giveBack();
+            queued.giveBack();
             run.admitted();
             if (!run.mayGoOn()) {
                 return Uni.createFrom()
                         .failure(new GivenUp(
-                                context, "the worker drains, or its partition went to another worker meanwhile"));
+                                asking.record(),
+                                "the worker drains, or its partition went to another worker meanwhile"));
             }
-            if (requestId != null && inProgress.putIfAbsent(requestId, new Placed(turn, run)) == null) {
-                registered.set(true);
+            Placed mine = new Placed(turn, run);
+            if (requestId != null && inProgress.putIfAbsent(requestId, mine) == null) {
+                placed.set(mine);
             }
             return work.get();
         };
-        String of = producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
         AtomicInteger windowWaits = atWindow.get(lane);
-        AtomicBoolean passed = new AtomicBoolean();
         windowWaits.incrementAndGet();
+        Held atTheWindow = new Held(windowWaits::decrementAndGet);
         // Its turn is asked for once its partition's window reaches it; meanwhile it waits as read ahead.
-        return window.apply(context)
+        return window.apply(asking.record())
+                .onTermination()
+                .invoke(atTheWindow::giveBack)
+                .chain(() -> turns.get(lane).run(Lane.NORMAL, asking.producer().name(), goIntoProgress))
                 .onTermination()
                 .invoke(() -> {
-                    if (passed.compareAndSet(false, true)) {
-                        windowWaits.decrementAndGet();
-                    }
-                })
-                .chain(() -> turns.get(lane).run(Lane.NORMAL, of, goIntoProgress))
-                .onTermination()
-                .invoke(() -> {
-                    giveBytes.run();
-                    leaveWaiting.run();
+                    bytesHeld.giveBack();
+                    queued.giveBack();
                     run.admitted();
-                    if (registered.get()) {
-                        inProgress.remove(requestId);
+                    Placed mine = placed.get();
+                    if (mine != null) {
+                        inProgress.remove(requestId, mine);
                     }
                 });
+    }
+
+    /**
+     * Something a waiting record holds until it gives it back (its bytes, its place among the queued requests, its
+     * count among those at their partition's window): given back once, by whichever way its wait ends first.
+     */
+    private static final class Held {
+
+        /** What a record that holds nothing gives back. */
+        static final Held NOTHING = new Held(null);
+
+        private final AtomicReference<Runnable> giveBack;
+
+        Held(Runnable giveBack) {
+            this.giveBack = new AtomicReference<>(giveBack);
+        }
+
+        void giveBack() {
+            Runnable once = giveBack.getAndSet(null);
+            if (once != null) {
+                once.run();
+            }
+        }
     }
 
     /**

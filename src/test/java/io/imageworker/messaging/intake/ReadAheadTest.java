@@ -54,10 +54,18 @@ class ReadAheadTest {
         InFlight.Run run = offsets.inFlight().take(context);
         assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
         String id = producer + context.offset();
-        intake.inTurn(Lane.NORMAL, Message.of(new byte[10]), context, id, producer, run, () -> {
-                    started.add(id);
-                    return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
-                })
+        intake.inTurn(
+                        new ReadAhead.Asking(
+                                Lane.NORMAL,
+                                Message.of(new byte[10]),
+                                context,
+                                run,
+                                id,
+                                ReadAhead.Producer.of(producer)),
+                        () -> {
+                            started.add(id);
+                            return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
+                        })
                 .subscribe()
                 .with(ignored -> {}, failures::add);
         return context;
@@ -148,10 +156,18 @@ class ReadAheadTest {
                     new RecordContext(null, null, "image-request", (int) position[0], position[1], Instant.now());
             InFlight.Run run = offsets.inFlight().take(context);
             runs.add(run);
-            windowed.inTurn(Lane.NORMAL, Message.of(new byte[1]), context, "a", run, () -> {
-                        inProgress.add(context.position());
-                        return Uni.createFrom().<Void>emitter(ignored -> {});
-                    })
+            windowed.inTurn(
+                            new ReadAhead.Asking(
+                                    Lane.NORMAL,
+                                    Message.of(new byte[1]),
+                                    context,
+                                    run,
+                                    null,
+                                    ReadAhead.Producer.of("a")),
+                            () -> {
+                                inProgress.add(context.position());
+                                return Uni.createFrom().<Void>emitter(ignored -> {});
+                            })
                     .subscribe()
                     .with(ignored -> {}, failures::add);
         }
