@@ -22,7 +22,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.function.Supplier;
 import lombok.AccessLevel;
 import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.reactive.messaging.Channel;
@@ -136,23 +135,22 @@ public class RequestConsumer {
     private Uni<Void> readProcessPublish(
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
-                .chain(read -> {
-                    RecordReader.Read.Request request = read instanceof RecordReader.Read.Request r ? r : null;
-                    Supplier<Uni<Void>> work = request == null
-                            ? () -> sender.deadLetter(
-                                    message.getPayload(), context, ((RecordReader.Read.Unreadable) read).reason())
-                            : () -> processPublish(request, context, lane, span);
-                    ReadAhead.Asking asking = request == null
-                            ? ReadAhead.Asking.notARequest(lane, message, context, run)
-                            : new ReadAhead.Asking(
-                                    lane,
-                                    message,
-                                    context,
-                                    run,
-                                    request.requestId(),
-                                    ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json())));
-                    return lanes.readAhead().inTurn(asking, work);
-                });
+                .chain(read -> read.either(
+                        request -> lanes.readAhead()
+                                .inTurn(
+                                        new ReadAhead.Asking(
+                                                lane,
+                                                message,
+                                                context,
+                                                run,
+                                                request.requestId(),
+                                                ReadAhead.Producer.of(
+                                                        RequestValidator.echoableProducer(request.json()))),
+                                        () -> processPublish(request, context, lane, span)),
+                        unreadable -> lanes.readAhead()
+                                .inTurn(
+                                        ReadAhead.Asking.notARequest(lane, message, context, run),
+                                        () -> sender.deadLetter(message.getPayload(), context, unreadable.reason()))));
     }
 
     /**
