@@ -12,7 +12,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -46,12 +45,7 @@ public class CpuWork {
 
     /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */
     public CpuWork(int threads, int queued) {
-        AtomicInteger sequence = new AtomicInteger();
-        ThreadFactory factory = runnable -> {
-            Thread thread = new CpuThread(runnable, "image-worker-cpu-" + sequence.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
+        ThreadFactory factory = DaemonThreads.numbered("image-worker-cpu", CpuThread::new);
         this.executor = new ThreadPoolExecutor(
                 threads,
                 threads,

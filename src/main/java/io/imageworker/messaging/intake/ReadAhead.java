@@ -12,6 +12,7 @@ import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;
+import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -127,11 +128,7 @@ public class ReadAhead implements PlacesInProgress {
                 }
                 return waiting;
             });
-            rechecks = Executors.newSingleThreadScheduledExecutor(task -> {
-                Thread thread = new Thread(task, "image-worker-intake-rechecks");
-                thread.setDaemon(true);
-                return thread;
-            });
+            rechecks = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-worker-intake-rechecks"));
             rechecks.scheduleWithFixedDelay(
                     this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
         }

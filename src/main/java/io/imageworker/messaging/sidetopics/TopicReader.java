@@ -1,5 +1,6 @@
 package io.imageworker.messaging.sidetopics;
 
+import io.imageworker.support.DaemonThreads;
 import io.micrometer.core.instrument.Counter;
 import io.quarkus.logging.Log;
 import java.time.Duration;
@@ -146,8 +147,7 @@ final class TopicReader {
         }
         lastPoll = nanos.getAsLong();
         running = true;
-        Thread reader = new Thread(this::read, name);
-        reader.setDaemon(true);
+        Thread reader = DaemonThreads.named(name).newThread(this::read);
         thread = reader;
         reader.start();
     }
