@@ -1,7 +1,6 @@
 package io.imageworker.support;
 
 import io.imageworker.config.WorkerConfig;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -36,10 +35,11 @@ public class CpuWork {
                 Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
                 // Both lanes' records taken at once: each has at most one task here at a time.
                 2 * config.intakeLimit());
-        // A strong reference: Micrometer holds a gauge's object weakly.
-        Gauge.builder("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
-                        .size())
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_cpu_tasks_waiting",
+                        executor,
+                        pool -> pool.getQueue().size(),
+                        "Tasks waiting for a thread of the CPU pool")
                 .register(registry);
     }
 

@@ -14,7 +14,7 @@ import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.Shutdown;
-import io.micrometer.core.instrument.Gauge;
+import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -133,10 +133,12 @@ public class ReadAhead implements PlacesInProgress {
                     this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
         }
         for (Lane lane : Lane.values()) {
-            Gauge.builder("image_worker_requests_waiting_turn", this, intake -> intake.waiting(lane))
-                    .description("Records taken from a request topic that wait for a place in progress (read ahead)")
+            WorkerMetrics.gauge(
+                            "image_worker_requests_waiting_turn",
+                            this,
+                            intake -> intake.waiting(lane),
+                            "Records taken from a request topic that wait for a place in progress (read ahead)")
                     .tag("lane", lane.name().toLowerCase(Locale.ROOT))
-                    .strongReference(true)
                     .register(registry);
         }
     }
