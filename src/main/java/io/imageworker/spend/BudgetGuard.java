@@ -128,6 +128,11 @@ public class BudgetGuard {
                 registry,
                 "image_worker_budget_claimed_again",
                 "Calls whose budget places were claimed again because a window ended while they waited for their slot");
+        registerGauges(registry);
+    }
+
+    /** The spend guard's gauges, and its reader's restarts, exported with a cap or without. */
+    private void registerGauges(MeterRegistry registry) {
         // Strong references (WorkerMetrics.gauge): an alert on a gauge whose object is collected would never fire.
         WorkerMetrics.gauge(
                         USED_CALLS,
@@ -159,38 +164,10 @@ public class BudgetGuard {
         labels.add(ImageRequest.DEFAULT_PRODUCER);
         labels.add(OTHERS);
         for (String producer : labels) {
-            boolean others = OTHERS.equals(producer) && budgets.of(OTHERS).isEmpty();
-            WorkerMetrics.gauge(
-                            "image_worker_budget_producer_used_calls",
-                            this,
-                            guard -> others ? 0 : guard.used(producer),
-                            "Gateway calls claimed in the current window of a producer's own cap"
-                                    + " (IMAGE_WORKER_BUDGET_PER_PRODUCER) by the whole fleet (every replica reports"
-                                    + " the same count: take the max over the pods, not the sum); 0 without a cap")
-                    .tag("producer", producer)
-                    .register(registry);
-            WorkerMetrics.gauge(
-                            "image_worker_budget_producer_max_calls",
-                            this,
-                            guard -> others
-                                    ? Double.NaN
-                                    : guard.budgets
-                                            .of(producer)
-                                            .map(cap -> (double) cap.calls())
-                                            .orElse(Double.NaN),
-                            "A producer's own cap of gateway calls per window (IMAGE_WORKER_BUDGET_PER_PRODUCER; every"
-                                    + " replica reports it: take the max over the pods, not the sum); NaN without a"
-                                    + " cap")
-                    .tag("producer", producer)
-                    .register(registry);
-            WorkerMetrics.gauge(
-                            "image_worker_budget_producer_held_requests",
-                            this,
-                            guard -> others ? 0 : guard.held(producer),
-                            "Requests of a producer held on this replica until its own cap allows another call:"
-                                    + " waiting for their call, and read ahead but not taken into progress")
-                    .tag("producer", producer)
-                    .register(registry);
+            registerProducerGauges(
+                    registry,
+                    producer,
+                    OTHERS.equals(producer) && budgets.of(OTHERS).isEmpty());
         }
         // Exported without a cap too (0, the reader's own counter once it runs), so that every worker has the series
         // the dashboard draws.
@@ -202,6 +179,44 @@ public class BudgetGuard {
                         guard -> guard.readerStall().isPresent() ? 1 : 0,
                         "1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
                                 + " not read for too long")
+                .register(registry);
+    }
+
+    /**
+     * The gauges of {@code producer}'s own cap; those of the producers without one ({@code others}) read no calls and
+     * no cap.
+     */
+    private void registerProducerGauges(MeterRegistry registry, String producer, boolean others) {
+        WorkerMetrics.gauge(
+                        "image_worker_budget_producer_used_calls",
+                        this,
+                        guard -> others ? 0 : guard.used(producer),
+                        "Gateway calls claimed in the current window of a producer's own cap"
+                                + " (IMAGE_WORKER_BUDGET_PER_PRODUCER) by the whole fleet (every replica reports"
+                                + " the same count: take the max over the pods, not the sum); 0 without a cap")
+                .tag("producer", producer)
+                .register(registry);
+        WorkerMetrics.gauge(
+                        "image_worker_budget_producer_max_calls",
+                        this,
+                        guard -> others
+                                ? Double.NaN
+                                : guard.budgets
+                                        .of(producer)
+                                        .map(cap -> (double) cap.calls())
+                                        .orElse(Double.NaN),
+                        "A producer's own cap of gateway calls per window (IMAGE_WORKER_BUDGET_PER_PRODUCER; every"
+                                + " replica reports it: take the max over the pods, not the sum); NaN without a"
+                                + " cap")
+                .tag("producer", producer)
+                .register(registry);
+        WorkerMetrics.gauge(
+                        "image_worker_budget_producer_held_requests",
+                        this,
+                        guard -> others ? 0 : guard.held(producer),
+                        "Requests of a producer held on this replica until its own cap allows another call:"
+                                + " waiting for their call, and read ahead but not taken into progress")
+                .tag("producer", producer)
                 .register(registry);
     }
 

@@ -18,7 +18,6 @@ import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -372,29 +371,6 @@ public class ReadAhead implements PlacesInProgress {
     }
 
     /**
-     * Something a waiting record holds until it gives it back (its bytes, its place among the queued requests, its
-     * count among those at their partition's window): given back once, by whichever way its wait ends first.
-     */
-    private static final class Held {
-
-        /** What a record that holds nothing gives back. */
-        static final Held NOTHING = new Held(null);
-
-        private final AtomicReference<Runnable> giveBack;
-
-        Held(Runnable giveBack) {
-            this.giveBack = new AtomicReference<>(giveBack);
-        }
-
-        void giveBack() {
-            Runnable once = giveBack.getAndSet(null);
-            if (once != null) {
-                once.run();
-            }
-        }
-    }
-
-    /**
      * A record whose turn came when it could no longer run here: left unacknowledged, for its redelivery (drain) or
      * its partition's new owner. Not an outcome.
      */
@@ -408,65 +384,6 @@ public class ReadAhead implements PlacesInProgress {
                     null,
                     false,
                     false);
-        }
-    }
-
-    /** The bytes of the records of one lane that wait for their turn, bounded. */
-    static final class WaitingBytes {
-        private final long bound;
-        private long held;
-        private long asked;
-        private UniEmitter<? super Void> waiter;
-
-        WaitingBytes(long bound) {
-            this.bound = bound;
-        }
-
-        /** Completes when {@code size} more bytes fit (or nothing is held), holding them; one caller at a time. */
-        Uni<Void> take(long size) {
-            return Uni.createFrom().emitter(emitter -> {
-                boolean now;
-                synchronized (this) {
-                    now = held == 0 || held + size <= bound;
-                    if (now) {
-                        held += size;
-                    } else {
-                        waiter = emitter;
-                        asked = size;
-                    }
-                }
-                if (now) {
-                    emitter.complete(null);
-                } else {
-                    emitter.onTermination(() -> {
-                        synchronized (this) {
-                            if (waiter == emitter) {
-                                waiter = null;
-                            }
-                        }
-                    });
-                }
-            });
-        }
-
-        /** {@code size} bytes went into progress or ended: a waiting taker that now fits goes on. */
-        void give(long size) {
-            UniEmitter<? super Void> next = null;
-            synchronized (this) {
-                held -= size;
-                if (waiter != null && (held == 0 || held + asked <= bound)) {
-                    held += asked;
-                    next = waiter;
-                    waiter = null;
-                }
-            }
-            if (next != null) {
-                next.complete(null);
-            }
-        }
-
-        synchronized long held() {
-            return held;
         }
     }
 }

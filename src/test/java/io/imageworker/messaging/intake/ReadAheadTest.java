@@ -208,7 +208,7 @@ class ReadAheadTest {
 
     @Test
     void theWaitingRecordsBytesAreBoundedButARecordAloneAlwaysGoes() {
-        ReadAhead.WaitingBytes bytes = new ReadAhead.WaitingBytes(100);
+        WaitingBytes bytes = new WaitingBytes(100);
         List<String> taken = new ArrayList<>();
         bytes.take(60).subscribe().with(ignored -> taken.add("first"));
         bytes.take(60).subscribe().with(ignored -> taken.add("second"));
