@@ -14,8 +14,6 @@ import io.imageworker.support.WorkerMetrics;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * Takes the image out of a gateway's answer: the bytes of its {@code b64_json} (already decoded), or a download of
@@ -27,7 +25,6 @@ import lombok.RequiredArgsConstructor;
  * ({@code size.matched=false}).
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class ImageReceiver {
 
     private final ImageDownloader downloader;
@@ -36,6 +33,21 @@ public class ImageReceiver {
     private final WorkerMetrics metrics;
     private final Tracing tracing;
     private final AnswerSizes sizes;
+
+    ImageReceiver(
+            ImageDownloader downloader,
+            CpuWork cpu,
+            Patience patience,
+            WorkerMetrics metrics,
+            Tracing tracing,
+            AnswerSizes sizes) {
+        this.downloader = downloader;
+        this.cpu = cpu;
+        this.patience = patience;
+        this.metrics = metrics;
+        this.tracing = tracing;
+        this.sizes = sizes;
+    }
 
     /**
      * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url}

@@ -7,8 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.IntSupplier;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Readiness;
@@ -22,11 +20,15 @@ import org.eclipse.microprofile.health.Readiness;
  */
 @Readiness
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class PauseReadiness implements HealthCheck {
 
     private final GatewayGuard guard;
     private final BudgetGuard budget;
+
+    PauseReadiness(GatewayGuard guard, BudgetGuard budget) {
+        this.guard = guard;
+        this.budget = budget;
+    }
 
     @Override
     public HealthCheckResponse call() {

@@ -22,8 +22,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -44,7 +42,6 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * fail}): health goes down and the record is redelivered after a restart, never committed as done.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestConsumer {
 
     @Inject
@@ -64,6 +61,25 @@ public class RequestConsumer {
     private final RequestSpans spans;
     private final Lanes lanes;
     private final WorkerConfig config;
+
+    RequestConsumer(
+            InFlight inFlight,
+            RecordReader reader,
+            CpuWork cpu,
+            RequestProcessor processor,
+            ResultSender sender,
+            RequestSpans spans,
+            Lanes lanes,
+            WorkerConfig config) {
+        this.inFlight = inFlight;
+        this.reader = reader;
+        this.cpu = cpu;
+        this.processor = processor;
+        this.sender = sender;
+        this.spans = spans;
+        this.lanes = lanes;
+        this.config = config;
+    }
 
     /**
      * Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000), if the

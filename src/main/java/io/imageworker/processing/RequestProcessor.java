@@ -16,8 +16,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * The story of one request, top to bottom: already recorded? replay it. Else validate, recall the variants an
@@ -30,7 +28,6 @@ import lombok.RequiredArgsConstructor;
  * {@link RequestFailure} naming the code; anything else is a defect, reported as one.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestProcessor {
 
     private final ResultLedger ledger;
@@ -43,6 +40,27 @@ public class RequestProcessor {
     private final Cancellations cancellations;
     private final RequestStates states;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
+
+    RequestProcessor(
+            ResultLedger ledger,
+            RequestValidator validator,
+            CallPlanner planner,
+            Variants variants,
+            WorkerMetrics metrics,
+            Shutdown shutdown,
+            Tracing tracing,
+            Cancellations cancellations,
+            RequestStates states) {
+        this.ledger = ledger;
+        this.validator = validator;
+        this.planner = planner;
+        this.variants = variants;
+        this.metrics = metrics;
+        this.shutdown = shutdown;
+        this.tracing = tracing;
+        this.cancellations = cancellations;
+        this.states = states;
+    }
 
     /** {@link #process(String, JsonNode, Instant, Lane)} of the normal lane. */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt) {

@@ -16,8 +16,6 @@ import io.smallrye.mutiny.CompositeException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * The variants of one request ({@code count}, contract v1.1): a gateway loop per variant still to make, all at once,
@@ -28,15 +26,29 @@ import lombok.RequiredArgsConstructor;
  * stored under its contract v1 key and recorded only by its terminal event.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 class Variants {
 
     private final GatewayCalls gateway;
-    private final ImageReceiver intake;
+    private final ImageReceiver receiver;
     private final ImageStorage storage;
     private final ResultLedger ledger;
     private final Shutdown shutdown;
     private final MemoryBudget memory;
+
+    Variants(
+            GatewayCalls gateway,
+            ImageReceiver receiver,
+            ImageStorage storage,
+            ResultLedger ledger,
+            Shutdown shutdown,
+            MemoryBudget memory) {
+        this.gateway = gateway;
+        this.receiver = receiver;
+        this.storage = storage;
+        this.ledger = ledger;
+        this.shutdown = shutdown;
+        this.memory = memory;
+    }
 
     /**
      * {@code begun} with the variants an earlier attempt recorded; none for a request without {@code count}, whose
@@ -120,7 +132,7 @@ class Variants {
             MemoryBudget.Lease lease) {
         String requestId = sized.request().requestId();
         return Endings.orEnding(
-                intake.take(requestId, calls.image(), plan.size().sent(), lease)
+                receiver.take(requestId, calls.image(), plan.size().sent(), lease)
                         .chain(image -> storage.store(sized.request(), number, image)
                                 .map(stored -> sized.stored(number, calls, image, stored))),
                 requestId,

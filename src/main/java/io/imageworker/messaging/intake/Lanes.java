@@ -13,8 +13,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -23,7 +21,6 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * shutdown, their consumers paused and the subscriptions ended.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class Lanes {
 
     /** The channel of each lane. */
@@ -31,8 +28,14 @@ public class Lanes {
 
     private final KafkaClientService kafkaClients;
     private final WorkerConfig config;
-    private final ReadAhead intake;
+    private final ReadAhead readAhead;
     private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
+
+    Lanes(KafkaClientService kafkaClients, WorkerConfig config, ReadAhead readAhead) {
+        this.kafkaClients = kafkaClients;
+        this.config = config;
+        this.readAhead = readAhead;
+    }
 
     /** Logs the lanes consumed and their limits. */
     public void describe() {
@@ -66,7 +69,8 @@ public class Lanes {
         synchronized (subscriptions) {
             subscriptions.put(
                     lane,
-                    intake.taken(lane, records)
+                    readAhead
+                            .taken(lane, records)
                             .onItem()
                             .transformToUni(message -> handler.handle(message, lane))
                             .merge(config.intakeLimit())
@@ -89,7 +93,7 @@ public class Lanes {
 
     /** The read-ahead whose turns the lanes' records wait for ({@link ReadAhead#inTurn}). */
     public ReadAhead readAhead() {
-        return intake;
+        return readAhead;
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */
