@@ -106,8 +106,12 @@ public class BudgetGuard {
         return log;
     }
 
-    /** A guard on its own log and wall clock (epoch milliseconds), for tests. */
-    BudgetGuard(WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock, Pauses pauses, BudgetLog log) {
+    /**
+     * A guard on its own log and wall clock (epoch milliseconds), for tests: public since the spend guard has its own
+     * package, for the tests of the gateway loop that asks it.
+     */
+    public BudgetGuard(
+            WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock, Pauses pauses, BudgetLog log) {
         this.maxCalls = config.maxCalls();
         this.windowMillis = Math.max(1, config.window().toMillis());
         this.pause = config.onExceeded() == WorkerConfig.BudgetAction.pause;
