@@ -60,6 +60,7 @@ public class RequestConsumer {
     private final ResultSender sender;
     private final RequestSpans spans;
     private final Lanes lanes;
+    private final ReadAhead readAhead;
     private final WorkerConfig config;
 
     RequestConsumer(
@@ -70,6 +71,7 @@ public class RequestConsumer {
             ResultSender sender,
             RequestSpans spans,
             Lanes lanes,
+            ReadAhead readAhead,
             WorkerConfig config) {
         this.inFlight = inFlight;
         this.reader = reader;
@@ -78,6 +80,7 @@ public class RequestConsumer {
         this.sender = sender;
         this.spans = spans;
         this.lanes = lanes;
+        this.readAhead = readAhead;
         this.config = config;
     }
 
@@ -152,21 +155,18 @@ public class RequestConsumer {
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> read.either(
-                        request -> lanes.readAhead()
-                                .inTurn(
-                                        new ReadAhead.Asking(
-                                                lane,
-                                                message,
-                                                context,
-                                                run,
-                                                request.requestId(),
-                                                ReadAhead.Producer.of(
-                                                        RequestValidator.echoableProducer(request.json()))),
-                                        () -> processPublish(request, context, lane, span)),
-                        unreadable -> lanes.readAhead()
-                                .inTurn(
-                                        ReadAhead.Asking.notARequest(lane, message, context, run),
-                                        () -> sender.deadLetter(message.getPayload(), context, unreadable.reason()))));
+                        request -> readAhead.inTurn(
+                                new ReadAhead.Asking(
+                                        lane,
+                                        message,
+                                        context,
+                                        run,
+                                        request.requestId(),
+                                        ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json()))),
+                                () -> processPublish(request, context, lane, span)),
+                        unreadable -> readAhead.inTurn(
+                                ReadAhead.Asking.notARequest(lane, message, context, run),
+                                () -> sender.deadLetter(message.getPayload(), context, unreadable.reason()))));
     }
 
     /**

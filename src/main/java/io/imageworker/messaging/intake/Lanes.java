@@ -87,13 +87,8 @@ public class Lanes {
     /** What a lane does with each record it takes. */
     @FunctionalInterface
     public interface Handler {
-        /** Handles {@code message} of {@code lane}; its work waits for its producer's turn in the {@link #readAhead()}. */
+        /** Handles {@code message} of {@code lane}; its work waits for its producer's turn in the {@link ReadAhead}. */
         Uni<Void> handle(Message<byte[]> message, Lane lane);
-    }
-
-    /** The read-ahead whose turns the lanes' records wait for ({@link ReadAhead#inTurn}). */
-    public ReadAhead readAhead() {
-        return readAhead;
     }
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */
