@@ -16,8 +16,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top, the HTTP status queries below it, then the orchestration, the adapters and their stages below that, pure image
- * rules, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
+ * top (the side topics' readers, then the consumer and its results, the read-ahead of the request lanes, the offsets),
+ * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
+ * above the spend guard and the memory budget it asks), pure image rules, shared helpers, settings, and the records of
+ * the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
  * integration test that runs the fault suite's engine.
  */
@@ -25,13 +27,18 @@ class ArchitectureTest {
 
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
+            "messaging.sidetopics",
             "messaging",
+            "messaging.intake",
+            "messaging.offsets",
             "api",
             "health",
             "processing",
             "reference",
             "storage",
             "gateway",
+            "spend",
+            "memory",
             "net",
             "image",
             "support",
@@ -46,7 +53,9 @@ class ArchitectureTest {
     void importsOnlyPointDownTheLayers() {
         LayeredArchitecture layers = layeredArchitecture().consideringOnlyDependenciesInLayers();
         for (String layer : LAYERS) {
-            layers = layers.layer(layer).definedBy("io.imageworker." + layer + "..");
+            // The Kafka half's packages are layers of their own, each one exactly (not with its sub-packages).
+            String name = "io.imageworker." + layer;
+            layers = layers.layer(layer).definedBy(layer.startsWith("messaging") ? name : name + "..");
         }
         layers = layers.layer("contract").definedBy("io.imageworker");
         for (int i = 0; i < LAYERS.size(); i++) {
@@ -64,16 +73,18 @@ class ArchitectureTest {
     }
 
     /**
-     * The offsets are the intake's business alone: only {@code messaging} itself uses {@code messaging.offsets}, which
-     * uses nothing of it (its results' transactions are seen through an interface of the offsets' own).
+     * The offsets are the request topics' business alone: only the consumer and its results ({@code messaging}) and the
+     * read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses nothing of the Kafka half (its
+     * results' transactions are seen through an interface of the offsets' own); the side topics' readers have no
+     * offsets to commit.
      */
     @Test
-    void onlyMessagingUsesItsOffsets() {
+    void onlyTheRequestTopicsUseTheOffsets() {
         String messaging = "io.imageworker.messaging";
         String offsets = messaging + ".offsets";
         noClasses()
                 .that()
-                .resideOutsideOfPackages(messaging, offsets)
+                .resideOutsideOfPackages(messaging, messaging + ".intake", offsets)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(offsets)
@@ -83,7 +94,7 @@ class ArchitectureTest {
                 .resideInAPackage(offsets)
                 .should()
                 .dependOnClassesThat()
-                .resideInAPackage(messaging)
+                .resideInAnyPackage(messaging, messaging + ".intake", messaging + ".sidetopics")
                 .check(MAIN);
     }
 

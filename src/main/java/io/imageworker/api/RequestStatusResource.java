@@ -17,8 +17,6 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.time.Duration;
 import java.util.Optional;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.openapi.annotations.Operation;
 import org.eclipse.microprofile.openapi.annotations.media.Content;
 import org.eclipse.microprofile.openapi.annotations.media.Schema;
@@ -44,7 +42,6 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  */
 @Path("/requests")
 @Tag(name = "requests", description = "The status of an image request, by its requestId")
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestStatusResource {
 
     /** The longest a status query waits for the store before it answers 503. */
@@ -56,6 +53,12 @@ public class RequestStatusResource {
     private final StatusLookups lookups;
     private final RequestStates states;
     private final WorkerConfig config;
+
+    RequestStatusResource(StatusLookups lookups, RequestStates states, WorkerConfig config) {
+        this.lookups = lookups;
+        this.states = states;
+        this.config = config;
+    }
 
     @GET
     @Path("/{requestId}")

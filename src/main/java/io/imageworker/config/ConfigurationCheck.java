@@ -78,6 +78,16 @@ public final class ConfigurationCheck {
                 .isPresent()) {
             problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
         }
+        problems.addAll(timingProblems(config, channels));
+        return problems;
+    }
+
+    /**
+     * The problems of the request channel's consumer timings beside the worker's own: how long a record may be in
+     * progress, and how long a rebalance waits between two polls.
+     */
+    private static List<String> timingProblems(WorkerConfig config, Config channels) {
+        List<String> problems = new ArrayList<>();
         // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
         // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
         // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer

@@ -133,7 +133,7 @@ public interface WorkerConfig {
      * The most bytes of gateway answers, decoded images and edit references held at once ({@code
      * IMAGE_WORKER_MEMORY_BUDGET}): bytes, a size with a unit of 1024 ({@code 256Mi}, {@code 1G}) or a share of the
      * maximum heap ({@code 40%}); absent, half of the maximum heap. Work waits for it, never fails
-     * ({@code support.MemoryBudget}).
+     * ({@code memory.MemoryBudget}).
      */
     Optional<String> memoryBudget();
 

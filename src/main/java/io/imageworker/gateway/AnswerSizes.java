@@ -6,7 +6,7 @@ import jakarta.inject.Inject;
 
 /**
  * How many bytes a gateway call will hold, for its reservation in the memory budget before it is sent
- * ({@code support.MemoryBudget}): the answer's body while it is read plus the image decoded from it, per pixel of the
+ * ({@code memory.MemoryBudget}): the answer's body while it is read plus the image decoded from it, per pixel of the
  * size sent, learned from the answers seen.
  *
  * <p>Before any answer, the guess is an incompressible RGBA image (4 bytes a pixel) read as base64 and decoded beside

@@ -4,7 +4,7 @@ import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
-import io.micrometer.core.instrument.Gauge;
+import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
 
 /**
  * An asynchronous limit on gateway calls in flight, shared fairly among producers within each {@link Lane}. Waiting
@@ -72,43 +73,55 @@ public class ConcurrencyLimiter {
                 Math.max(1, config.concurrency()),
                 config.priorityMinShare(),
                 ProducerWeights.of(config.producerWeights()));
-        // Strong references throughout: Micrometer holds a gauge's object weakly, and a gauge whose object is
-        // collected disappears from the export.
-        Gauge.builder("image_worker_gateway_calls_in_flight", this, ConcurrencyLimiter::inFlight)
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_gateway_calls_in_flight",
+                        this,
+                        ConcurrencyLimiter::inFlight,
+                        "Gateway calls holding a permit now")
                 .register(registry);
-        Gauge.builder("image_worker_gateway_calls_waiting", this, ConcurrencyLimiter::waiting)
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_gateway_calls_waiting",
+                        this,
+                        ConcurrencyLimiter::waiting,
+                        "Calls waiting for a permit")
                 .register(registry);
-        Gauge.builder("image_worker_gateway_priority_calls_waiting", this, limiter -> limiter.waiting(Lane.PRIORITY))
-                .description("Calls of the priority lane waiting for a permit (also counted in"
-                        + " image_worker_gateway_calls_waiting)")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_gateway_priority_calls_waiting",
+                        this,
+                        limiter -> limiter.waiting(Lane.PRIORITY),
+                        "Calls of the priority lane waiting for a permit (also counted in"
+                                + " image_worker_gateway_calls_waiting)")
                 .register(registry);
-        Gauge.builder("image_worker_concurrency_limit", this, ConcurrencyLimiter::limit)
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_concurrency_limit",
+                        this,
+                        ConcurrencyLimiter::limit,
+                        "The adaptive limit of gateway calls in flight now")
                 .register(registry);
-        Gauge.builder("image_worker_concurrency_max", this, limiter -> limiter.ceiling)
-                .description("IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_concurrency_max",
+                        this,
+                        limiter -> limiter.ceiling,
+                        "IMAGE_WORKER_CONCURRENCY, the ceiling of the adaptive limit")
                 .register(registry);
         // One series per producer named in the weights, and the default producer; the others together: the labels
         // stay as few as the setting names, however many producers publish.
         Set<String> named = new LinkedHashSet<>(weights.named().keySet());
         named.add(ImageRequest.DEFAULT_PRODUCER);
         for (String producer : named) {
-            Gauge.builder("image_worker_gateway_producer_calls_waiting", this, limiter -> limiter.waiting(producer))
-                    .description("Calls of a producer waiting for a permit (producers not named in"
-                            + " IMAGE_WORKER_PRODUCER_WEIGHTS together as producer=\"other\")")
-                    .tag("producer", producer)
-                    .strongReference(true)
-                    .register(registry);
+            producerWaiting(registry, producer, limiter -> limiter.waiting(producer));
         }
-        Gauge.builder("image_worker_gateway_producer_calls_waiting", this, limiter -> limiter.waitingOthers(named))
-                .description("Calls of a producer waiting for a permit (producers not named in"
-                        + " IMAGE_WORKER_PRODUCER_WEIGHTS together as producer=\"other\")")
-                .tag("producer", "other")
-                .strongReference(true)
+        producerWaiting(registry, "other", limiter -> limiter.waitingOthers(named));
+    }
+
+    private void producerWaiting(MeterRegistry registry, String producer, ToDoubleFunction<ConcurrencyLimiter> value) {
+        WorkerMetrics.gauge(
+                        "image_worker_gateway_producer_calls_waiting",
+                        this,
+                        value,
+                        "Calls of a producer waiting for a permit (producers not named in"
+                                + " IMAGE_WORKER_PRODUCER_WEIGHTS together as producer=\"other\")")
+                .tag("producer", producer)
                 .register(registry);
     }
 

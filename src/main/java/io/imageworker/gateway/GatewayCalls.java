@@ -4,8 +4,9 @@ import io.imageworker.Billing;
 import io.imageworker.ImageRequest;
 import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
+import io.imageworker.memory.MemoryBudget;
+import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
@@ -351,26 +352,8 @@ public class GatewayCalls {
                 span.end();
                 return abandoned();
             }
+            countFailed(failure, answer.latencyMs());
             FailureKind kind = failure.kind();
-            if (kind == FailureKind.STALE_CONNECTION) {
-                // Never read by the gateway: not an attempt, no cost, sent again at once.
-                metrics.staleConnection();
-                budget.settle(inCall, kind.cost());
-            } else {
-                attempts++;
-                gatewayMs += answer.latencyMs();
-                account(kind.cost(), answer.latencyMs());
-            }
-            switch (kind) {
-                case NOT_SENT, RATE_LIMITED, STALE_CONNECTION -> freeAttempts++;
-                case TIMED_OUT, UPSTREAM -> unknownAttempts++;
-                default -> {}
-            }
-            if (kind == FailureKind.RATE_LIMITED) {
-                limiter.onRateLimited();
-            } else if (kind != FailureKind.NOT_SENT && kind != FailureKind.STALE_CONNECTION) {
-                guard.onAnswer(failure);
-            }
             if (guard.holdsBack(failure)) {
                 // A dead token or a wrong address fails every request the same way: wait for the gateway instead.
                 Duration wait = policy.backoff(Math.min(attempts, 6));
@@ -392,6 +375,34 @@ public class GatewayCalls {
             span.setAttribute("image_worker.next", "given up");
             span.end();
             return Uni.createFrom().item(ended(failure));
+        }
+
+        /**
+         * A failed call accounted: an attempt and its cost (but a stale connection, never read by the gateway), the
+         * attempts that cost nothing or whose fate is unknown (what the policy counts), and the limiter or the guard
+         * told.
+         */
+        private void countFailed(GatewayFailure failure, long latencyMs) {
+            FailureKind kind = failure.kind();
+            if (kind == FailureKind.STALE_CONNECTION) {
+                // Never read by the gateway: not an attempt, no cost, sent again at once.
+                metrics.staleConnection();
+                budget.settle(inCall, kind.cost());
+            } else {
+                attempts++;
+                gatewayMs += latencyMs;
+                account(kind.cost(), latencyMs);
+            }
+            switch (kind) {
+                case NOT_SENT, RATE_LIMITED, STALE_CONNECTION -> freeAttempts++;
+                case TIMED_OUT, UPSTREAM -> unknownAttempts++;
+                default -> {}
+            }
+            if (kind == FailureKind.RATE_LIMITED) {
+                limiter.onRateLimited();
+            } else if (kind != FailureKind.NOT_SENT && kind != FailureKind.STALE_CONNECTION) {
+                guard.onAnswer(failure);
+            }
         }
 
         private Uni<Result> after(Span span, String reason, Duration delay) {

@@ -2,9 +2,9 @@ package io.imageworker.gateway;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.memory.MemoryBudget;
 import io.imageworker.support.BoundedBody;
 import io.imageworker.support.CpuWork;
-import io.imageworker.support.MemoryBudget;
 import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Uni;
 import io.vertx.core.json.JsonObject;

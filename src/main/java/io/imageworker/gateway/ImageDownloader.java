@@ -37,7 +37,7 @@ import java.util.function.LongConsumer;
  * </ul>
  *
  * <p>A refused URL is never connected to; the download fails for good (not retried), and the request with {@code
- * INVALID_OUTPUT} and a reason that names the host, the address and why ({@link ImageIntake}).
+ * INVALID_OUTPUT} and a reason that names the host, the address and why ({@link ImageReceiver}).
  */
 @ApplicationScoped
 public class ImageDownloader {

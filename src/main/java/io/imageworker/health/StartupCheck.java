@@ -4,7 +4,7 @@ import io.imageworker.config.ConfigurationCheck;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
-import io.imageworker.support.MemoryBudget;
+import io.imageworker.memory.MemoryBudget;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;

@@ -6,6 +6,7 @@ import io.imageworker.RequestId;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.function.Function;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
@@ -91,12 +92,29 @@ public class RecordReader {
         return line.length() <= MAX_DETAIL ? line : line.substring(0, MAX_DETAIL) + "...";
     }
 
-    /** The outcome of reading one record. */
+    /**
+     * The outcome of reading one record. {@link #either} is the switch over its kinds that Java 17 does not have yet
+     * (patterns in {@code switch} come with 21): each kind handled, and a kind added fails to compile until it is.
+     */
     public sealed interface Read {
+
+        /** What {@code request} makes of a request, or {@code unreadable} of a record that is none. */
+        <T> T either(Function<Request, T> request, Function<Unreadable, T> unreadable);
+
         /** A JSON request whose {@code requestId} follows the contract's rule; the other fields are checked later. */
-        record Request(String requestId, JsonNode json) implements Read {}
+        record Request(String requestId, JsonNode json) implements Read {
+            @Override
+            public <T> T either(Function<Request, T> request, Function<Unreadable, T> unreadable) {
+                return request.apply(this);
+            }
+        }
 
         /** Not a request at all. */
-        record Unreadable(String reason) implements Read {}
+        record Unreadable(String reason) implements Read {
+            @Override
+            public <T> T either(Function<Request, T> request, Function<Unreadable, T> unreadable) {
+                return unreadable.apply(this);
+            }
+        }
     }
 }

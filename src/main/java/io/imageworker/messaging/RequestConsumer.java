@@ -3,6 +3,8 @@ package io.imageworker.messaging;
 import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.health.StartupCheck;
+import io.imageworker.messaging.intake.Lanes;
+import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
@@ -20,9 +22,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.function.Supplier;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -31,7 +30,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * priority-requests}, same consumer group). Each lane's stream is merged with an explicit limit of its own: at most
  * {@code max-in-progress} requests of each lane are in progress (gateway calls themselves are limited to {@code
  * concurrency} by the limiter, which serves the priority lane first; the rest wait for a retry, the store or Kafka
- * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link Intake},
+ * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link ReadAhead},
  * contract v1.2). When a lane's merge is full it requests nothing more, its Kafka connector's queue
  * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
  * backlog never stops the priority lane's intake.
@@ -43,7 +42,6 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * fail}): health goes down and the record is redelivered after a restart, never committed as done.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestConsumer {
 
     @Inject
@@ -62,7 +60,29 @@ public class RequestConsumer {
     private final ResultSender sender;
     private final RequestSpans spans;
     private final Lanes lanes;
+    private final ReadAhead readAhead;
     private final WorkerConfig config;
+
+    RequestConsumer(
+            InFlight inFlight,
+            RecordReader reader,
+            CpuWork cpu,
+            RequestProcessor processor,
+            ResultSender sender,
+            RequestSpans spans,
+            Lanes lanes,
+            ReadAhead readAhead,
+            WorkerConfig config) {
+        this.inFlight = inFlight;
+        this.reader = reader;
+        this.cpu = cpu;
+        this.processor = processor;
+        this.sender = sender;
+        this.spans = spans;
+        this.lanes = lanes;
+        this.readAhead = readAhead;
+        this.config = config;
+    }
 
     /**
      * Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000), if the
@@ -116,7 +136,7 @@ public class RequestConsumer {
                 return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
             }
             run.ended(false);
-            if (failure instanceof AbandonedException || failure instanceof Intake.GivenUp) {
+            if (failure instanceof AbandonedException || failure instanceof ReadAhead.GivenUp) {
                 // Shutting down, or its partition gone while it waited for its turn: neither acknowledged nor failed,
                 // so the record is redelivered to the next worker.
                 Log.info(failure.getMessage());
@@ -130,20 +150,23 @@ public class RequestConsumer {
         });
     }
 
-    /** Read on the CPU pool; then, in its producer's turn ({@link Intake}), processed and published or dead-lettered. */
+    /** Read on the CPU pool; then, in its producer's turn ({@link ReadAhead}), processed and published or dead-lettered. */
     private Uni<Void> readProcessPublish(
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
-                .chain(read -> {
-                    RecordReader.Read.Request request = read instanceof RecordReader.Read.Request r ? r : null;
-                    Supplier<Uni<Void>> work = request == null
-                            ? () -> sender.deadLetter(
-                                    message.getPayload(), context, ((RecordReader.Read.Unreadable) read).reason())
-                            : () -> processPublish(request, context, lane, span);
-                    String producer = request == null ? null : RequestValidator.echoableProducer(request.json());
-                    String requestId = request == null ? null : request.requestId();
-                    return lanes.intake().inTurn(lane, message, context, requestId, producer, run, work);
-                });
+                .chain(read -> read.either(
+                        request -> readAhead.inTurn(
+                                new ReadAhead.Asking(
+                                        lane,
+                                        message,
+                                        context,
+                                        run,
+                                        request.requestId(),
+                                        ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json()))),
+                                () -> processPublish(request, context, lane, span)),
+                        unreadable -> readAhead.inTurn(
+                                ReadAhead.Asking.notARequest(lane, message, context, run),
+                                () -> sender.deadLetter(message.getPayload(), context, unreadable.reason()))));
     }
 
     /**

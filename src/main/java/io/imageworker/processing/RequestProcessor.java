@@ -16,8 +16,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * The story of one request, top to bottom: already recorded? replay it. Else validate, recall the variants an
@@ -30,7 +28,6 @@ import lombok.RequiredArgsConstructor;
  * {@link RequestFailure} naming the code; anything else is a defect, reported as one.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class RequestProcessor {
 
     private final ResultLedger ledger;
@@ -43,6 +40,27 @@ public class RequestProcessor {
     private final Cancellations cancellations;
     private final RequestStates states;
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
+
+    RequestProcessor(
+            ResultLedger ledger,
+            RequestValidator validator,
+            CallPlanner planner,
+            Variants variants,
+            WorkerMetrics metrics,
+            Shutdown shutdown,
+            Tracing tracing,
+            Cancellations cancellations,
+            RequestStates states) {
+        this.ledger = ledger;
+        this.validator = validator;
+        this.planner = planner;
+        this.variants = variants;
+        this.metrics = metrics;
+        this.shutdown = shutdown;
+        this.tracing = tracing;
+        this.cancellations = cancellations;
+        this.states = states;
+    }
 
     /** {@link #process(String, JsonNode, Instant, Lane)} of the normal lane. */
     public Uni<TerminalEvent> process(String requestId, JsonNode json, Instant receivedAt) {
@@ -88,7 +106,7 @@ public class RequestProcessor {
                 // Without the record, a call could bill a request that already ended: no call, and nothing to
                 // record it in.
                 return ended(
-                        Progress.refused(
+                        RequestSoFar.refused(
                                 requestId, json, receivedAt, ErrorCode.STORAGE_ERROR, lookupFailed.getMessage()),
                         Source.UNREAD_LEDGER);
             }
@@ -102,7 +120,7 @@ public class RequestProcessor {
         if (unpublishable != null) {
             Log.infof("[%s] refused: %s", requestId, unpublishable);
             return ended(
-                    Progress.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, unpublishable),
+                    RequestSoFar.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, unpublishable),
                     Source.DECIDED);
         }
         return tracing.stage("validate", () -> Uni.createFrom().item(() -> validator.validate(json)))
@@ -110,10 +128,11 @@ public class RequestProcessor {
                     if (validation instanceof RequestValidator.Result.Invalid invalid) {
                         Log.infof("[%s] refused: %s", requestId, invalid.message());
                         return ended(
-                                Progress.refused(requestId, json, receivedAt, invalid.code(), invalid.message()),
+                                RequestSoFar.refused(requestId, json, receivedAt, invalid.code(), invalid.message()),
                                 Source.DECIDED);
                     }
-                    Progress begun = Progress.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
+                    RequestSoFar begun =
+                            RequestSoFar.begin(((RequestValidator.Result.Valid) validation).request(), receivedAt);
                     return endedAs(begun, variants.recall(begun).chain(recalled -> carryOn(recalled, lane)))
                             .map(event -> new Outcome(event, Source.DECIDED));
                 });
@@ -123,7 +142,7 @@ public class RequestProcessor {
      * A valid request whose earlier variants are known: cancelled (contract v1.2: a cancel came before any of its
      * calls), expired, or planned and made, its calls let go by its cancellation ticket.
      */
-    private Uni<TerminalEvent> carryOn(Progress recalled, Lane lane) {
+    private Uni<TerminalEvent> carryOn(RequestSoFar recalled, Lane lane) {
         Cancellations.Ticket ticket = cancellations.ticket(recalled.request().requestId(), recalled.called());
         if (ticket.cancelled()) {
             ticket.close();
@@ -149,7 +168,7 @@ public class RequestProcessor {
     }
 
     /** {@code work}, or the event of {@code progress} stopped where a stage refused to go on, or by a defect. */
-    private Uni<TerminalEvent> endedAs(Progress progress, Uni<TerminalEvent> work) {
+    private Uni<TerminalEvent> endedAs(RequestSoFar progress, Uni<TerminalEvent> work) {
         return Endings.orEnding(work, progress.request().requestId(), shutdown, progress::stopped);
     }
 

@@ -13,7 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves (a {@link CallListener}), and removed
  * when the work ends in any way (an event, a failure, an abandon at shutdown, a cancel of the subscription), after its
  * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
- * Records read ahead that wait for their turn ({@code messaging.Intake}) read {@link State#QUEUED} too, counted apart
+ * Records read ahead that wait for their turn ({@code messaging.intake.ReadAhead}) read {@link State#QUEUED} too, counted apart
  * ({@link #waiting}), bounded by the read-ahead.
  *
  * <p>It knows only this worker: a request held by another replica is not here.
@@ -30,7 +30,7 @@ public class RequestStates implements CallListener {
     }
 
     private final Map<String, State> held = new ConcurrentHashMap<>();
-    /** Records of each request id read ahead and waiting for their turn ({@code messaging.Intake}), by id. */
+    /** Records of each request id read ahead and waiting for their turn ({@code messaging.intake.ReadAhead}), by id. */
     private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
 
     /**

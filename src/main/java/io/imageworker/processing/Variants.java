@@ -6,18 +6,16 @@ import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
 import io.imageworker.VariantOutcome;
 import io.imageworker.gateway.GatewayCalls;
-import io.imageworker.storage.ImageIntake;
+import io.imageworker.gateway.ImageReceiver;
+import io.imageworker.memory.MemoryBudget;
 import io.imageworker.storage.ImageStorage;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.support.MemoryBudget;
 import io.imageworker.support.Shutdown;
 import io.smallrye.mutiny.CompositeException;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * The variants of one request ({@code count}, contract v1.1): a gateway loop per variant still to make, all at once,
@@ -28,21 +26,35 @@ import lombok.RequiredArgsConstructor;
  * stored under its contract v1 key and recorded only by its terminal event.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 class Variants {
 
     private final GatewayCalls gateway;
-    private final ImageIntake intake;
+    private final ImageReceiver receiver;
     private final ImageStorage storage;
     private final ResultLedger ledger;
     private final Shutdown shutdown;
     private final MemoryBudget memory;
 
+    Variants(
+            GatewayCalls gateway,
+            ImageReceiver receiver,
+            ImageStorage storage,
+            ResultLedger ledger,
+            Shutdown shutdown,
+            MemoryBudget memory) {
+        this.gateway = gateway;
+        this.receiver = receiver;
+        this.storage = storage;
+        this.ledger = ledger;
+        this.shutdown = shutdown;
+        this.memory = memory;
+    }
+
     /**
      * {@code begun} with the variants an earlier attempt recorded; none for a request without {@code count}, whose
      * only record is its terminal event. Fails with {@link RequestFailure} when the records cannot be read.
      */
-    Uni<Progress> recall(Progress begun) {
+    Uni<RequestSoFar> recall(RequestSoFar begun) {
         if (begun.request().count() == 1) {
             return Uni.createFrom().item(begun);
         }
@@ -54,7 +66,7 @@ class Variants {
      * to the gateway's {@code CallListener}s ({@code image.started}). {@code gate} lets each call leave or not (a
      * request cancelled before any of its calls left: every variant ends {@code CANCELLED}).
      */
-    Uni<TerminalEvent> make(Progress sized, CallPlanner.Plan plan, Lane lane, GatewayCalls.CallGate gate) {
+    Uni<TerminalEvent> make(RequestSoFar sized, CallPlanner.Plan plan, Lane lane, GatewayCalls.CallGate gate) {
         List<Integer> pending = sized.pending();
         if (pending.isEmpty()) {
             return Uni.createFrom().item(sized.ended(List.of()));
@@ -88,7 +100,7 @@ class Variants {
      * end of its store: no call is sent while the budget is full ({@link GatewayCalls}).
      */
     private Uni<VariantOutcome> variant(
-            Progress sized, CallPlanner.Plan plan, int number, Lane lane, GatewayCalls.CallGate gate) {
+            RequestSoFar sized, CallPlanner.Plan plan, int number, Lane lane, GatewayCalls.CallGate gate) {
         ImageRequest request = sized.request();
         return Uni.createFrom().deferred(() -> {
             MemoryBudget.Lease lease = memory.lease(MemoryBudget.Kind.CALL);
@@ -113,10 +125,14 @@ class Variants {
 
     /** The image of a variant's call, taken out of its answer, checked and stored; or why it cannot be. */
     private Uni<VariantOutcome> keep(
-            Progress sized, CallPlanner.Plan plan, int number, GatewayCalls.Result calls, MemoryBudget.Lease lease) {
+            RequestSoFar sized,
+            CallPlanner.Plan plan,
+            int number,
+            GatewayCalls.Result calls,
+            MemoryBudget.Lease lease) {
         String requestId = sized.request().requestId();
         return Endings.orEnding(
-                intake.take(requestId, calls.image(), plan.size().sent(), lease)
+                receiver.take(requestId, calls.image(), plan.size().sent(), lease)
                         .chain(image -> storage.store(sized.request(), number, image)
                                 .map(stored -> sized.stored(number, calls, image, stored))),
                 requestId,

@@ -4,6 +4,7 @@ import io.imageworker.ErrorCode;
 import io.imageworker.ImageRequest;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
+import io.imageworker.gateway.ReceivedImage;
 import io.imageworker.image.ImageFormat;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
@@ -12,8 +13,6 @@ import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Map;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * Stores a received image under {@code <keyPrefix><requestId>.<ext>}, or {@code <keyPrefix><requestId>/<i>.<ext>}
@@ -25,13 +24,19 @@ import lombok.RequiredArgsConstructor;
  * tried again within the infrastructure patience; then the request (or the variant) ends as {@code STORAGE_ERROR}.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class ImageStorage {
 
     private final ImageStore store;
     private final Patience patience;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
+
+    ImageStorage(ImageStore store, Patience patience, WorkerMetrics metrics, Tracing tracing) {
+        this.store = store;
+        this.patience = patience;
+        this.metrics = metrics;
+        this.tracing = tracing;
+    }
 
     /**
      * Stores {@code image} as variant {@code variant} (from 1) of {@code request}; fails with {@link RequestFailure}

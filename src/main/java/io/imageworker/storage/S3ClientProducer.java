@@ -1,6 +1,7 @@
 package io.imageworker.storage;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.DaemonThreads;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
@@ -8,7 +9,6 @@ import java.net.URI;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -43,13 +43,8 @@ public class S3ClientProducer {
     S3ClientProducer(WorkerConfig config) {
         this.config = config.storage();
         this.eventLoops = SdkEventLoopGroup.builder().build();
-        AtomicInteger sequence = new AtomicInteger();
-        this.completions =
-                Executors.newFixedThreadPool(Math.max(2, Runtime.getRuntime().availableProcessors()), runnable -> {
-                    Thread thread = new Thread(runnable, "s3-completion-" + sequence.incrementAndGet());
-                    thread.setDaemon(true);
-                    return thread;
-                });
+        this.completions = Executors.newFixedThreadPool(
+                Math.max(2, Runtime.getRuntime().availableProcessors()), DaemonThreads.numbered("s3-completion"));
     }
 
     @Produces

@@ -1,7 +1,6 @@
 package io.imageworker.support;
 
 import io.imageworker.config.WorkerConfig;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -12,7 +11,6 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -37,21 +35,17 @@ public class CpuWork {
                 Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
                 // Both lanes' records taken at once: each has at most one task here at a time.
                 2 * config.intakeLimit());
-        // A strong reference: Micrometer holds a gauge's object weakly.
-        Gauge.builder("image_worker_cpu_tasks_waiting", executor, pool -> pool.getQueue()
-                        .size())
-                .strongReference(true)
+        WorkerMetrics.gauge(
+                        "image_worker_cpu_tasks_waiting",
+                        executor,
+                        pool -> pool.getQueue().size(),
+                        "Tasks waiting for a thread of the CPU pool")
                 .register(registry);
     }
 
     /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */
     public CpuWork(int threads, int queued) {
-        AtomicInteger sequence = new AtomicInteger();
-        ThreadFactory factory = runnable -> {
-            Thread thread = new CpuThread(runnable, "image-worker-cpu-" + sequence.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        };
+        ThreadFactory factory = DaemonThreads.numbered("image-worker-cpu", CpuThread::new);
         this.executor = new ThreadPoolExecutor(
                 threads,
                 threads,

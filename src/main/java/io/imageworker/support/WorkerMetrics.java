@@ -30,7 +30,8 @@ public class WorkerMetrics {
     private final Counter deadLetters;
     private final Counter staleConnections;
 
-    WorkerMetrics(MeterRegistry registry) {
+    /** Public for the tests of the classes that count through it, in their own packages. */
+    public WorkerMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.gatewayLatency = Timer.builder("image_worker_gateway_call")
                 .description("Duration of gateway calls")

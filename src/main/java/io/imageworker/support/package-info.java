@@ -1,7 +1,6 @@
 /**
  * What several layers share, none of it specific to one stage: {@link io.imageworker.support.CpuWork} (the fixed pool
- * where CPU work runs, off the event loops), {@link io.imageworker.support.MemoryBudget} (the byte budget every large
- * buffer is leased from), {@link io.imageworker.support.BoundedBody} (a response body read into one capped array),
+ * where CPU work runs, off the event loops), {@link io.imageworker.support.BoundedBody} (a response body read into one capped array),
  * {@link io.imageworker.support.Patience} (retries of operations that cost nothing, only after a failure that can
  * heal), {@link io.imageworker.support.Shutdown} and {@link io.imageworker.support.AbandonedException} (the steps of a
  * graceful shutdown), {@link io.imageworker.support.Pauses} (the clock of the pauses by design), {@link

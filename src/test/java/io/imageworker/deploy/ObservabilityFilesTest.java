@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRuleSpec;
 import io.fabric8.openshift.api.model.monitoring.v1.Rule;
-import io.imageworker.gateway.BudgetGuard;
+import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.ObservabilityFiles;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -474,7 +474,7 @@ class ImageDownloaderTest {
         assertRefusedForGood(failure);
     }
 
-    /** Not a timeout, and not worth trying again: the request ends {@code INVALID_OUTPUT} ({@link ImageIntake}). */
+    /** Not a timeout, and not worth trying again: the request ends {@code INVALID_OUTPUT} ({@link ImageReceiver}). */
     private static void assertRefusedForGood(DownloadException failure) {
         assertThat(failure.timedOut()).isFalse();
         assertThat(failure.transientFailure()).isFalse();

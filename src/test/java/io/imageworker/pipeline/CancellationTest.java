@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.gateway.BudgetGuard;
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.processing.Cancellations;
+import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;

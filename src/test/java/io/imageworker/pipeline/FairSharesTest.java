@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Lane;
-import io.imageworker.messaging.Intake;
+import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -31,7 +31,7 @@ class FairSharesTest extends PipelineTestSupport {
     private static final int OF_B = 4;
 
     @Inject
-    Intake intake;
+    ReadAhead intake;
 
     @Test
     void aProducersRequestsPublishedAfterAnothersBacklogAreCalledBeforeThatBacklogIsDone() {

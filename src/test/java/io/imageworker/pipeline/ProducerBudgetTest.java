@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Lane;
-import io.imageworker.gateway.BudgetGuard;
-import io.imageworker.messaging.Intake;
+import io.imageworker.messaging.intake.ReadAhead;
+import io.imageworker.spend.BudgetGuard;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -52,7 +52,7 @@ class ProducerBudgetTest extends PipelineTestSupport {
     }
 
     @Inject
-    Intake intake;
+    ReadAhead intake;
 
     @Inject
     BudgetGuard budget;

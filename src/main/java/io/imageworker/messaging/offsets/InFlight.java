@@ -114,7 +114,7 @@ public class InFlight {
         }
 
         /**
-         * It waits for its turn to go into progress (the read-ahead, {@code messaging.Intake}): a revocation does not
+         * It waits for its turn to go into progress (the read-ahead, {@code messaging.intake.ReadAhead}): a revocation does not
          * wait for it (its partition's next owner takes it), the committed offset never passes it, and the time it
          * waits does not count as a stuck record.
          */

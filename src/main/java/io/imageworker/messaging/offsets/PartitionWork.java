@@ -179,7 +179,7 @@ public class PartitionWork {
     }
 
     /**
-     * A record started waits for its turn to go into progress ({@code messaging.Intake}): a revocation does not wait for it, but
+     * A record started waits for its turn to go into progress ({@code messaging.intake.ReadAhead}): a revocation does not wait for it, but
      * the committed offset still never passes it.
      */
     synchronized void waiting(RecordCopy record) {
@@ -458,7 +458,7 @@ public class PartitionWork {
         final TreeMap<Long, RecordCopy> running = new TreeMap<>();
 
         final TreeSet<Long> unacknowledged = new TreeSet<>();
-        /** Offsets running that still wait for their turn ({@code messaging.Intake}): a revocation does not wait for them. */
+        /** Offsets running that still wait for their turn ({@code messaging.intake.ReadAhead}): a revocation does not wait for them. */
         final Set<Long> waiting = new HashSet<>();
         /**
          * Offsets running that wait to make their first gateway call ({@link #waitsToCall}): a revocation does not

@@ -49,7 +49,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     private final boolean transactional;
     private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
-    /** Records waiting for their turn now ({@code messaging.Intake}), and when the last one stopped waiting. */
+    /** Records waiting for their turn now ({@code messaging.intake.ReadAhead}), and when the last one stopped waiting. */
     private final AtomicInteger waiting = new AtomicInteger();
 
     private volatile boolean everWaited;
@@ -98,7 +98,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     }
 
     /**
-     * Whether a record waited for its turn ({@code messaging.Intake}) within {@code maxAge}: the read-ahead holds records for as
+     * Whether a record waited for its turn ({@code messaging.intake.ReadAhead}) within {@code maxAge}: the read-ahead holds records for as
      * long as the backlog before them takes, by design, and the time one waits is not counted against it.
      */
     boolean waitedWithin(Duration maxAge) {
@@ -137,7 +137,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
             return (now - takenAt) - (paused - pausedAtTake);
         }
 
-        /** The record waits for its turn ({@code messaging.Intake}): until {@link #admitted()}, it is not stuck, however long. */
+        /** The record waits for its turn ({@code messaging.intake.ReadAhead}): until {@link #admitted()}, it is not stuck, however long. */
         void waiting() {
             if (waits.compareAndSet(false, true)) {
                 inProgress.remove(id);

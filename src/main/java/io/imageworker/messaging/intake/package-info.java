@@ -1,0 +1,12 @@
+/**
+ * The request lanes' intake: which record taken from a request topic goes into progress, and when. {@link
+ * io.imageworker.messaging.intake.Lanes} subscribes each lane (the normal one, and the priority one when its topic is
+ * set, else fed by {@link io.imageworker.messaging.intake.IdleConnector}) with a limit of its own; {@link
+ * io.imageworker.messaging.intake.ReadAhead} holds the records read beyond those in progress, their bytes bounded, and
+ * gives them their turns: weighted among the producers, within their partition's window, none to a producer held by
+ * its spend cap.
+ *
+ * <p>It may use {@code messaging.offsets} (a record waiting for its turn is started there) and every package below it;
+ * only {@code messaging}'s consumer, above it, uses it. It knows nothing of what a record says beyond its producer.
+ */
+package io.imageworker.messaging.intake;

@@ -1,0 +1,222 @@
+package io.imageworker.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.imageworker.memory.MemoryBudget.Kind;
+import io.imageworker.memory.MemoryBudget.Lease;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class MemoryBudgetTest {
+
+    private static final long MIB = 1L << 20;
+
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final MemoryBudget budget = new MemoryBudget(100 * MIB, registry);
+
+    private static UniAssertSubscriber<Void> reserve(Lease lease, long bytes) {
+        return lease.reserve(bytes).subscribe().withSubscriber(UniAssertSubscriber.create());
+    }
+
+    /** A reservation of {@code bytes} by a new lease of {@code kind}. */
+    private UniAssertSubscriber<Void> reserve(Kind kind, long bytes) {
+        return reserve(budget.lease(kind), bytes);
+    }
+
+    /** A new lease of {@code kind} that holds {@code bytes}, granted at once. */
+    private Lease leaseHolding(Kind kind, long bytes) {
+        Lease lease = budget.lease(kind);
+        reserve(lease, bytes).assertCompleted();
+        return lease;
+    }
+
+    @Test
+    void grantsAtOnceWhatFits() {
+        Lease lease = budget.lease(Kind.CALL);
+
+        reserve(lease, 60 * MIB).assertCompleted();
+
+        assertThat(lease.bytes()).isEqualTo(60 * MIB);
+        assertThat(budget.held()).isEqualTo(60 * MIB);
+    }
+
+    @Test
+    void waitsWhileFullAndGoesOnWhenBytesComeBack() {
+        Lease first = leaseHolding(Kind.CALL, 70 * MIB);
+        Lease second = budget.lease(Kind.CALL);
+
+        UniAssertSubscriber<Void> waiting = reserve(second, 40 * MIB);
+
+        waiting.assertNotTerminated();
+        assertThat(budget.waiting()).isEqualTo(40 * MIB);
+        assertThat(gauge("image_worker_memory_waiting")).isEqualTo(40.0 * MIB);
+        first.resize(60 * MIB);
+        waiting.assertCompleted();
+        assertThat(budget.held()).isEqualTo(100 * MIB);
+        assertThat(budget.waiting()).isZero();
+        assertThat(registry.find("image_worker_memory_wait").timer().count()).isEqualTo(1);
+    }
+
+    @Test
+    void servesWaitersInOrderOfArrival() {
+        Lease holder = leaseHolding(Kind.CALL, 90 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
+        UniAssertSubscriber<Void> small = reserve(Kind.CALL, 5 * MIB);
+
+        // 10 MiB are free: the small one would fit, but the large one came first.
+        small.assertNotTerminated();
+        holder.close();
+        large.assertCompleted();
+        small.assertCompleted();
+    }
+
+    @Test
+    void aNewReservationDoesNotOvertakeTheQueue() {
+        Lease holder = leaseHolding(Kind.CALL, 90 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
+
+        UniAssertSubscriber<Void> late = reserve(Kind.CALL, 1 * MIB);
+
+        late.assertNotTerminated();
+        large.assertNotTerminated();
+    }
+
+    @Test
+    void anItemLargerThanTheWholeBudgetProceedsAloneOnly() {
+        Lease holder = leaseHolding(Kind.CALL, 10 * MIB);
+        Lease huge = budget.lease(Kind.CALL);
+
+        UniAssertSubscriber<Void> waiting = reserve(huge, 300 * MIB);
+
+        waiting.assertNotTerminated();
+        holder.close();
+        waiting.assertCompleted();
+        assertThat(budget.held()).isEqualTo(300 * MIB);
+        UniAssertSubscriber<Void> next = reserve(Kind.CALL, 1 * MIB);
+        next.assertNotTerminated();
+        huge.close();
+        next.assertCompleted();
+    }
+
+    @Test
+    void whenOnlyInputsAreHeldTheFirstCallGoesThroughRatherThanWaitForEver() {
+        // Edits holding their references fill the budget; their requests end only after their calls.
+        reserve(Kind.INPUTS, 60 * MIB).assertCompleted();
+        reserve(Kind.INPUTS, 30 * MIB).assertCompleted();
+        UniAssertSubscriber<Void> moreInputs = reserve(Kind.INPUTS, 40 * MIB);
+
+        UniAssertSubscriber<Void> call = reserve(Kind.CALL, 40 * MIB);
+
+        call.assertCompleted();
+        moreInputs.assertNotTerminated();
+        assertThat(budget.held()).isEqualTo(130 * MIB);
+    }
+
+    @Test
+    void callsWaitWhileOtherCallsHoldBytesThatWillComeBack() {
+        reserve(Kind.INPUTS, 50 * MIB).assertCompleted();
+        Lease call = leaseHolding(Kind.CALL, 40 * MIB);
+
+        UniAssertSubscriber<Void> next = reserve(Kind.CALL, 40 * MIB);
+
+        next.assertNotTerminated();
+        call.close();
+        next.assertCompleted();
+    }
+
+    @Test
+    void aCancelledWaiterLeavesTheQueueAndThoseBehindItGoOn() {
+        Lease holder = leaseHolding(Kind.CALL, 80 * MIB);
+        UniAssertSubscriber<Void> large = reserve(Kind.CALL, 50 * MIB);
+        UniAssertSubscriber<Void> small = reserve(Kind.CALL, 10 * MIB);
+        small.assertNotTerminated();
+
+        large.cancel();
+
+        small.assertCompleted();
+        assertThat(budget.waiting()).isZero();
+        assertThat(budget.waiters()).isZero();
+    }
+
+    @Test
+    void closingAWaitingLeaseLeavesTheQueue() {
+        Lease holder = leaseHolding(Kind.CALL, 80 * MIB);
+        Lease waiter = budget.lease(Kind.CALL);
+        reserve(waiter, 50 * MIB).assertNotTerminated();
+
+        waiter.close();
+
+        assertThat(budget.waiters()).isZero();
+        assertThat(budget.held()).isEqualTo(80 * MIB);
+        holder.close();
+        assertThat(budget.held()).isZero();
+    }
+
+    @Test
+    void bytesAlreadyArrivingAreHeldWithoutWaitingAndCountTowardsThePeak() {
+        Lease call = leaseHolding(Kind.CALL, 90 * MIB);
+
+        call.hold(130 * MIB);
+        call.hold(20 * MIB);
+
+        assertThat(call.bytes()).isEqualTo(130 * MIB);
+        assertThat(budget.peak()).isEqualTo(130 * MIB);
+        assertThat(gauge("image_worker_memory_held_peak")).isEqualTo(130.0 * MIB);
+        call.resize(10 * MIB);
+        assertThat(budget.held()).isEqualTo(10 * MIB);
+        assertThat(gauge("image_worker_memory_held")).isEqualTo(10.0 * MIB);
+        call.close();
+        call.close();
+        assertThat(budget.held()).isZero();
+        assertThat(budget.peak()).isEqualTo(130 * MIB);
+    }
+
+    @Test
+    void aClosedLeaseHoldsNothingWhateverItIsToldAfterwards() {
+        Lease call = budget.lease(Kind.CALL);
+        call.close();
+
+        call.hold(5 * MIB);
+        call.resize(5 * MIB);
+        reserve(call, 5 * MIB).assertCompleted();
+
+        assertThat(budget.held()).isZero();
+    }
+
+    @Test
+    void theBudgetIsExportedWithItsUnit() {
+        assertThat(gauge("image_worker_memory_budget")).isEqualTo(100.0 * MIB);
+        assertThat(registry.find("image_worker_memory_budget").gauge().getId().getBaseUnit())
+                .isEqualTo("bytes");
+    }
+
+    @Test
+    void theSettingTakesBytesSizesAndShares() {
+        long heap = 1024 * MIB;
+        assertThat(MemoryBudget.budgetOf(Optional.empty(), heap)).isEqualTo(512 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of(" "), heap)).isEqualTo(512 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("268435456"), heap)).isEqualTo(256 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("256Mi"), heap)).isEqualTo(256 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("256m"), heap)).isEqualTo(256 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("1G"), heap)).isEqualTo(1024 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("1.5Gi"), heap)).isEqualTo(1536 * MIB);
+        assertThat(MemoryBudget.budgetOf(Optional.of("40%"), heap)).isEqualTo((long) (heap * 0.4));
+    }
+
+    @Test
+    void aSettingThatIsNoPositiveSizeIsRefusedWithItsName() {
+        for (String value : new String[] {"abc", "0", "-5M", "150%", "0%", "12 parsecs"}) {
+            assertThatThrownBy(() -> MemoryBudget.budgetOf(Optional.of(value), 1024 * MIB))
+                    .as(value)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("IMAGE_WORKER_MEMORY_BUDGET=" + value);
+        }
+    }
+
+    private double gauge(String name) {
+        return registry.find(name).gauge().value();
+    }
+}

@@ -1,0 +1,322 @@
+package io.imageworker.messaging.intake;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.Lane;
+import io.imageworker.config.ProducerWeights;
+import io.imageworker.messaging.RecordContext;
+import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.offsets.OffsetsFixture;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.processing.RequestStates;
+import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.UniEmitter;
+import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.eclipse.microprofile.reactive.messaging.Message;
+import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.junit.jupiter.api.Test;
+
+/** The read-ahead: records wait for their turn to go into progress, in turns among producers, bounded in bytes. */
+class ReadAheadTest {
+
+    private final AtomicLong now = new AtomicLong();
+    private final OffsetsFixture offsets = new OffsetsFixture(now::get);
+    private final RequestStates states = new RequestStates();
+    private final ReadAhead intake = new ReadAhead(
+            1, ProducerWeights.parse("b=2"), 1_000, record -> Uni.createFrom().voidItem(), states);
+    private final List<UniEmitter<? super String>> working = new ArrayList<>();
+    private final List<String> started = new ArrayList<>();
+    private final List<Throwable> failures = new ArrayList<>();
+    private long offset;
+
+    /** A record of {@code producer} taken, waiting for its turn; its work runs until the test ends it. */
+    private RecordContext take(String producer) {
+        return take(producer, () -> Uni.createFrom().nullItem());
+    }
+
+    /**
+     * A record of {@code producer} taken, waiting for its turn; its work does {@code first}, then runs until the test
+     * ends it. Its request id is its producer and offset.
+     */
+    private RecordContext take(String producer, Supplier<Uni<Void>> first) {
+        RecordContext context = new RecordContext(null, null, "image-request", 0, offset++, Instant.now());
+        InFlight.Run run = offsets.inFlight().take(context);
+        assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
+        String id = producer + context.offset();
+        intake.inTurn(
+                        new ReadAhead.Asking(
+                                Lane.NORMAL,
+                                Message.of(new byte[10]),
+                                context,
+                                run,
+                                id,
+                                ReadAhead.Producer.of(producer)),
+                        () -> {
+                            started.add(id);
+                            return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
+                        })
+                .subscribe()
+                .with(ignored -> {}, failures::add);
+        return context;
+    }
+
+    @Test
+    void recordsGoIntoProgressInWeightedTurnsAmongProducersWhateverTheOrderTheyCameIn() {
+        for (int i = 0; i < 4; i++) {
+            take("a");
+        }
+        for (int i = 0; i < 3; i++) {
+            take("b");
+        }
+        assertThat(intake.waiting(Lane.NORMAL)).isEqualTo(6);
+        assertThat(offsets.waitedWithin(Duration.ofSeconds(1))).isTrue();
+
+        for (int i = 0; i < 6; i++) {
+            working.get(i).complete("done");
+        }
+
+        // b weighs 2: two of b's for each one of a's while both wait (smooth weighted round-robin: b a b b a b ...).
+        assertThat(started).containsExactly("a0", "b4", "a1", "b5", "b6", "a2", "a3");
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRecordWhoseTurnComesAfterItsPartitionIsGoneIsGivenUp() throws Exception {
+        take("a");
+        take("a");
+        take("b");
+        offsets.revoke(new TopicPartition("image-request", 0));
+        working.get(0).complete("done");
+
+        assertThat(started).containsExactly("a0");
+        assertThat(failures).hasSize(2).allMatch(ReadAhead.GivenUp.class::isInstance);
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRecordWhoseTurnComesWhenTheWorkerDrainsIsGivenUp() {
+        take("a");
+        take("b");
+        offsets.inFlight().drain(Duration.ofSeconds(30));
+        working.get(0).complete("done");
+
+        assertThat(started).containsExactly("a0");
+        assertThat(failures).hasSize(1).allMatch(ReadAhead.GivenUp.class::isInstance);
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    /** A record of partition 0 of the request topic at {@code offset}, as Kafka's connector delivers it. */
+    private static Message<byte[]> delivered(long offset, byte[] payload) {
+        return Message.of(
+                payload,
+                Metadata.of(new IncomingKafkaRecordMetadata<>(
+                        new ConsumerRecord<byte[], byte[]>("image-request", 0, offset, null, payload), "requests")));
+    }
+
+    @Test
+    void aWaitingRecordIsChargedItsBytesItsParsedJsonAndWhatEveryRecordHolds() {
+        long one = ReadAhead.RECORD_OVERHEAD + 2 * 30;
+
+        // Two records of 30 bytes fit a bound of exactly two records' charge, not one byte less.
+        assertThat(takenWithin(2 * one)).isEqualTo(2);
+        assertThat(takenWithin(2 * one - 1)).isEqualTo(1);
+    }
+
+    /** How many of two records of 30 bytes a lane takes whose waiting records may hold {@code bound} bytes. */
+    private static int takenWithin(long bound) {
+        ReadAhead bounded = new ReadAhead(1, ProducerWeights.parse(""), bound);
+        List<Message<byte[]>> taken = new ArrayList<>();
+        bounded.taken(Lane.NORMAL, Multi.createFrom().items(delivered(0, new byte[30]), delivered(1, new byte[30])))
+                .subscribe()
+                .with(taken::add);
+        return taken.size();
+    }
+
+    @Test
+    void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedWaitsForThatOneWhileOtherPartitionsGoBy() {
+        ReadAhead windowed =
+                new ReadAhead(3, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within, new RequestStates());
+        List<String> inProgress = new ArrayList<>();
+        List<InFlight.Run> runs = new ArrayList<>();
+        for (long[] position : new long[][] {{0, 0}, {0, 1_000_000}, {1, 5_000_000}}) {
+            RecordContext context =
+                    new RecordContext(null, null, "image-request", (int) position[0], position[1], Instant.now());
+            InFlight.Run run = offsets.inFlight().take(context);
+            runs.add(run);
+            windowed.inTurn(
+                            new ReadAhead.Asking(
+                                    Lane.NORMAL,
+                                    Message.of(new byte[1]),
+                                    context,
+                                    run,
+                                    null,
+                                    ReadAhead.Producer.of("a")),
+                            () -> {
+                                inProgress.add(context.position());
+                                return Uni.createFrom().<Void>emitter(ignored -> {});
+                            })
+                    .subscribe()
+                    .with(ignored -> {}, failures::add);
+        }
+
+        // Places are free, but the record a million offsets above partition 0's first one not acknowledged waits
+        // (read ahead); partition 1's record goes by.
+        assertThat(inProgress).containsExactly("image-request-0@0", "image-request-1@5000000");
+        assertThat(windowed.waiting(Lane.NORMAL)).isEqualTo(1);
+
+        runs.get(0).ended(true);
+
+        assertThat(windowed.waiting(Lane.NORMAL)).isZero();
+
+        assertThat(inProgress)
+                .containsExactly("image-request-0@0", "image-request-1@5000000", "image-request-0@1000000");
+    }
+
+    @Test
+    void aRequestWaitingForItsTurnReadsQueuedUntilItsTurnComes() {
+        take("a");
+        take("b");
+        take("c");
+        // a is in progress (its place taken: no state of its own here, RequestProcessor tells it); b and c wait.
+        assertThat(states.of("b1")).contains(RequestStates.State.QUEUED);
+        assertThat(states.of("c2")).contains(RequestStates.State.QUEUED);
+
+        working.get(0).complete("done");
+
+        // b had its turn (from now on its processing tells where it is); c still waits.
+        assertThat(started).containsExactly("a0", "b1");
+        assertThat(states.of("b1")).isEmpty();
+        assertThat(states.of("c2")).contains(RequestStates.State.QUEUED);
+        working.get(1).complete("done");
+        working.get(2).complete("done");
+        assertThat(states.of("c2")).isEmpty();
+        assertThat(states.size()).isZero();
+    }
+
+    @Test
+    void theWaitingRecordsBytesAreBoundedButARecordAloneAlwaysGoes() {
+        WaitingBytes bytes = new WaitingBytes(100);
+        List<String> taken = new ArrayList<>();
+        bytes.take(60).subscribe().with(ignored -> taken.add("first"));
+        bytes.take(60).subscribe().with(ignored -> taken.add("second"));
+        assertThat(taken).containsExactly("first");
+
+        bytes.give(60);
+        assertThat(taken).containsExactly("first", "second");
+        bytes.give(60);
+        bytes.take(500).subscribe().with(ignored -> taken.add("alone, larger than the bound"));
+        assertThat(taken).hasSize(3);
+        assertThat(bytes.held()).isEqualTo(500);
+    }
+
+    @Test
+    void aProducerHeldByItsCapGetsNoTurnWhileTheOthersGoOnAndGetsTurnsAgainOnceReleased() {
+        Set<String> held = ConcurrentHashMap.newKeySet();
+        intake.holdWhile(held::contains, offsets.shutdown());
+        take("a");
+        held.add("a");
+        take("a");
+        take("a");
+        take("b");
+        take("b");
+
+        working.get(0).complete("done");
+        working.get(1).complete("done");
+        assertThat(started).as("b's records take the place, a's wait").containsExactly("a0", "b3", "b4");
+        working.get(2).complete("done");
+        assertThat(intake.inProgress(Lane.NORMAL))
+                .as("the place stays free while a is held")
+                .isZero();
+        assertThat(intake.waiting(Lane.NORMAL)).isEqualTo(2);
+
+        held.remove("a");
+        intake.recheck();
+        assertThat(started).containsExactly("a0", "b3", "b4", "a1");
+        working.get(3).complete("done");
+        assertThat(started).containsExactly("a0", "b3", "b4", "a1", "a2");
+    }
+
+    @Test
+    void aRequestWaitingAsideForItsProducersCapGivesItsPlaceToOthersAndTakesItBackFirstOfItsProducer() {
+        List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
+        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>emitter(capWaits::add)));
+        take("b");
+        take("a");
+
+        assertThat(started).as("a0 waits aside: b's record has its place").containsExactly("a0", "b1");
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        capWaits.get(0).complete(null);
+        assertThat(working).as("a0 waits for a place again").hasSize(1);
+
+        working.get(0).complete("done");
+        assertThat(started).as("a0 takes its place back before a's next record").containsExactly("a0", "b1");
+        assertThat(working).hasSize(2);
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        working.get(1).complete("done");
+        assertThat(started).containsExactly("a0", "b1", "a2");
+        assertThat(intake.of("nobody")).isSameAs(io.imageworker.spend.BudgetGuard.Aside.NONE);
+        assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aRequestEndedWhileAsideGivesNoPlaceItDoesNotHold() {
+        List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
+        take("a", () -> intake.of("a0")
+                .around(Uni.createFrom().<Void>emitter(capWaits::add))
+                .chain(() -> Uni.createFrom().failure(new IllegalStateException("cancelled"))));
+        take("b");
+        take("b");
+        capWaits.get(0).complete(null);
+        working.get(0).complete("done");
+
+        assertThat(started).containsExactly("a0", "b1", "b2");
+        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        working.get(1).complete("done");
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void recordsOfAHeldProducerHaveTheirTurnWhenTheWorkerDrainsAndAreGivenUpNotWaitedFor() {
+        intake.holdWhile(producer -> true, offsets.shutdown());
+        take("a");
+        take("a");
+        assertThat(started).isEmpty();
+        offsets.inFlight().drain(Duration.ofSeconds(30));
+
+        intake.recheck();
+
+        assertThat(started).isEmpty();
+        assertThat(failures).hasSize(2).allMatch(ReadAhead.GivenUp.class::isInstance);
+        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRequestWaitingAsideIsNotWaitedForByARevocationAndEndsUnacknowledgedOnceItsPartitionIsGone() throws Exception {
+        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>nothing()));
+        assertThat(started).containsExactly("a0");
+
+        long before = System.nanoTime();
+        offsets.revoke(new TopicPartition("image-request", 0), Duration.ofSeconds(20));
+        assertThat(Duration.ofNanos(System.nanoTime() - before))
+                .as("the revocation did not wait for the request aside")
+                .isLessThan(Duration.ofSeconds(10));
+        assertThat(failures).isEmpty();
+
+        intake.recheck();
+        assertThat(failures).singleElement().isInstanceOf(io.imageworker.support.AbandonedException.class);
+        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+    }
+}
