@@ -23,7 +23,7 @@ WORKDIR /build
 # The runtime stage's JRE, to train the AOT cache on (see above).
 COPY --from=eclipse-temurin:25.0.3_9-jre /opt/java/openjdk /opt/runtime-jre
 # Least to most often changed.
-COPY mvnw pom.xml lombok.config ./
+COPY mvnw pom.xml ./
 COPY .mvn/ .mvn/
 COPY src/ src/
 RUN --mount=type=cache,target=/cache/m2 \

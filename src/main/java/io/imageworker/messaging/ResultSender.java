@@ -9,8 +9,6 @@ import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * Sends what a record ends in, made by {@link ResultPublisher}: its request's terminal event, or its DLQ copy when it is
@@ -19,7 +17,6 @@ import lombok.RequiredArgsConstructor;
  * {@code Uni} completes once Kafka has the result.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 class ResultSender {
 
     private final ResultPublisher publisher;
@@ -27,6 +24,19 @@ class ResultSender {
     private final Patience patience;
     private final Tracing tracing;
     private final WorkerMetrics metrics;
+
+    ResultSender(
+            ResultPublisher publisher,
+            ResultTransactions transactions,
+            Patience patience,
+            Tracing tracing,
+            WorkerMetrics metrics) {
+        this.publisher = publisher;
+        this.transactions = transactions;
+        this.patience = patience;
+        this.tracing = tracing;
+        this.metrics = metrics;
+    }
 
     /** The request's terminal event, as a stage of its span. */
     Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {

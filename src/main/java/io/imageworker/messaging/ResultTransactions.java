@@ -5,6 +5,7 @@ import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -284,11 +285,8 @@ public class ResultTransactions implements TransactionalOffsets {
 
         Batcher(String topic) {
             this.topic = topic;
-            this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
-                Thread named = new Thread(runnable, "image-worker-transactions-" + topic);
-                named.setDaemon(true);
-                return named;
-            });
+            this.thread = Executors.newSingleThreadScheduledExecutor(
+                    DaemonThreads.named("image-worker-transactions-" + topic));
             thread.scheduleWithFixedDelay(
                     this::commitProgress,
                     PROGRESS_PERIOD.toMillis(),

@@ -15,8 +15,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import lombok.AccessLevel;
-import lombok.RequiredArgsConstructor;
 
 /**
  * The idempotency record of each {@code requestId}: its terminal event, kept as a result document
@@ -28,7 +26,6 @@ import lombok.RequiredArgsConstructor;
  * variants without one.
  */
 @ApplicationScoped
-@RequiredArgsConstructor(access = AccessLevel.PACKAGE)
 public class ResultLedger {
 
     private final ImageStore store;
@@ -36,6 +33,14 @@ public class ResultLedger {
     private final Patience patience;
     private final WorkerMetrics metrics;
     private final Tracing tracing;
+
+    ResultLedger(ImageStore store, EventCodec codec, Patience patience, WorkerMetrics metrics, Tracing tracing) {
+        this.store = store;
+        this.codec = codec;
+        this.patience = patience;
+        this.metrics = metrics;
+        this.tracing = tracing;
+    }
 
     /**
      * The recorded outcome of {@code requestId}, if there is one (it is then replayed: logged and counted). Fails with {@link RequestFailure}
