@@ -383,35 +383,16 @@ public class ResultTransactions implements TransactionalOffsets {
             // The offsets of a transaction whose commit failed in a way that does not say whether it went through.
             Map<TopicPartition, OffsetAndMetadata> inDoubt = null;
             while (true) {
-                // A partition given up meanwhile is its new owner's (maybe this worker again, with a copy of the
-                // record of its own): results of copies given up are not published.
-                pending.removeIf(item -> {
-                    if (work.runs(item.request())) {
-                        return false;
-                    }
-                    item.done.completeExceptionally(new AbandonedException(item.requestId(), null));
-                    return true;
-                });
+                dropGivenUp(pending);
                 if (pending.isEmpty()) {
                     return;
                 }
                 try {
                     if (inDoubt != null) {
-                        // Published again only if it did not go through: the results were published if and only if
-                        // their offsets were committed, with them, in the same transaction.
-                        Set<Integer> held = new HashSet<>();
-                        pending.forEach(item -> held.add(item.request().partition()));
-                        Map<TopicPartition, OffsetAndMetadata> stillHeld = new HashMap<>(inDoubt);
-                        stillHeld.keySet().removeIf(partition -> !held.contains(partition.partition()));
-                        boolean went = wentThrough(stillHeld);
+                        // Cleared only once settled: a settlement that fails is made again at the next try.
+                        boolean went = settleInDoubt(inDoubt, pending);
                         inDoubt = null;
-                        (went ? inDoubtCommitted : inDoubtNot).increment();
                         if (went) {
-                            Log.infof(
-                                    "The transaction of %d result(s) of %s whose commit failed had gone through;"
-                                            + " not publishing them again",
-                                    pending.size(), topic);
-                            ended(pending);
                             return;
                         }
                     }
@@ -427,13 +408,7 @@ public class ResultTransactions implements TransactionalOffsets {
                     ended(pending);
                     return;
                 } catch (RuntimeException e) {
-                    failedTries.increment();
-                    if (e instanceof CommitFailedException && lastGroup == groups.get(topic)) {
-                        // Refused under the group metadata of the last rebalance (not a stale one a rebalance has
-                        // replaced since: that try is simply made again under the new one): this worker is no member
-                        // of the group's generation, and a revocation waiting for these results waits in vain.
-                        work.uncommittable();
-                    }
+                    failed(e);
                     if (ResultPublisher.isTooLarge(e)) {
                         if (pending.size() > 1 && inDoubt == null) {
                             // Kafka does not say which record it refused: each result in a transaction of its own.
@@ -457,6 +432,52 @@ public class ResultTransactions implements TransactionalOffsets {
                             : backoff.multipliedBy(2);
                 }
             }
+        }
+
+        private void failed(RuntimeException e) {
+            failedTries.increment();
+            if (e instanceof CommitFailedException && lastGroup == groups.get(topic)) {
+                // Refused under the group metadata of the last rebalance (not a stale one a rebalance has replaced
+                // since: that try is simply made again under the new one): this worker is no member of the group's
+                // generation, and a revocation waiting for these results waits in vain.
+                work.uncommittable();
+            }
+        }
+
+        /**
+         * A partition given up meanwhile is its new owner's (maybe this worker again, with a copy of the record of its
+         * own): results of copies given up are not published.
+         */
+        private void dropGivenUp(List<Item> pending) {
+            pending.removeIf(item -> {
+                if (work.runs(item.request())) {
+                    return false;
+                }
+                item.done.completeExceptionally(new AbandonedException(item.requestId(), null));
+                return true;
+            });
+        }
+
+        /**
+         * Whether the transaction whose commit failed without saying so went through, for the partitions still held;
+         * if it did, {@code pending} ended with it. They are published again only if it did not: the results were
+         * published if and only if their offsets were committed, with them, in the same transaction.
+         */
+        private boolean settleInDoubt(Map<TopicPartition, OffsetAndMetadata> inDoubt, List<Item> pending) {
+            Set<Integer> held = new HashSet<>();
+            pending.forEach(item -> held.add(item.request().partition()));
+            Map<TopicPartition, OffsetAndMetadata> stillHeld = new HashMap<>(inDoubt);
+            stillHeld.keySet().removeIf(partition -> !held.contains(partition.partition()));
+            boolean went = wentThrough(stillHeld);
+            (went ? inDoubtCommitted : inDoubtNot).increment();
+            if (went) {
+                Log.infof(
+                        "The transaction of %d result(s) of %s whose commit failed had gone through;"
+                                + " not publishing them again",
+                        pending.size(), topic);
+                ended(pending);
+            }
+            return went;
         }
 
         /**
