@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Pauses by design that outlast SmallRye's {@code throttled.unprocessed-record-max-age.ms} many times over keep the
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.Timeout;
  * and took 16 s longer. The max age cannot be shorter: the start-up check wants it longer than the request deadline
  * and the infrastructure patience together (3 s).
  */
+@ExtendWith(SharedServersFirst.class)
 class LongPauseIT {
 
     private static final int CONCURRENCY = 2;

@@ -10,6 +10,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,6 +22,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
@@ -35,6 +37,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * every later one until the kill. Waiting for a request seen half done and then killing left its last variants the
  * time to end in between, and a faster worker (November 2026) ended them all before the kill.
  */
+@ExtendWith(SharedServersFirst.class)
 class VariantRestartIT {
 
     private static final int REQUESTS = 6;
