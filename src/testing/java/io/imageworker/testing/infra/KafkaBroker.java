@@ -17,7 +17,8 @@ public final class KafkaBroker extends EmbeddedServer implements ManagedKafka {
     /** Partitions of a new topic unless stated otherwise. */
     public static final int DEFAULT_PARTITIONS = 4;
 
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+    /** A bound for a broker that will not come up, not a wait: as {@code S3Server}'s (95 s seen on a loaded machine). */
+    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
 
     private final int controllerPort;
     private final int partitions;
