@@ -6,9 +6,11 @@ import io.imageworker.testing.faults.FaultReport;
 import io.imageworker.testing.faults.FaultRun;
 import io.imageworker.testing.faults.FaultScenario;
 import io.imageworker.testing.infra.Infrastructure;
+import io.imageworker.testing.launch.SharedServersFirst;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The subset of the fault suite that {@code ./mvnw verify} runs ({@link FaultScenario#ci()}): 60 requests through the
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.Timeout;
  * with SIGKILL, the broker is stopped for 5 s, the token is revoked for 6 s and the store is down for 8 s. The same
  * engine and figures as {@code ./mvnw -Pfaults}; the figures are printed.
  */
+@ExtendWith(SharedServersFirst.class)
 class FaultSuiteIT {
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * One spend budget for the fleet: three packaged workers in one consumer group, sharing the budget topic, together
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * records nobody in the fleet wrote from the start (issue 29: a claim without its claim, a record that is no JSON):
  * each worker skips and counts them, and spends its cap all the same, the later one too.
  */
+@ExtendWith(SharedServersFirst.class)
 class FleetBudgetIT {
 
     private static final int WORKERS = 3;

@@ -7,6 +7,7 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.time.Instant;
@@ -22,6 +23,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * SIGTERM to a packaged worker with gateway calls in flight: it stops taking records, starts no new call, lets the
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Timeout;
  * shutdown in the JVM's hook and does not turn SIGTERM into {@code System.exit(0)}. A graceful stop is told from a
  * kill by that status (a SIGKILL gives 137) and by the exit coming within the grace by itself.
  */
+@ExtendWith(SharedServersFirst.class)
 class GracefulShutdownIT {
 
     private static final int CONCURRENCY = 4;

@@ -8,6 +8,7 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,7 @@ import java.util.regex.Pattern;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The fleet's ordinary life with calls of real length, scaled down: every gateway call takes {@link #CALL} (8 s),
@@ -39,6 +41,7 @@ import org.junit.jupiter.api.Timeout;
  * s: 3 s against 8 s here), a join gave the calls still running on the partitions that moved to their new owner, which
  * made them again.
  */
+@ExtendWith(SharedServersFirst.class)
 class LongCallsIT {
 
     private static final int PARTITIONS = 6;

@@ -6,6 +6,7 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The byte budget holds where the call limit alone would not: the packaged worker, a small heap, a budget smaller than
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * alone (larger than the whole budget, it proceeds only when nothing else is held), every request completes, slower,
  * and the process never runs out of memory.
  */
+@ExtendWith(SharedServersFirst.class)
 class MemoryBudgetIT {
 
     private static final int REQUESTS = 24;

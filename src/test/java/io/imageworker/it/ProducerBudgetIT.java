@@ -7,6 +7,7 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Issue #21's per-producer budget across a fleet: three packaged workers in one consumer group, sharing the budget
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * alone would be allowed the whole cap, and A's other requests wait (pause, the default) while every request of B
  * completes; and A's requests left waiting do not hold up the workers' graceful stop.
  */
+@ExtendWith(SharedServersFirst.class)
 class ProducerBudgetIT {
 
     private static final int WORKERS = 3;

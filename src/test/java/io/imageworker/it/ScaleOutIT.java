@@ -10,6 +10,7 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -26,6 +27,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Replicas of the packaged worker joining and leaving one consumer group while requests flow, as an autoscaler
@@ -40,6 +42,7 @@ import org.junit.jupiter.api.Timeout;
  * and the events it had published since its last commit (at most its requests in progress). The figures, and the
  * throughput against Little's law, are printed for docs/delivery-semantics.md.
  */
+@ExtendWith(SharedServersFirst.class)
 class ScaleOutIT {
 
     private static final int PARTITIONS = 6;

@@ -10,6 +10,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,6 +22,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
@@ -30,27 +32,37 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * The packaged worker killed with SIGKILL in the middle of {@code count: 4} requests, some of whose variants have
  * ended (and are recorded) while others are still being called, then started again: the new worker calls the gateway
  * only for the variants without a record, and every request ends with its four images, the recorded ones reused.
+ *
+ * <p>The middle is arranged, not hoped for: the simulator answers the first {@link #ANSWERED} image calls and holds
+ * every later one until the kill. Waiting for a request seen half done and then killing left its last variants the
+ * time to end in between, and a faster worker (November 2026) ended them all before the kill.
  */
+@ExtendWith(SharedServersFirst.class)
 class VariantRestartIT {
 
     private static final int REQUESTS = 6;
     private static final int COUNT = 4;
     private static final int CONCURRENCY = 4;
+    /**
+     * Image calls answered before the kill: not a multiple of {@link #COUNT}, so that whatever order the calls come in
+     * at least one request has some variants recorded and not all (and one may have them all, and end).
+     */
+    private static final int ANSWERED = COUNT + COUNT / 2;
+
     private static final Duration WITHIN = Duration.ofSeconds(90);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Test
     @Timeout(value = 4, unit = TimeUnit.MINUTES)
     void aRestartedWorkerCallsOnlyForTheVariantsWithoutARecord() throws Exception {
-        // Variants of one request end at different times: some are recorded while others are called.
-        try (LaunchStack stack =
-                        LaunchStack.onSharedServers(Latency.uniform(Duration.ofMillis(400), Duration.ofMillis(2500)));
+        try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
                 WorkerProcess worker = stack.worker("variant-restart-worker", CONCURRENCY)
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "5s")
                         .shortConsumerSession()
                         .build();
                 PipelineClient client = PipelineClient.on(stack);
                 S3AsyncClient s3 = stack.infrastructure().s3().newAsyncClient()) {
+            stack.gateway().control().holdImageCallsAfter(ANSWERED);
             worker.start();
             List<String> ids = List.copyOf(client.publish(
                             "variants",
@@ -58,17 +70,23 @@ class VariantRestartIT {
                             id -> PipelineClient.request(id, "a lighthouse,", "\"count\":" + COUNT))
                     .keySet());
 
-            // Kill once a request has some variants recorded and others not, while calls are in flight.
-            await("a request half done")
+            // Kill once the answered calls' variants are all recorded, with the next calls held in flight: nothing more
+            // can be recorded until the kill.
+            await(ANSWERED + " variants recorded and calls held")
                     .atMost(WITHIN)
-                    .pollInterval(Duration.ofMillis(50))
+                    .pollInterval(Duration.ofMillis(100))
                     .until(() -> stack.gateway().imageCallsInFlight() > 0
-                            && ids.stream().anyMatch(id -> halfDone(s3, id)));
+                            && ids.stream()
+                                            .mapToInt(
+                                                    id -> variantRecords(s3, id).size())
+                                            .sum()
+                                    == ANSWERED);
             worker.kill();
             await("the simulator to see the killed worker's calls end")
                     .atMost(WITHIN)
                     .pollInterval(Duration.ofMillis(20))
                     .until(() -> stack.gateway().imageCallsInFlight() == 0);
+            stack.gateway().control().stopHolding();
             int callsBeforeRestart = stack.gateway().imageCalls().size();
             // What the new worker finds: the records are final, their writer is dead.
             Map<String, Map<Integer, String>> recordedAtKill = new LinkedHashMap<>();
@@ -130,12 +148,6 @@ class VariantRestartIT {
                 }
             }
         }
-    }
-
-    /** Some of the request's variants are recorded, not all, and the request has not ended. */
-    private static boolean halfDone(S3AsyncClient s3, String id) {
-        int recorded = variantRecords(s3, id).size();
-        return recorded > 0 && recorded < COUNT && !exists(s3, "results/" + id + ".json");
     }
 
     /** The request's variant records: each variant's number and its image's sha256. */

@@ -8,6 +8,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.SharedServersFirst;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,6 +22,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -35,6 +37,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * delivered again to the new worker; a request whose result was already recorded is answered from its result document
  * (a repeated terminal event, no gateway call), one whose call was in progress is called again.
  */
+@ExtendWith(SharedServersFirst.class)
 class WorkerRestartIT {
 
     private static final int REQUESTS = 40;

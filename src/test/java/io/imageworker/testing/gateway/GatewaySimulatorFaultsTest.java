@@ -31,6 +31,16 @@ class GatewaySimulatorFaultsTest extends SimulatorTestSupport {
         return gateway.imageCalls().get(0);
     }
 
+    /** A generation whose client gives up after {@code timeout} without an answer. */
+    static HttpRequest generationGivingUpAfter(Duration timeout) {
+        return http.request(GatewayRoutes.GENERATIONS)
+                .header("Authorization", "Bearer " + gateway.validApiKey())
+                .header("Content-Type", "application/json")
+                .timeout(timeout)
+                .POST(HttpRequest.BodyPublishers.ofString(GENERATION))
+                .build();
+    }
+
     @Test
     void answersAnInjectedStatusWithItsBodyAfterTheLatency() {
         gateway.control().setLatency(Duration.ofMillis(100)).injectFault(Fault.status(418, "{\"error\":\"teapot\"}"));
@@ -95,12 +105,7 @@ class GatewaySimulatorFaultsTest extends SimulatorTestSupport {
     @Test
     void hangsUntilTheClientGivesUp() {
         gateway.control().injectFault(Fault.hang());
-        HttpRequest request = http.request(GatewayRoutes.GENERATIONS)
-                .header("Authorization", "Bearer " + gateway.validApiKey())
-                .header("Content-Type", "application/json")
-                .timeout(Duration.ofMillis(300))
-                .POST(HttpRequest.BodyPublishers.ofString(GENERATION))
-                .build();
+        HttpRequest request = generationGivingUpAfter(Duration.ofMillis(300));
 
         assertThatThrownBy(() -> http.send(request)).hasCauseInstanceOf(HttpTimeoutException.class);
         await().atMost(Duration.ofSeconds(30)).until(() -> gateway.imageCallsInFlight() == 0);
@@ -122,6 +127,24 @@ class GatewaySimulatorFaultsTest extends SimulatorTestSupport {
 
         assertThatThrownBy(call::join).isInstanceOf(CompletionException.class);
         assertThat(gateway.imageCallsInFlight()).isZero();
+    }
+
+    @Test
+    void holdsTheImageCallsAfterTheOnesLetThroughUntilTheirClientGivesUp() {
+        gateway.control().holdImageCallsAfter(2);
+        assertThat(http.generate(GENERATION).statusCode()).isEqualTo(200);
+        assertThat(http.generate(GENERATION).statusCode()).isEqualTo(200);
+        HttpRequest third = generationGivingUpAfter(Duration.ofMillis(300));
+
+        assertThatThrownBy(() -> http.send(third)).hasCauseInstanceOf(HttpTimeoutException.class);
+        await().atMost(Duration.ofSeconds(30)).until(() -> gateway.imageCallsInFlight() == 0);
+        RecordedCall held = gateway.imageCalls().get(2);
+        assertThat(held.status()).isZero();
+        assertThat(held.fault()).isNull();
+        assertThat(held.billed()).isFalse();
+
+        gateway.control().stopHolding();
+        assertThat(http.generate(GENERATION).statusCode()).isEqualTo(200);
     }
 
     @Test

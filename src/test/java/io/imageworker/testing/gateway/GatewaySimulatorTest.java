@@ -664,7 +664,8 @@ class GatewaySimulatorTest extends SimulatorTestSupport {
                     .setResponseForm(ResponseForm.URL)
                     .setQuotaRemaining(0)
                     .revokeToken()
-                    .injectFault(Fault.hang());
+                    .injectFault(Fault.hang())
+                    .holdImageCallsAfter(0);
             gateway.reset();
 
             assertThat(gateway.calls()).isEmpty();

@@ -397,6 +397,10 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
                 return;
             }
         }
+        if (state.holdsNext()) {
+            x.hang();
+            return;
+        }
         Fault fault = state.takeFault();
         x.entry.fault(fault);
         if (fault != null) {

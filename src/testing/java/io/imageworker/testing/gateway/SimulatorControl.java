@@ -91,6 +91,26 @@ public final class SimulatorControl {
         return state.ledger.billedTotal();
     }
 
+    /**
+     * The next {@code passing} image calls that pass the gateway's checks are answered as usual; every later one is
+     * held unanswered, like {@link Fault#hang()} but unbilled, until its client gives up or goes away (a worker killed)
+     * or the simulator is reset. A test arranges with it what the timing of calls would leave to luck: a worker killed
+     * with exactly these calls answered and the next ones in flight, however fast or loaded the machine.
+     */
+    public SimulatorControl holdImageCallsAfter(int passing) {
+        if (passing < 0) {
+            throw new IllegalArgumentException("passing must be >= 0");
+        }
+        state.holdAfter(passing);
+        return this;
+    }
+
+    /** Image calls arriving from now on are answered again; calls held so far stay held. */
+    public SimulatorControl stopHolding() {
+        state.stopHolding();
+        return this;
+    }
+
     /** The next image call that passes the gateway's checks takes this fault. */
     public SimulatorControl injectFault(Fault fault) {
         return injectFault(fault, 1);

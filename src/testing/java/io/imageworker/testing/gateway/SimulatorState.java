@@ -37,6 +37,9 @@ final class SimulatorState {
     private final AtomicLong epoch = new AtomicLong();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final AtomicInteger peak = new AtomicInteger();
+    /** Image calls still let through before the rest are held; negative while nothing is held. */
+    private final AtomicInteger passingBeforeHold = new AtomicInteger(-1);
+
     private final AtomicLong mixedCounter = new AtomicLong();
     private final Set<GatewayHandler.Exchange> hanging = ConcurrentHashMap.newKeySet();
 
@@ -154,6 +157,21 @@ final class SimulatorState {
         return url ? ResponseForm.URL : ResponseForm.B64;
     }
 
+    /** From now on, {@code passing} more image calls go through and every later one is held. */
+    void holdAfter(int passing) {
+        passingBeforeHold.set(passing);
+    }
+
+    /** Image calls go through again (those held stay held until their client goes or the simulator is reset). */
+    void stopHolding() {
+        passingBeforeHold.set(-1);
+    }
+
+    /** Whether this image call is held: a hold is set and the calls it lets through are used up. */
+    boolean holdsNext() {
+        return passingBeforeHold.getAndUpdate(left -> left > 0 ? left - 1 : left) == 0;
+    }
+
     void hanging(GatewayHandler.Exchange exchange, boolean add) {
         if (add) {
             hanging.add(exchange);
@@ -178,6 +196,7 @@ final class SimulatorState {
         revoked.set(false);
         ledger.reset(initial);
         clearFaults();
+        stopHolding();
         mixedCounter.set(0);
         connections.reset();
         synchronized (calls) {

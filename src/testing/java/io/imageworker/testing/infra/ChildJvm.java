@@ -26,6 +26,8 @@ final class ChildJvm extends ChildProcess {
     private final List<String> jvmOptions;
     private final String mainClass;
     private final List<String> args;
+    /** {@link ParentWatch}'s arguments for a tool to run before the next start; empty for none. */
+    private List<String> firstTool = List.of();
 
     /**
      * @param name which server, also the name of its classpath file ({@code target/infra/<name>.classpath})
@@ -45,33 +47,30 @@ final class ChildJvm extends ChildProcess {
     /** Starts the child; it keeps running until {@link #stop()} or {@link #kill()}. */
     synchronized void start() {
         if (!isAlive()) {
-            running(launch(mainClass, args));
+            List<String> first = firstTool;
+            firstTool = List.of();
+            running(launch(first, mainClass, args));
         }
     }
 
     /**
-     * Runs another main class with the same classpath and options to completion (a server's one-off tool, such as
-     * Kafka's storage formatter), its output into the same log.
-     *
-     * @throws IllegalStateException when it does not exit with 0 within {@code timeout}
+     * At the next {@link #start()} only, runs a server's one-off tool first in the server's own JVM (Kafka's storage
+     * formatter): its static {@code int execute(String[], PrintStream)}, its output into the same log; the server
+     * starts if it returns 0, else the JVM exits with an error, which the server's readiness wait reports.
      */
-    void runToCompletion(String toolMainClass, List<String> toolArgs, Duration timeout) {
-        Process tool = launch(toolMainClass, toolArgs);
-        if (!waitForExit(tool, timeout)) {
-            tool.destroyForcibly();
-            throw new IllegalStateException(toolMainClass + " did not finish within " + timeout + describeLog());
-        }
-        if (tool.exitValue() != 0) {
-            throw new IllegalStateException(toolMainClass + " exited with " + tool.exitValue() + describeLog());
-        }
+    synchronized void runFirst(String toolClass, List<String> toolArgs) {
+        List<String> first = new ArrayList<>(List.of(ParentWatch.FIRST, toolClass, Integer.toString(toolArgs.size())));
+        first.addAll(toolArgs);
+        firstTool = List.copyOf(first);
     }
 
-    private Process launch(String main, List<String> mainArgs) {
+    private Process launch(List<String> first, String main, List<String> mainArgs) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
         // Through ParentWatch, which ends the server when this JVM is gone (it keeps the child's stdin pipe open).
         command.add(ParentWatch.class.getName());
+        command.addAll(first);
         command.add(main);
         command.addAll(mainArgs);
         ProcessBuilder builder = new ProcessBuilder(command)

@@ -1,6 +1,7 @@
 package io.imageworker.testing.infra;
 
 import java.io.IOException;
+import java.io.PrintStream;
 import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;
 
@@ -16,16 +17,39 @@ final class ParentWatch {
 
     private ParentWatch() {}
 
+    /** Marks a tool to run before the server, in the same JVM: {@code --first <class> <count> <count arguments>}. */
+    static final String FIRST = "--first";
+
     /**
-     * @param args the server's main class, then its arguments
+     * @param args the server's main class, then its arguments; before them, optionally, {@link #FIRST}, a tool's
+     *     class, the number of its arguments and those arguments: the tool's static {@code int execute(String[],
+     *     PrintStream)} runs first (as Kafka's storage formatter's does: its work without its {@code main}'s exit) and
+     *     the server starts only if it returned 0. One JVM instead of two: the formatter's own JVM was about half a
+     *     broker's start (3 s of 6 on a quiet machine, 11 s of 20 with three test JVMs starting theirs).
      */
     public static void main(String[] args) throws Throwable {
         Thread watch = new Thread(ParentWatch::exitAtEndOfInput, "parent-watch");
         watch.setDaemon(true);
         watch.start();
+        int server = 0;
+        if (args.length > 0 && FIRST.equals(args[0])) {
+            int count = Integer.parseInt(args[2]);
+            server = 3 + count;
+            Object status = invoke(args[1], "execute", Arrays.copyOfRange(args, 3, server), System.out);
+            if (!Integer.valueOf(0).equals(status)) {
+                throw new IllegalStateException(args[1] + " returned " + status + "; the server is not started");
+            }
+        }
+        invoke(args[server], "main", (Object) Arrays.copyOfRange(args, server + 1, args.length));
+    }
+
+    /** Calls the static method {@code name} of {@code className} taking these arguments' types. */
+    private static Object invoke(String className, String name, Object... arguments) throws Throwable {
+        Class<?>[] types = Arrays.stream(arguments)
+                .map(argument -> argument instanceof String[] ? String[].class : PrintStream.class)
+                .toArray(Class<?>[]::new);
         try {
-            Class.forName(args[0]).getMethod("main", String[].class).invoke(null, (Object)
-                    Arrays.copyOfRange(args, 1, args.length));
+            return Class.forName(className).getMethod(name, types).invoke(null, arguments);
         } catch (InvocationTargetException e) {
             throw e.getCause();
         }

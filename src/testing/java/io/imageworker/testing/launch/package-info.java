@@ -12,6 +12,8 @@
  *       store say afterwards (commits, published events, stored objects).
  *   <li>{@link io.imageworker.testing.launch.PipelineClient}: publishes requests and reads every terminal event, as a
  *       producer and a consumer of the worker would.
+ *   <li>{@link io.imageworker.testing.launch.SharedServersFirst}: starts the shared servers before a test class, out
+ *       of its tests' timeouts.
  * </ul>
  *
  * <p>The tools' Maven profiles ({@code -Plocal}, {@code -Pbench}, {@code -Pfaults}) package the worker without running
