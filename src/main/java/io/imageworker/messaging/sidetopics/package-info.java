@@ -10,7 +10,8 @@
  * skipped and counted ({@link io.imageworker.messaging.sidetopics.SkippedRecords}, exported from the start by {@link
  * io.imageworker.messaging.sidetopics.SideTopicMetrics}).
  *
- * <p>It is the top layer: it may use every package below it (of {@code messaging}, only {@code KafkaClientConfig});
+ * <p>It is the top layer: it may use every package below it but {@code messaging} (the consumer of the request topics),
+ * and of the Kafka half only {@code messaging.kafka};
  * no package uses it, the budget log being injected as the interface the spend guard declares.
  */
 package io.imageworker.messaging.sidetopics;
