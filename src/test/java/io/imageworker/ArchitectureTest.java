@@ -16,10 +16,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top (the side topics' readers, then the consumer and its results, the read-ahead of the request lanes, the offsets),
+ * top (the side topics' readers, then the consumer and its results, the read-ahead of the request lanes, the offsets,
+ * the Kafka clients' shared settings),
  * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
- * above the spend guard and the memory budget it asks), pure image rules, shared helpers, settings, and the records of
- * the contract at the bottom. And the tests' own layout: the test
+ * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
+ * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
  * integration test that runs the fault suite's engine.
  */
@@ -31,6 +32,7 @@ class ArchitectureTest {
             "messaging",
             "messaging.intake",
             "messaging.offsets",
+            "messaging.kafka",
             "api",
             "health",
             "processing",
@@ -41,6 +43,7 @@ class ArchitectureTest {
             "memory",
             "net",
             "image",
+            "turns",
             "support",
             "config");
 
@@ -95,6 +98,21 @@ class ArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage(messaging, messaging + ".intake", messaging + ".sidetopics")
+                .check(MAIN);
+    }
+
+    /**
+     * The side topics' readers are the top layer but point at nothing of the consumer of the request topics: what the
+     * Kafka half shares (the clients' settings) is in {@code messaging.kafka}, below both.
+     */
+    @Test
+    void theSideTopicsUseNothingOfTheRequestTopicsConsumer() {
+        noClasses()
+                .that()
+                .resideInAPackage("io.imageworker.messaging.sidetopics")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("io.imageworker.messaging", "io.imageworker.messaging.intake")
                 .check(MAIN);
     }
 

@@ -11,6 +11,14 @@ import java.util.Set;
  * Every setting of image-worker, under the prefix {@code image-worker}. Each property is also an environment
  * variable ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the
  * product's configuration surface are fixed by the contract in docs/configuration.md.
+ *
+ * <p>Why it is longer than 400 lines: it declares settings and holds no logic; its groups ({@link Gateway}, {@link
+ * Budget}, {@link Topic}...) are nested interfaces because SmallRye's {@code @ConfigMapping} reads a group from the
+ * method that returns it, and the nested names ({@code WorkerConfig.Budget}) say at each use which mapping a group
+ * belongs to. Most of its lines are the Javadoc of each setting, which docs/configuration.md follows; splitting it
+ * into files would move that text away from the one place a setting is declared. The checks of the settings are in
+ * {@link ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
+ * ProducerList}.
  */
 @ConfigMapping(prefix = "image-worker")
 public interface WorkerConfig {

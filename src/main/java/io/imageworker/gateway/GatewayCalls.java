@@ -45,6 +45,12 @@ import java.util.function.Supplier;
  * back-off, the budget), ends as {@link AbandonedException} and is redelivered, while a call in flight finishes. Once
  * the shutdown grace is over, a call that then fails ends the request as {@link AbandonedException} too: the failure
  * may be the shutdown's own doing, and the beans that would account for it may be gone.
+ *
+ * <p>Why it is longer than 400 lines: it is one job, the attempts of one variant ({@code Attempts}), whose steps
+ * (the waits before a call, the call in its slot, the accounting of its answer, the decision to try again) share one
+ * variant's state and each guard's exit (cancel, rebalance, shutdown); the types it is called with ({@link Call},
+ * {@link CallGate}, {@link Result}) are its contract. The guards it waits for, the limiter, the policy and the
+ * classification of answers are classes of their own already.
  */
 @ApplicationScoped
 public class GatewayCalls {

@@ -1,6 +1,7 @@
 package io.imageworker.messaging;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.kafka.KafkaClientConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;

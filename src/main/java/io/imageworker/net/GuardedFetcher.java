@@ -22,7 +22,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
@@ -60,13 +59,16 @@ import java.util.stream.Collectors;
  *
  * <p>Every failure is a {@link FetchException}. Messages name the host, never the path or query, which may hold a
  * signature.
+ *
+ * <p>Why it is longer than 400 lines: the address checks ({@link AddressChecks}) and the redirects ({@link Redirects})
+ * are classes of their own; what stays is one download's course on one Vert.x context (lookup, connect, answer, body
+ * within the cap, the timeout and the cancel that may cut it at any step), and the {@link Rules} and {@link Target}
+ * its callers give it.
  */
 public final class GuardedFetcher {
 
     /** Redirects followed before the download is refused. */
     public static final int MAX_REDIRECTS = 3;
-
-    private static final Set<Integer> REDIRECT_STATUSES = Set.of(301, 302, 303, 307, 308);
 
     /**
      * Names of cloud metadata endpoints (Google Cloud's, and AWS's old name), refused before any lookup: a resolver
@@ -305,10 +307,9 @@ public final class GuardedFetcher {
             } catch (FetchException refusal) {
                 return Future.failedFuture(refusal.prefixed(via));
             }
-            if (from != null && !from.internal() && target.internal()) {
-                return Future.failedFuture(FetchException.refused(via + "host '" + from.host()
-                        + "' is not an internal host and may not lead to internal host '" + target.host()
-                        + "': an internal host is fetched from only when the URL itself names it"));
+            Optional<FetchException> inward = Redirects.inward(from, target, via);
+            if (inward.isPresent()) {
+                return Future.failedFuture(inward.get());
             }
             host = target.host();
             // The resolver blocks, hence executeBlocking; unordered, so that lookups of concurrent downloads do not
@@ -316,26 +317,9 @@ public final class GuardedFetcher {
             return context.executeBlocking(() -> resolver.resolve(target.host()), false)
                     .recover(error -> Future.failedFuture(new FetchException(
                             FetchException.Kind.FAILED, via + "host '" + target.host() + "' could not be resolved")))
-                    .map(addresses -> checked(target, addresses, via))
+                    .map(addresses -> AddressChecks.checked(target, addresses, via, rules.fetched()))
                     .compose(address -> get(target, address, via))
                     .compose(response -> answer(uri, target, response, redirects));
-        }
-
-        /** The address to connect to, once every address of the host has passed the policy. */
-        private InetAddress checked(Target target, InetAddress[] addresses, String via) {
-            if (addresses == null || addresses.length == 0) {
-                throw new FetchException(
-                        FetchException.Kind.FAILED, via + "host '" + target.host() + "' could not be resolved");
-            }
-            for (InetAddress address : addresses) {
-                Optional<String> refusal = target.policy().refusal(address);
-                if (refusal.isPresent()) {
-                    throw FetchException.refused(via + "host '" + target.host() + "' has address "
-                            + address.getHostAddress() + ", which is " + refusal.get() + ": " + rules.fetched()
-                            + " are never fetched from such an address");
-                }
-            }
-            return addresses[0];
         }
 
         /** Connects to the checked address, checks the address reached, then sends the GET. */
@@ -363,7 +347,8 @@ public final class GuardedFetcher {
                             abandon(request);
                             return Future.failedFuture(stopped("the download was stopped"));
                         }
-                        Optional<String> wrong = reachedAddressRefusal(request, address, target.policy());
+                        Optional<String> wrong = AddressChecks.reachedRefusal(
+                                request.connection().remoteAddress(), address, target.policy());
                         if (wrong.isPresent()) {
                             abandon(request);
                             return Future.failedFuture(
@@ -376,57 +361,14 @@ public final class GuardedFetcher {
                     });
         }
 
-        /** Why the connection's remote address must not be used, or empty when it is the address checked. */
-        private Optional<String> reachedAddressRefusal(
-                HttpClientRequest request, InetAddress checked, AddressPolicy policy) {
-            SocketAddress remote = request.connection().remoteAddress();
-            if (remote == null || !remote.isInetSocket() || remote.hostAddress() == null) {
-                return Optional.of("the connection has no IP address");
-            }
-            String literal = remote.hostAddress();
-            // Netty reports the socket's numeric address. Anything else is refused rather than handed to
-            // getByName, which would look a name up, blocking the event loop.
-            if (!literal.contains(":") && !literal.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}")) {
-                return Optional.of("the connection's address is not numeric");
-            }
-            InetAddress reached;
-            try {
-                reached = InetAddress.getByName(literal);
-            } catch (UnknownHostException e) {
-                return Optional.of("the connection's address cannot be read");
-            }
-            if (!reached.equals(checked)) {
-                return Optional.of("the connection reached " + reached.getHostAddress() + ", not the address checked");
-            }
-            return policy.refusal(reached)
-                    .map(kind -> "the connection reached " + reached.getHostAddress() + ", which is " + kind);
-        }
-
         /** Follows a redirect, refuses a failed answer, or reads the body within the cap. */
         private Future<byte[]> answer(URI uri, Target target, HttpClientResponse response, int redirects) {
             HttpClientRequest request = response.request();
             int status = response.statusCode();
-            if (REDIRECT_STATUSES.contains(status)) {
+            if (Redirects.isRedirect(status)) {
                 abandon(request);
-                String location = response.getHeader(HttpHeaders.LOCATION);
-                if (location == null) {
-                    return Future.failedFuture(FetchException.refused(
-                            "host '" + target.host() + "' answered " + status + " without a Location header"));
-                }
-                if (redirects >= MAX_REDIRECTS) {
-                    return Future.failedFuture(FetchException.refused("more than " + MAX_REDIRECTS + " redirects"));
-                }
-                URI next;
-                try {
-                    // resolve() drops the slash between an empty path and a relative location ("https://h" + "a"
-                    // gives "https://ha"): resolve against "/" then.
-                    URI base = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? uri.resolve("/") : uri;
-                    next = base.resolve(new URI(location));
-                } catch (URISyntaxException | IllegalArgumentException e) {
-                    return Future.failedFuture(FetchException.refused(
-                            "host '" + target.host() + "' redirected to a location that is not a valid URL"));
-                }
-                return hop(next, redirects + 1, target);
+                return Redirects.next(uri, target, response.getHeader(HttpHeaders.LOCATION), status, redirects)
+                        .compose(next -> hop(next, redirects + 1, target));
             }
             if (status != 200) {
                 abandon(request);

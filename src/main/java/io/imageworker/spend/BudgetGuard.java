@@ -17,15 +17,11 @@ import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
 
@@ -50,6 +46,10 @@ import java.util.function.ToIntFunction;
  * that cannot have been billed gives back exactly its own ({@link #settle}). Per producer named:
  * {@code image_worker_budget_producer_used_calls} and {@code _max_calls} (fleet-wide, as {@link #FLEET_WIDE_GAUGES}) and
  * {@code image_worker_budget_producer_held_requests} (this replica's).
+ *
+ * <p>Why it is longer than 400 lines: its gauges ({@link BudgetGauges}) and its count of requests held ({@link
+ * HeldRequests}) are classes of their own; what stays is one job, a call's places taken, waited for and given back,
+ * and its {@link Reservation}, nested so that only the guard can read the places a reservation holds and settle them.
  */
 @ApplicationScoped
 @Startup
@@ -79,15 +79,14 @@ public class BudgetGuard {
     private final boolean pause;
     private final LongSupplier clock;
     private final BudgetLog log;
-    private final Pauses pauses;
     private final Counter billedUnits;
     private final Counter unknownUnits;
     private final Counter claimedAgain;
     private final long pricePerCall;
-    private final AtomicInteger held = new AtomicInteger();
+    /** The requests this guard holds now, counted, and the spend guard's pause while any is. */
+    private final HeldRequests held;
+
     private final ProducerBudgets budgets;
-    /** Requests of each capped producer this guard holds for the producer's own cap. */
-    private final Map<String, AtomicInteger> heldByProducer = new ConcurrentHashMap<>();
     /** Records of a producer the intake holds back while the producer is over its cap. */
     private volatile ToIntFunction<String> heldInIntake = producer -> 0;
 
@@ -117,7 +116,7 @@ public class BudgetGuard {
         this.pause = config.onExceeded() == WorkerConfig.BudgetAction.pause;
         this.pricePerCall = config.pricePerCall();
         this.clock = clock;
-        this.pauses = pauses;
+        this.held = new HeldRequests(pauses);
         this.log = log;
         this.budgets = ProducerBudgets.orNone(config.perProducer());
         this.billedUnits = WorkerMetrics.counter(
@@ -132,96 +131,7 @@ public class BudgetGuard {
                 registry,
                 "image_worker_budget_claimed_again",
                 "Calls whose budget places were claimed again because a window ended while they waited for their slot");
-        registerGauges(registry);
-    }
-
-    /** The spend guard's gauges, and its reader's restarts, exported with a cap or without. */
-    private void registerGauges(MeterRegistry registry) {
-        // Strong references (WorkerMetrics.gauge): an alert on a gauge whose object is collected would never fire.
-        WorkerMetrics.gauge(
-                        USED_CALLS,
-                        this,
-                        BudgetGuard::used,
-                        "Gateway calls claimed in the current window by the whole fleet (every replica reports the"
-                                + " same count: take the max over the pods, not the sum); 0 without a cap")
-                .register(registry);
-        // Exported without a cap too, like the other budget gauges, but as NaN: no line is drawn and no comparison
-        // holds, where 0 would read as a cap of zero calls.
-        WorkerMetrics.gauge(
-                        MAX_CALLS,
-                        this,
-                        guard -> guard.maxCalls.map(Integer::doubleValue).orElse(Double.NaN),
-                        "The cap of gateway calls per window for the whole fleet (IMAGE_WORKER_BUDGET_MAX_CALLS;"
-                                + " every replica reports it: take the max over the pods, not the sum); NaN without a"
-                                + " cap")
-                .register(registry);
-        WorkerMetrics.gauge(
-                        "image_worker_budget_held_requests",
-                        held,
-                        AtomicInteger::get,
-                        "Requests the spend guard holds until its window allows another call")
-                .register(registry);
-        // One series per producer named in the setting, and the default producer; the others (no cap of their own:
-        // nothing held, no cap) together as producer="other": the labels stay as few as the setting names, however
-        // many producers publish, and the series exist without any producer cap (NaN caps, as the fleet's).
-        Set<String> labels = new LinkedHashSet<>(budgets.named().keySet());
-        labels.add(ImageRequest.DEFAULT_PRODUCER);
-        labels.add(OTHERS);
-        for (String producer : labels) {
-            registerProducerGauges(
-                    registry,
-                    producer,
-                    OTHERS.equals(producer) && budgets.of(OTHERS).isEmpty());
-        }
-        // Exported without a cap too (0, the reader's own counter once it runs), so that every worker has the series
-        // the dashboard draws.
-        WorkerMetrics.counter(registry, BudgetLog.READER_RESTARTS, BudgetLog.READER_RESTARTS_HELP);
-        // Exported without a cap too (0), so that the alert on it names a metric every worker has.
-        WorkerMetrics.gauge(
-                        "image_worker_budget_reader_stalled",
-                        this,
-                        guard -> guard.readerStall().isPresent() ? 1 : 0,
-                        "1 while the spend guard cannot decide claims: its budget-log reader is restarting or has"
-                                + " not read for too long")
-                .register(registry);
-    }
-
-    /**
-     * The gauges of {@code producer}'s own cap; those of the producers without one ({@code others}) read no calls and
-     * no cap.
-     */
-    private void registerProducerGauges(MeterRegistry registry, String producer, boolean others) {
-        WorkerMetrics.gauge(
-                        "image_worker_budget_producer_used_calls",
-                        this,
-                        guard -> others ? 0 : guard.used(producer),
-                        "Gateway calls claimed in the current window of a producer's own cap"
-                                + " (IMAGE_WORKER_BUDGET_PER_PRODUCER) by the whole fleet (every replica reports"
-                                + " the same count: take the max over the pods, not the sum); 0 without a cap")
-                .tag("producer", producer)
-                .register(registry);
-        WorkerMetrics.gauge(
-                        "image_worker_budget_producer_max_calls",
-                        this,
-                        guard -> others
-                                ? Double.NaN
-                                : guard.budgets
-                                        .of(producer)
-                                        .map(cap -> (double) cap.calls())
-                                        .orElse(Double.NaN),
-                        "A producer's own cap of gateway calls per window (IMAGE_WORKER_BUDGET_PER_PRODUCER; every"
-                                + " replica reports it: take the max over the pods, not the sum); NaN without a"
-                                + " cap")
-                .tag("producer", producer)
-                .register(registry);
-        WorkerMetrics.gauge(
-                        "image_worker_budget_producer_held_requests",
-                        this,
-                        guard -> others ? 0 : guard.held(producer),
-                        "Requests of a producer held on this replica until its own cap allows another call:"
-                                + " waiting for their call, and read ahead but not taken into progress")
-                .tag("producer", producer)
-                .register(registry);
+        BudgetGauges.register(this, budgets, registry);
     }
 
     /** {@link #reserve(String, Aside)} of the default producer, holding its place in progress while it waits. */
@@ -245,7 +155,7 @@ public class BudgetGuard {
         if (maxCalls.isEmpty() && cap.isEmpty()) {
             return Uni.createFrom().item(Reservation.FREE);
         }
-        Holding holding = new Holding(name);
+        HeldRequests.Holding holding = held.holding(name);
         return Uni.createFrom()
                 .deferred(() -> places(name, cap, aside, holding))
                 .onTermination()
@@ -253,7 +163,8 @@ public class BudgetGuard {
     }
 
     /** The producer's place (if it has a cap), then the fleet's (if it has one), waiting as the setting says. */
-    private Uni<Reservation> places(String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, Holding holding) {
+    private Uni<Reservation> places(
+            String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, HeldRequests.Holding holding) {
         return producerPlace(producer, cap, aside, holding).chain(own -> {
             if (own == REFUSED) {
                 return Uni.createFrom().item(Reservation.REFUSED_BY_PRODUCER);
@@ -285,7 +196,8 @@ public class BudgetGuard {
      * A place in the producer's own cap: null when it has none, {@link #REFUSED} when its window is full and the
      * setting is {@code fail}; with {@code pause}, waits for its next windows within {@code aside}.
      */
-    private Uni<Place> producerPlace(String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, Holding holding) {
+    private Uni<Place> producerPlace(
+            String producer, Optional<ProducerBudgets.Cap> cap, Aside aside, HeldRequests.Holding holding) {
         if (cap.isEmpty()) {
             return Uni.createFrom().nullItem();
         }
@@ -372,8 +284,7 @@ public class BudgetGuard {
 
     /** Requests of {@code producer} held now for its own cap: by this guard, and in the intake. */
     public int held(String producer) {
-        AtomicInteger count = heldByProducer.get(producer);
-        return (count == null ? 0 : count.get()) + (holds(producer) ? heldInIntake.applyAsInt(producer) : 0);
+        return held.byProducer(producer) + (holds(producer) ? heldInIntake.applyAsInt(producer) : 0);
     }
 
     /** Places used in the current window of {@code producer}'s own cap, by the whole fleet; 0 without a cap. */
@@ -383,7 +294,7 @@ public class BudgetGuard {
 
     /** Requests held now until the window allows another call. */
     public int held() {
-        return held.get();
+        return held.fleet();
     }
 
     private long window(String scope) {
@@ -450,6 +361,11 @@ public class BudgetGuard {
             }
         }
         return true;
+    }
+
+    /** The fleet's cap, {@code budget.max-calls}; empty without one. */
+    Optional<Integer> maxCalls() {
+        return maxCalls;
     }
 
     /** Places used in the current window, by all the replicas that share the budget, as far as this one knows. */
@@ -547,51 +463,5 @@ public class BudgetGuard {
 
         /** {@code wait}, with the place given back during it and taken again after it. */
         <T> Uni<T> around(Uni<T> wait);
-    }
-
-    /** What one reservation is counted as, while it waits: held by the fleet's cap, by its producer's, or neither. */
-    private final class Holding {
-        private final String producer;
-        private boolean fleet;
-        private boolean own;
-
-        Holding(String producer) {
-            this.producer = producer;
-        }
-
-        synchronized void fleet(boolean now) {
-            if (now != fleet) {
-                fleet = now;
-                count(held, now);
-            }
-        }
-
-        synchronized void producer(boolean now) {
-            if (now != own) {
-                own = now;
-                // Only a producer with a cap of its own is ever held by it: as many counts as the setting names.
-                count(heldByProducer.computeIfAbsent(producer, name -> new AtomicInteger()), now);
-            }
-        }
-
-        /**
-         * One request more (or less) in {@code count}, and in the pause of the spend guard: the pause begins before
-         * the count shows the request and ends after it no longer does, so that whoever sees a request held sees the
-         * pause too (readiness, the stuck-record check).
-         */
-        private void count(AtomicInteger count, boolean more) {
-            if (more) {
-                pauses.begin(Pauses.Reason.BUDGET);
-                count.incrementAndGet();
-            } else {
-                count.decrementAndGet();
-                pauses.end(Pauses.Reason.BUDGET);
-            }
-        }
-
-        void end() {
-            fleet(false);
-            producer(false);
-        }
     }
 }

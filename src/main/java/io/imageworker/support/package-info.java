@@ -8,6 +8,6 @@
  * io.imageworker.support.WorkerMetrics} (the counters and timers at {@code /q/metrics}).
  *
  * <p>It may use {@code config} and the contract records of {@code io.imageworker}, nothing else; every layer from
- * {@code image} up may use it. A helper that needs a stage's classes belongs to that stage, not here.
+ * {@code turns} up may use it. A helper that needs a stage's classes belongs to that stage, not here.
  */
 package io.imageworker.support;

@@ -4,7 +4,6 @@ import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
@@ -15,6 +14,7 @@ import io.imageworker.support.AbandonedException;
 import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.WorkerMetrics;
+import io.imageworker.turns.FairTurns;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
@@ -45,9 +45,9 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * <p>Each lane takes up to {@code IMAGE_WORKER_MAX_IN_PROGRESS} + {@code IMAGE_WORKER_READ_AHEAD} records at once (the
  * width of its merge). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS} of them per
  * lane, as before); places go round-robin among the producers with waiting records, weighted by {@code
- * IMAGE_WORKER_PRODUCER_WEIGHTS} (a {@link ConcurrencyLimiter} of fixed width does the turns, with its cancel-safe
- * claims). A waiting record holds its bytes and nothing else: no ledger lookup, no reference read, no memory budget,
- * no call slot; only once in progress does it do what a request did before. The heap the waiting records of a lane
+ * IMAGE_WORKER_PRODUCER_WEIGHTS} ({@link FairTurns} of a fixed number of places does the turns, with its cancel-safe
+ * claims, the same turns the gateway's calls wait in). A waiting record holds its bytes and nothing else: no ledger
+ * lookup, no reference read, no memory budget, no call slot; only once in progress does it do what a request did before. The heap the waiting records of a lane
  * hold is bounded too, to a sixteenth of the memory budget ({@link #BUDGET_SHARE}; beside it, not in it): each record
  * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), and {@link
  * #RECORD_OVERHEAD} for the rest it holds, so both lanes together hold at most an eighth of the budget. When the bound
@@ -87,7 +87,7 @@ public class ReadAhead implements PlacesInProgress {
      */
     static final long RECORD_OVERHEAD = 6 * 1024;
 
-    private final Map<Lane, ConcurrencyLimiter> turns = new EnumMap<>(Lane.class);
+    private final Map<Lane, FairTurns> turns = new EnumMap<>(Lane.class);
     private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
     /** Records of each lane waiting for their partition's window to reach them ({@link InFlight#within}). */
     private final Map<Lane, AtomicInteger> atWindow = new EnumMap<>(Lane.class);
@@ -122,7 +122,7 @@ public class ReadAhead implements PlacesInProgress {
             holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
                 int waiting = 0;
-                for (ConcurrencyLimiter turn : turns.values()) {
+                for (FairTurns turn : turns.values()) {
                     waiting += turn.waiting(producer);
                 }
                 return waiting;
@@ -160,7 +160,7 @@ public class ReadAhead implements PlacesInProgress {
         this.window = window;
         this.states = states;
         for (Lane lane : Lane.values()) {
-            turns.put(lane, new ConcurrencyLimiter(inProgress, inProgress, 0, weights));
+            turns.put(lane, new FairTurns(inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
             this.atWindow.put(lane, new AtomicInteger());
         }
@@ -185,7 +185,7 @@ public class ReadAhead implements PlacesInProgress {
                 gone.complete(null);
             }
         });
-        turns.values().forEach(ConcurrencyLimiter::recheck);
+        turns.values().forEach(FairTurns::recheck);
     }
 
     @PreDestroy
@@ -253,7 +253,7 @@ public class ReadAhead implements PlacesInProgress {
     }
 
     /** A request in progress: its turn (its place) and its record's run. */
-    private record Placed(ConcurrencyLimiter.Turn turn, InFlight.Run run) {}
+    private record Placed(FairTurns.Turn turn, InFlight.Run run) {}
 
     /** Records of {@code lane} waiting for their turn now (or for their partition's window, before it). */
     public int waiting(Lane lane) {
@@ -334,7 +334,7 @@ public class ReadAhead implements PlacesInProgress {
         }
         run.waiting();
         AtomicReference<Placed> placed = new AtomicReference<>();
-        Function<ConcurrencyLimiter.Turn, Uni<T>> goIntoProgress = turn -> {
+        Function<FairTurns.Turn, Uni<T>> goIntoProgress = turn -> {
             bytesHeld.giveBack();
             queued.giveBack();
             run.admitted();

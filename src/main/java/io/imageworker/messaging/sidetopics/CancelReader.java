@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.messaging.KafkaClientConfig;
+import io.imageworker.messaging.kafka.KafkaClientConfig;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;

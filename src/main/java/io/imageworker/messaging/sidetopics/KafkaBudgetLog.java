@@ -1,11 +1,10 @@
 package io.imageworker.messaging.sidetopics;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.messaging.KafkaClientConfig;
+import io.imageworker.messaging.kafka.KafkaClientConfig;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.WorkerMetrics;
@@ -17,8 +16,6 @@ import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -40,13 +37,10 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
-import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The spend guard's log on Kafka ({@link BudgetLog}): partition 0 of the budget topic ({@code
@@ -89,13 +83,8 @@ public class KafkaBudgetLog implements BudgetLog {
     private static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
     /** How long the admin client may take to list the topics, or to create the budget's, at start. */
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
-    /** How long closing the writer may take at a stop. */
-    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
     /** The topic keeps its records at least this long (and at least two windows). */
     private static final Duration MIN_RETENTION = Duration.ofDays(1);
-
-    /** The longest a claim's id or a writer's id may be: the worker's own are UUIDs and host names. */
-    private static final int MAX_ID_LENGTH = 256;
 
     private final String topic;
     private final long windowMillis;
@@ -117,8 +106,8 @@ public class KafkaBudgetLog implements BudgetLog {
     private final TopicReader reader;
     /** Replaced only when the reader must read the window again from its start (see {@link #open}). */
     private volatile BudgetLedger ledger = new BudgetLedger();
-
-    private KafkaProducer<byte[], byte[]> producer;
+    /** Writes this replica's claims and releases to the log. */
+    private final BudgetWriter writer;
 
     @Inject
     KafkaBudgetLog(
@@ -166,6 +155,7 @@ public class KafkaBudgetLog implements BudgetLog {
         this.replica = System.getenv().getOrDefault("HOSTNAME", "worker") + "-"
                 + UUID.randomUUID().toString().substring(0, 8);
         this.partition = new TopicPartition(topic, 0);
+        this.writer = new BudgetWriter(topic, replica, json, this::windowMillis);
         this.skipped =
                 new SkippedRecords(registry, SideTopicMetrics.BUDGET, SkippedRecords.BUDGET, "Spend guard", nanos);
         this.consumers = consumers;
@@ -191,18 +181,15 @@ public class KafkaBudgetLog implements BudgetLog {
             return;
         }
         createTopicIfMissing();
-        producer = new KafkaProducer<>(
-                clientConfig(
-                        ProducerConfig.configNames(),
-                        Map.of(
-                                ProducerConfig.CLIENT_ID_CONFIG,
-                                "image-worker-budget-writer",
-                                ProducerConfig.ACKS_CONFIG,
-                                "all",
-                                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
-                                true)),
-                new ByteArraySerializer(),
-                new ByteArraySerializer());
+        writer.open(clientConfig(
+                ProducerConfig.configNames(),
+                Map.of(
+                        ProducerConfig.CLIENT_ID_CONFIG,
+                        "image-worker-budget-writer",
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
+                        true)));
         startReading();
         Log.infof(
                 "Spend guard: sharing its budget through %s (replica %s), windows of %s",
@@ -238,7 +225,7 @@ public class KafkaBudgetLog implements BudgetLog {
     public Uni<Boolean> claim(String scope, String claim, long window, int limit) {
         CompletableFuture<Boolean> verdict = new CompletableFuture<>();
         pending.put(claim, verdict);
-        write(new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, scope, claim, window, limit), verdict);
+        writer.write(new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, scope, claim, window, limit), verdict);
         return Uni.createFrom()
                 .completionStage(verdict)
                 .ifNoItem()
@@ -252,34 +239,12 @@ public class KafkaBudgetLog implements BudgetLog {
 
     @Override
     public void release(String scope, String claim, long window) {
-        write(new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0), null);
+        writer.write(new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0), null);
     }
 
     @Override
     public int used(String scope, long window) {
         return ledger.used(scope, window);
-    }
-
-    private void write(BudgetLedger.Entry entry, CompletableFuture<Boolean> verdict) {
-        byte[] value;
-        try {
-            value = json.writeValueAsBytes(
-                    new Record(entry.kind(), entry.claim(), entry.window(), entry.limit(), replica, entry.scope()));
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot write a budget entry", e);
-        }
-        // The record's time is the claim's: reading from a window's start by time finds every claim of the window.
-        long at = Math.max(System.currentTimeMillis(), entry.window() * windowMillis(entry.scope()));
-        producer.send(
-                new ProducerRecord<>(topic, 0, at, replica.getBytes(StandardCharsets.UTF_8), value),
-                (metadata, error) -> {
-                    if (error != null) {
-                        Log.warnf("Spend guard: could not write a %s to %s: %s", entry.kind(), topic, error.toString());
-                        if (verdict != null) {
-                            verdict.completeExceptionally(error);
-                        }
-                    }
-                });
     }
 
     /**
@@ -346,8 +311,8 @@ public class KafkaBudgetLog implements BudgetLog {
     void apply(ConsumerRecord<byte[], byte[]> record) {
         Record entry;
         try {
-            entry = Record.read(json, record.value());
-        } catch (Unusable e) {
+            entry = BudgetRecords.read(json, record.value());
+        } catch (BudgetRecords.Unusable e) {
             skipped.skip(record, e.reason, e.getMessage());
             return;
         }
@@ -420,10 +385,7 @@ public class KafkaBudgetLog implements BudgetLog {
     @PreDestroy
     synchronized void stop() {
         reader.stop();
-        if (producer != null) {
-            producer.close(CLOSE_TIMEOUT);
-            producer = null;
-        }
+        writer.close();
     }
 
     /**
@@ -442,74 +404,6 @@ public class KafkaBudgetLog implements BudgetLog {
         /** An entry of the fleet's scope. */
         Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica) {
             this(kind, claim, window, limit, replica, null);
-        }
-
-        /**
-         * The entry {@code value} holds, read strictly: a JSON object whose {@code kind} is {@code CLAIM} or {@code
-         * RELEASE}, whose {@code claim} and {@code replica} are strings of 1 to {@value #MAX_ID_LENGTH} characters,
-         * whose {@code window} is a whole number, and whose {@code scope}, if any, a string. {@code limit} is not read.
-         */
-        static Record read(ObjectMapper json, byte[] value) throws Unusable {
-            JsonNode node;
-            try {
-                node = value == null ? null : json.readTree(value);
-            } catch (IOException | RuntimeException e) {
-                throw new Unusable(
-                        SkippedRecords.Reason.UNREADABLE,
-                        "not JSON: " + e.getClass().getSimpleName());
-            }
-            if (node == null || !node.isObject()) {
-                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "not a JSON object");
-            }
-            String kind = text(node, "kind");
-            if (!"CLAIM".equals(kind) && !"RELEASE".equals(kind)) {
-                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "kind is neither CLAIM nor RELEASE");
-            }
-            String claim = text(node, "claim");
-            String writer = text(node, "replica");
-            JsonNode window = node.path("window");
-            if (!window.isIntegralNumber() || !window.canConvertToLong()) {
-                throw new Unusable(
-                        window.isMissingNode() ? SkippedRecords.Reason.INCOMPLETE : SkippedRecords.Reason.UNREADABLE,
-                        "window is not a whole number");
-            }
-            JsonNode scope = node.path("scope");
-            if (!scope.isMissingNode() && !scope.isNull() && !scope.isTextual()) {
-                throw new Unusable(SkippedRecords.Reason.UNREADABLE, "scope is not a string");
-            }
-            return new Record(
-                    BudgetLedger.Kind.valueOf(kind),
-                    claim,
-                    window.asLong(),
-                    0,
-                    writer,
-                    scope.isTextual() ? scope.asText() : null);
-        }
-
-        /** The string field {@code name} of {@code node}: present, a string, 1 to {@value #MAX_ID_LENGTH} long. */
-        private static String text(JsonNode node, String name) throws Unusable {
-            JsonNode field = node.path(name);
-            if (field.isMissingNode()
-                    || field.isNull()
-                    || (field.isTextual() && field.asText().isBlank())) {
-                throw new Unusable(SkippedRecords.Reason.INCOMPLETE, name + " is missing");
-            }
-            if (!field.isTextual() || field.asText().length() > MAX_ID_LENGTH) {
-                throw new Unusable(
-                        SkippedRecords.Reason.UNREADABLE,
-                        name + " is not a string of at most " + MAX_ID_LENGTH + " characters");
-            }
-            return field.asText();
-        }
-    }
-
-    /** Why a record of the log cannot be applied. */
-    static final class Unusable extends Exception {
-        final SkippedRecords.Reason reason;
-
-        Unusable(SkippedRecords.Reason reason, String message) {
-            super(message, null, false, false);
-            this.reason = reason;
         }
     }
 }

@@ -1,6 +1,8 @@
 /**
  * The side topics, read beside the request topics: {@link io.imageworker.messaging.sidetopics.KafkaBudgetLog} is the
- * spend guard's {@code spend.BudgetLog} on a compacted Kafka topic, and {@link
+ * spend guard's {@code spend.BudgetLog} on a compacted Kafka topic (its records written by {@link
+ * io.imageworker.messaging.sidetopics.BudgetWriter} and read strictly by {@link
+ * io.imageworker.messaging.sidetopics.BudgetRecords}), and {@link
  * io.imageworker.messaging.sidetopics.CancelReader} reads the optional cancel topic (contract v1.2) from every
  * partition and hands each cancel to {@code processing.Cancellations}. Both read through one {@link
  * io.imageworker.messaging.sidetopics.TopicReader}: a plain consumer, without a consumer group, on a thread of its own
@@ -8,7 +10,8 @@
  * skipped and counted ({@link io.imageworker.messaging.sidetopics.SkippedRecords}, exported from the start by {@link
  * io.imageworker.messaging.sidetopics.SideTopicMetrics}).
  *
- * <p>It is the top layer: it may use every package below it (of {@code messaging}, only {@code KafkaClientConfig});
+ * <p>It is the top layer: it may use every package below it but {@code messaging} (the consumer of the request topics),
+ * and of the Kafka half only {@code messaging.kafka};
  * no package uses it, the budget log being injected as the interface the spend guard declares.
  */
 package io.imageworker.messaging.sidetopics;

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.kafka;
 
 import java.util.HashMap;
 import java.util.Map;
