@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top (the side topics' readers, then the consumer and its results, the read-ahead of the request lanes, the offsets),
+ * top (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
  * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, shared helpers, settings, and the records of
  * the contract at the bottom. And the tests' own layout: the test
@@ -29,6 +29,7 @@ class ArchitectureTest {
     private static final List<String> LAYERS = List.of(
             "messaging.sidetopics",
             "messaging",
+            "messaging.results",
             "messaging.intake",
             "messaging.offsets",
             "api",
@@ -73,10 +74,10 @@ class ArchitectureTest {
     }
 
     /**
-     * The offsets are the request topics' business alone: only the consumer and its results ({@code messaging}) and the
-     * read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses nothing of the Kafka half (its
-     * results' transactions are seen through an interface of the offsets' own); the side topics' readers have no
-     * offsets to commit.
+     * The offsets are the request topics' business alone: only the consumer ({@code messaging}), its results ({@code
+     * messaging.results}) and the read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses
+     * nothing of the Kafka half (its results' transactions are seen through an interface of the offsets' own); the side
+     * topics' readers have no offsets to commit.
      */
     @Test
     void onlyTheRequestTopicsUseTheOffsets() {
@@ -84,7 +85,7 @@ class ArchitectureTest {
         String offsets = messaging + ".offsets";
         noClasses()
                 .that()
-                .resideOutsideOfPackages(messaging, messaging + ".intake", offsets)
+                .resideOutsideOfPackages(messaging, messaging + ".results", messaging + ".intake", offsets)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(offsets)
@@ -94,7 +95,7 @@ class ArchitectureTest {
                 .resideInAPackage(offsets)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(messaging, messaging + ".intake", messaging + ".sidetopics")
+                .resideInAnyPackage(messaging, messaging + ".results", messaging + ".intake", messaging + ".sidetopics")
                 .check(MAIN);
     }
 

@@ -226,7 +226,7 @@ public class PartitionWork {
     /**
      * What the partitions of {@code topic} this worker holds may be committed to once the requests of {@code ending}
      * are acknowledged, with the finished-above metadata of each commit; nothing changes here until {@link #ended} is
-     * told. A transaction commits these offsets with those requests' results ({@code messaging.ResultTransactions}), so
+     * told. A transaction commits these offsets with those requests' results ({@code messaging.results.ResultTransactions}), so
      * that a record is never committed before its result is visible, nor its result visible without the commit.
      */
     public synchronized Map<TopicPartition, OffsetAndMetadata> commitsIf(

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import io.imageworker.TerminalEvent;
 import io.imageworker.support.Patience;
@@ -17,7 +17,7 @@ import java.util.List;
  * {@code Uni} completes once Kafka has the result.
  */
 @ApplicationScoped
-class ResultSender {
+public class ResultSender {
 
     private final ResultPublisher publisher;
     private final ResultTransactions transactions;
@@ -39,7 +39,7 @@ class ResultSender {
     }
 
     /** The request's terminal event, as a stage of its span. */
-    Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
+    public Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
         if (transactions.enabled()) {
             return tracing.stage(
                     "publish",
@@ -50,7 +50,7 @@ class ResultSender {
     }
 
     /** The record's DLQ copy, with the reason it is not a readable request. */
-    Uni<Void> deadLetter(byte[] value, RecordContext context, String reason) {
+    public Uni<Void> deadLetter(byte[] value, RecordContext context, String reason) {
         Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
         metrics.deadLettered();
         if (transactions.enabled()) {
@@ -70,12 +70,12 @@ class ResultSender {
      * tracestate} leaves no room for the event in a Kafka record), or null: such a request is refused before any call,
      * its result published with what fits ({@link ResultEnvelope}).
      */
-    String unpublishable(String requestId, RecordContext context, Span span) {
+    public String unpublishable(String requestId, RecordContext context, Span span) {
         return publisher.envelope(context, requestId, span).cut();
     }
 
     /** {@code work}, whose gateway calls are published as {@code image.started} ({@link ResultPublisher#tellingStarts}). */
-    <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
+    public <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
         return publisher.tellingStarts(requestId, context, span, work);
     }
 }

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import io.imageworker.EventCodec;
 import io.imageworker.ImageStarted;
@@ -131,7 +131,7 @@ public class ResultPublisher implements CallListener {
     }
 
     private ResultEnvelope envelope(RecordContext request, String requestId, String traceparent) {
-        String tracestate = traceparent == null ? null : RecordReader.header(request.headers(), "tracestate");
+        String tracestate = traceparent == null ? null : RecordContext.header(request.headers(), "tracestate");
         ResultEnvelope envelope = ResultEnvelope.of(request.key(), tracestate, requestId, maxRecordBytes);
         if (envelope.cut() != null) {
             Log.debugf("[%s] %s", requestId, envelope.cut());
@@ -268,7 +268,7 @@ public class ResultPublisher implements CallListener {
 
     /** The {@code traceparent} of a result: the request's trace with the worker's span, or null. */
     private static String traceparent(RecordContext request, Span requestSpan) {
-        return Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
+        return Tracing.traceparentFor(requestSpan, RecordContext.header(request.headers(), "traceparent"));
     }
 
     /** The request's trace continued: {@code traceparent}, and the request's {@code tracestate} when it fits. */

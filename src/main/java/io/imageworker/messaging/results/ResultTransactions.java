@@ -1,5 +1,6 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
+import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.TransactionalOffsets;

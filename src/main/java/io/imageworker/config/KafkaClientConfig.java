@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.config;
 
 import java.util.HashMap;
 import java.util.Map;
