@@ -103,8 +103,15 @@ public class InFlight {
             return start;
         }
 
+        /** The record taken: a copy of its own, told apart from another delivery of the same record. */
+        public RecordCopy record() {
+            return record;
+        }
+
         /**
-         * Its request ended.
+         * Its request ended: told once, by one writer. The transaction that commits its result with its offset tells it
+         * ({@code messaging.results.ResultTransactions}), before anything else reads its partition's progress; when no
+         * transaction ends it (transactions off, or its request failed or was given up), the consumer does.
          *
          * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
          *     shutdown, failed), its partition is never committed past it

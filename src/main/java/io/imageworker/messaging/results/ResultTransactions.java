@@ -1,6 +1,7 @@
 package io.imageworker.messaging.results;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;
@@ -99,8 +100,9 @@ public class ResultTransactions implements TransactionalOffsets {
     }
 
     /**
-     * Publishes {@code records} (the result of the request of {@code request}) in the next transaction of its topic,
-     * with the offsets it completes; the {@code Uni} completes when the transaction is committed. It fails with
+     * Publishes {@code records} (the result of the record {@code run} took) in the next transaction of its topic, with
+     * the offsets it completes; the transaction tells the record's end ({@link InFlight.Run#ended}), and then the
+     * {@code Uni} completes: whoever acknowledges the record must not tell it again. It fails with
      * {@link AbandonedException} when the record's partition was given up before its result could be committed (the
      * new owner does it), or with the error of the last try when Kafka refused the transaction for longer than the
      * infrastructure patience.
@@ -115,11 +117,11 @@ public class ResultTransactions implements TransactionalOffsets {
      */
     public Uni<Void> publish(
             String requestId,
-            RecordContext request,
+            InFlight.Run run,
             List<ProducerRecord<byte[], byte[]>> records,
             Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
-        PendingResult result = new PendingResult(requestId, request, records, cut);
-        transactions(request.topic()).submit(result);
+        PendingResult result = new PendingResult(requestId, run, records, cut);
+        transactions(run.record().topic()).submit(result);
         return Uni.createFrom().completionStage(result.done()).chain(() -> cpu.run(() -> null));
     }
 

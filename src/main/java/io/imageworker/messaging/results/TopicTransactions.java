@@ -1,6 +1,7 @@
 package io.imageworker.messaging.results;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.DaemonThreads;
@@ -167,7 +168,7 @@ final class TopicTransactions {
                     }
                 }
                 Map<TopicPartition, OffsetAndMetadata> offsets = work.commitsIf(
-                        topic, pending.stream().map(PendingResult::request).toList());
+                        topic, pending.stream().map(PendingResult::record).toList());
                 try {
                     transaction(pending, offsets, cut);
                 } catch (TransactionalProducer.CommitInDoubt e) {
@@ -220,7 +221,7 @@ final class TopicTransactions {
      */
     private void dropGivenUp(List<PendingResult> pending) {
         pending.removeIf(result -> {
-            if (work.runs(result.request())) {
+            if (work.runs(result.record())) {
                 return false;
             }
             result.done().completeExceptionally(new AbandonedException(result.requestId(), null));
@@ -235,7 +236,7 @@ final class TopicTransactions {
      */
     private boolean settleInDoubt(Map<TopicPartition, OffsetAndMetadata> inDoubt, List<PendingResult> pending) {
         Set<Integer> held = new HashSet<>();
-        pending.forEach(result -> held.add(result.request().partition()));
+        pending.forEach(result -> held.add(result.record().partition()));
         Map<TopicPartition, OffsetAndMetadata> stillHeld = new HashMap<>(inDoubt);
         stillHeld.keySet().removeIf(partition -> !held.contains(partition.partition()));
         producer.renew();
@@ -252,12 +253,13 @@ final class TopicTransactions {
     }
 
     /**
-     * Ended here, before anything else reads the partition's progress: a commit of progress made after this one
+     * Ended here, the one end of their records ({@link InFlight.Run#ended}), before anything else reads the
+     * partition's progress and before their results' {@code Uni}s complete: a commit of progress made after this one
      * must not find these requests still running and name fewer finished above it.
      */
     private void ended(List<PendingResult> results) {
         results.forEach(result -> {
-            work.ended(result.request(), true);
+            result.run().ended(true);
             result.done().complete(null);
         });
     }

@@ -29,6 +29,11 @@ public final class OffsetsFixture {
         return shutdown;
     }
 
+    /** The bookkeeping of the partitions held. */
+    public PartitionWork partitions() {
+        return partitions;
+    }
+
     /** The door the intake takes records through. */
     public InFlight inFlight() {
         return inFlight;
