@@ -2,6 +2,8 @@ package io.imageworker.messaging.offsets;
 
 import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.imageworker.support.Shutdown;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
@@ -34,10 +36,16 @@ public class InFlight {
     InFlight(
             PartitionWork partitions,
             @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
-            Shutdown shutdown) {
+            Shutdown shutdown,
+            MeterRegistry registry) {
         this.partitions = partitions;
         this.commit = commit;
         this.shutdown = shutdown;
+        Gauge.builder("image_worker_requests_in_progress", count, AtomicInteger::get)
+                .description("Requests taken from the request topic and not yet finished (a request on a partition"
+                        + " given up is counted until it stops)")
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A record the request stream has taken: whether its request runs, and if so its way to its end. */
@@ -61,7 +69,10 @@ public class InFlight {
         return partitions.within(record);
     }
 
-    /** Requests in progress now. */
+    /**
+     * Requests in progress now: taken to run and not yet {@link Run#finished()}. The one count of them, the gauge
+     * {@code image_worker_requests_in_progress} and what the drain waits for.
+     */
     public int count() {
         return count.get();
     }

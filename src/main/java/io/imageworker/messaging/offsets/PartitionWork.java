@@ -1,12 +1,9 @@
 package io.imageworker.messaging.offsets;
 
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -45,24 +42,12 @@ public class PartitionWork {
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
 
-    /** Bookkeeping without metrics, for tests. */
-    PartitionWork() {}
-
-    /** Bookkeeping whose total is the gauge {@code image_worker_requests_in_progress}. */
-    @Inject
-    public PartitionWork(MeterRegistry registry) {
-        Gauge.builder("image_worker_requests_in_progress", this, PartitionWork::running)
-                .description("Requests taken from the request topic and not yet ended")
-                .strongReference(true)
-                .register(registry);
-    }
-
-    /** Requests in progress on every partition now. */
-    public synchronized int running() {
-        return partitions.values().stream()
-                .mapToInt(progress -> progress.running.size())
-                .sum();
-    }
+    /**
+     * The bookkeeping of the partitions held. The requests in progress are counted once, by {@link InFlight#count}
+     * (the gauge {@code image_worker_requests_in_progress}); here only those of given partitions are ({@link
+     * #running}), for a revocation.
+     */
+    public PartitionWork() {}
 
     /**
      * Partitions given to this worker: their records are taken again, except those their last owner finished above
