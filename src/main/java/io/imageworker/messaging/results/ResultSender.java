@@ -68,9 +68,9 @@ public class ResultSender {
     }
 
     /**
-     * The record of {@code run}, whose result {@link #publish} or {@link #deadLetter} sent, was acknowledged: its end is
-     * told here when no transaction told it. In a transaction its end was told with the commit of its result, before
-     * the sending completed ({@link ResultTransactions#publish}), so that it is told once, by one writer.
+     * The record of {@code run}, whose result {@link #publish} or {@link #deadLetter} sent, was acknowledged: its end
+     * is told here when no transaction told it. In a transaction its end was told with the commit of its result,
+     * before the sending completed ({@link ResultTransactions#publish}), so that it is told once, by one writer.
      */
     public void acknowledged(InFlight.Run run) {
         if (!transactions.enabled()) {
