@@ -180,7 +180,7 @@ final class TopicTransactions {
                 return;
             } catch (RuntimeException e) {
                 failed(e);
-                if (ResultPublisher.isTooLarge(e)) {
+                if (DeadLetterCopies.isTooLarge(e)) {
                     if (pending.size() > 1 && inDoubt == null) {
                         // Kafka does not say which record it refused: each result in a transaction of its own.
                         pending.forEach(one -> commit(new ArrayList<>(List.of(one))));
