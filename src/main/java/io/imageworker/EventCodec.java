@@ -9,7 +9,8 @@ import java.io.IOException;
  * The one JSON form of a terminal event: the payload published on {@code image-completed} / {@code image-failed}, and
  * the result document that records it; and of the other documents and events built from the same records (a
  * variant's record, {@code image.started}). It stands with the records it writes, the contract: the ledger
- * ({@code storage.ResultLedger}) keeps the same JSON that the publisher ({@code messaging.ResultPublisher}) sends.
+ * ({@code storage.ResultLedger}) keeps the same JSON that the publisher ({@code messaging.results.ResultPublisher})
+ * sends.
  */
 @ApplicationScoped
 public class EventCodec {

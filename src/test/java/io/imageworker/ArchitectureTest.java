@@ -16,8 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top (the side topics' readers, then the consumer and its results, the read-ahead of the request lanes, the offsets,
- * the Kafka clients' shared settings),
+ * top (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
  * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
@@ -30,9 +29,9 @@ class ArchitectureTest {
     private static final List<String> LAYERS = List.of(
             "messaging.sidetopics",
             "messaging",
+            "messaging.results",
             "messaging.intake",
             "messaging.offsets",
-            "messaging.kafka",
             "api",
             "health",
             "processing",
@@ -76,10 +75,10 @@ class ArchitectureTest {
     }
 
     /**
-     * The offsets are the request topics' business alone: only the consumer and its results ({@code messaging}) and the
-     * read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses nothing of the Kafka half (its
-     * results' transactions are seen through an interface of the offsets' own); the side topics' readers have no
-     * offsets to commit.
+     * The offsets are the request topics' business alone: only the consumer ({@code messaging}), its results ({@code
+     * messaging.results}) and the read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses
+     * nothing of the Kafka half (its results' transactions are seen through an interface of the offsets' own); the side
+     * topics' readers have no offsets to commit.
      */
     @Test
     void onlyTheRequestTopicsUseTheOffsets() {
@@ -87,7 +86,7 @@ class ArchitectureTest {
         String offsets = messaging + ".offsets";
         noClasses()
                 .that()
-                .resideOutsideOfPackages(messaging, messaging + ".intake", offsets)
+                .resideOutsideOfPackages(messaging, messaging + ".results", messaging + ".intake", offsets)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(offsets)
@@ -97,13 +96,13 @@ class ArchitectureTest {
                 .resideInAPackage(offsets)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(messaging, messaging + ".intake", messaging + ".sidetopics")
+                .resideInAnyPackage(messaging, messaging + ".results", messaging + ".intake", messaging + ".sidetopics")
                 .check(MAIN);
     }
 
     /**
      * The side topics' readers are the top layer but point at nothing of the consumer of the request topics: what the
-     * Kafka half shares (the clients' settings) is in {@code messaging.kafka}, below both.
+     * Kafka half shares (the clients' settings) is in {@code config.KafkaClientConfig}, below both.
      */
     @Test
     void theSideTopicsUseNothingOfTheRequestTopicsConsumer() {

@@ -182,8 +182,8 @@ public interface WorkerConfig {
     /**
      * Exactly one visible result per request: the terminal events (and DLQ copies) of finished requests are published
      * with the offsets they complete, finished-above metadata included, in one Kafka transaction, a batch at a time
-     * ({@code messaging.ResultTransactions}). Consumers reading with {@code isolation.level=read_committed} see one
-     * event per request through kills, rebalances and broker restarts.
+     * ({@code messaging.results.ResultTransactions}). Consumers reading with {@code isolation.level=read_committed} see
+     * one event per request through kills, rebalances and broker restarts.
      */
     interface Transactions {
         /**

@@ -3,7 +3,9 @@
  * also an environment variable, named as in docs/configuration.md), and {@link
  * io.imageworker.config.PriorityLaneSwitch}, which turns the priority lane's channel on exactly when its topic is
  * named; {@link io.imageworker.config.ConfigurationCheck} finds the settings missing or contradicting each other (the
- * start-up check of {@code health} refuses to start on them).
+ * start-up check of {@code health} refuses to start on them); {@link io.imageworker.config.KafkaClientConfig} gives the
+ * Kafka clients the worker makes itself (a transactional producer, an Admin client, the side topics' readers) the
+ * application's {@code kafka.*} settings.
  *
  * <p>Every layer above may read the settings; this package may use only the contract records of {@code io.imageworker}
  * (it uses none), so that a setting never depends on the code it configures.

@@ -4,8 +4,8 @@ import io.imageworker.ImageStarted;
 
 /**
  * Told as each gateway call of a request leaves, by {@link GatewayCalls}: a bean that a layer above implements
- * ({@code messaging.ResultPublisher} publishes the first call of each attempt of a request as {@code image.started}).
- * Called on the thread that sends the call: it must return at once; one that throws neither fails nor delays the call.
+ * ({@code messaging.results.ResultPublisher} publishes the first call of each attempt of a request as {@code
+ * image.started}). Called on the thread that sends the call: it must return at once; one that throws neither fails nor delays the call.
  */
 public interface CallListener {
 

@@ -3,11 +3,10 @@ package io.imageworker.messaging;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.RequestId;
+import io.imageworker.messaging.results.RecordContext;
 import jakarta.enterprise.context.ApplicationScoped;
-import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.function.Function;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
@@ -66,20 +65,11 @@ public class RecordReader {
     }
 
     private static boolean isStructuredCloudEvent(Headers headers, JsonNode json) {
-        String contentType = header(headers, "content-type");
+        String contentType = RecordContext.header(headers, "content-type");
         if (contentType != null && contentType.toLowerCase(Locale.ROOT).startsWith("application/cloudevents+json")) {
             return true;
         }
         return !json.has("requestId") && json.has("specversion") && json.has("data");
-    }
-
-    /** The last value of a header as UTF-8, or null. */
-    public static String header(Headers headers, String name) {
-        if (headers == null) {
-            return null;
-        }
-        Header header = headers.lastHeader(name);
-        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 
     /** The first line of a parser's message, at most {@value #MAX_DETAIL} characters: it quotes the record. */

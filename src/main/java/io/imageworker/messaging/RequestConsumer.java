@@ -6,6 +6,8 @@ import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.intake.Lanes;
 import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.results.RecordContext;
+import io.imageworker.messaging.results.ResultSender;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
@@ -133,8 +135,11 @@ public class RequestConsumer {
         Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
         return work.onItemOrFailure().transformToUni((ok, failure) -> {
             if (failure == null) {
-                return Uni.createFrom().completionStage(message.ack()).invoke(() -> run.ended(true));
+                // Its end is told by its result's transaction, or else here once acknowledged: by one writer.
+                return Uni.createFrom().completionStage(message.ack()).invoke(() -> sender.acknowledged(run));
             }
+            // Not ended by a transaction: one that commits a result tells the record's end before the result's Uni
+            // completes, and one that does not fails it unended.
             run.ended(false);
             if (failure instanceof AbandonedException || failure instanceof ReadAhead.GivenUp) {
                 // Shutting down, or its partition gone while it waited for its turn: neither acknowledged nor failed,
@@ -163,17 +168,18 @@ public class RequestConsumer {
                                         run,
                                         request.requestId(),
                                         ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json()))),
-                                () -> processPublish(request, context, lane, span)),
+                                () -> processPublish(request, context, lane, run, span)),
                         unreadable -> readAhead.inTurn(
                                 ReadAhead.Asking.notARequest(lane, message, context, run),
-                                () -> sender.deadLetter(message.getPayload(), context, unreadable.reason()))));
+                                () -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()))));
     }
 
     /**
      * A request processed (its start told as its first call leaves) and its result published; refused before any call
      * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}).
      */
-    private Uni<Void> processPublish(RecordReader.Read.Request request, RecordContext context, Lane lane, Span span) {
+    private Uni<Void> processPublish(
+            RecordReader.Read.Request request, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         String requestId = request.requestId();
         String unpublishable = sender.unpublishable(requestId, context, span);
         return sender.tellingStarts(
@@ -182,6 +188,6 @@ public class RequestConsumer {
                         span,
                         processor.process(requestId, request.json(), context.receivedAt(), lane, unpublishable))
                 .invoke(event -> RequestSpans.describe(span, event))
-                .chain(result -> sender.publish(result, context, span));
+                .chain(result -> sender.publish(result, context, run, span));
     }
 }

@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import io.imageworker.Lane;
 import io.imageworker.TerminalEvent;
+import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;
 import io.smallrye.mutiny.Uni;
@@ -23,7 +24,7 @@ class RequestSpans {
 
     /** {@code work} of the record of {@code context}, within the span of its request, which it is given. */
     <T> Uni<T> around(RecordContext context, Lane lane, Function<Span, Uni<T>> work) {
-        Span span = tracing.startRequest("image-request", name -> RecordReader.header(context.headers(), name));
+        Span span = tracing.startRequest("image-request", name -> RecordContext.header(context.headers(), name));
         span.setAttribute("messaging.system", "kafka");
         span.setAttribute("messaging.destination.name", context.topic());
         span.setAttribute("messaging.kafka.partition", context.partition());

@@ -57,7 +57,7 @@ class AotCacheIT {
                 .contains(
                         "io.imageworker.gateway.GatewayAnswer",
                         "io.imageworker.image.ImageInspector",
-                        "io.imageworker.messaging.ResultEnvelope");
+                        "io.imageworker.messaging.results.ResultEnvelope");
         assertThat(fromCache.size())
                 .as(
                         "the worker's classes from the cache (%d) against those from its jars: %s",

@@ -3,6 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -38,6 +39,9 @@ class RevocationGraceTest extends PipelineTestSupport {
     @Inject
     PartitionWork work;
 
+    @Inject
+    InFlight inFlight;
+
     @Test
     void requestsCalledOnARevokedPartitionFinishAndCommitBeforeTheNewOwnerTakesItTheOthersGoToIt() throws Exception {
         // A first request on every partition: the worker's commit strategy reads a partition's commit when its first
@@ -47,7 +51,7 @@ class RevocationGraceTest extends PipelineTestSupport {
         // Calls slow enough that the rebalance comes while every request is in progress.
         gateway.control().setLatency(Duration.ofSeconds(3));
         List<String> ids = send(IN_PROGRESS, "grace");
-        await("every request in progress").atMost(WITHIN).until(() -> work.running() == IN_PROGRESS);
+        await("every request in progress").atMost(WITHIN).until(() -> inFlight.count() == IN_PROGRESS);
 
         Set<TopicPartition> assigned = ConcurrentHashMap.newKeySet();
         Set<String> received = ConcurrentHashMap.newKeySet();

@@ -2,6 +2,8 @@ package io.imageworker.messaging.offsets;
 
 import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.imageworker.support.Shutdown;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
@@ -34,10 +36,16 @@ public class InFlight {
     InFlight(
             PartitionWork partitions,
             @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
-            Shutdown shutdown) {
+            Shutdown shutdown,
+            MeterRegistry registry) {
         this.partitions = partitions;
         this.commit = commit;
         this.shutdown = shutdown;
+        Gauge.builder("image_worker_requests_in_progress", count, AtomicInteger::get)
+                .description("Requests taken from the request topic and not yet finished (a request on a partition"
+                        + " given up is counted until it stops)")
+                .strongReference(true)
+                .register(registry);
     }
 
     /** A record the request stream has taken: whether its request runs, and if so its way to its end. */
@@ -61,7 +69,10 @@ public class InFlight {
         return partitions.within(record);
     }
 
-    /** Requests in progress now. */
+    /**
+     * Requests in progress now: taken to run and not yet {@link Run#finished()}. The one count of them, the gauge
+     * {@code image_worker_requests_in_progress} and what the drain waits for.
+     */
     public int count() {
         return count.get();
     }
@@ -103,8 +114,15 @@ public class InFlight {
             return start;
         }
 
+        /** The record taken: a copy of its own, told apart from another delivery of the same record. */
+        public RecordCopy record() {
+            return record;
+        }
+
         /**
-         * Its request ended.
+         * Its request ended: told once, by one writer. The transaction that commits its result with its offset tells it
+         * ({@code messaging.results.ResultTransactions}), before anything else reads its partition's progress; when no
+         * transaction ends it (transactions off, or its request failed or was given up), the consumer does.
          *
          * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
          *     shutdown, failed), its partition is never committed past it

@@ -1,12 +1,9 @@
 package io.imageworker.messaging.offsets;
 
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -15,9 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableSet;
-import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -37,32 +32,20 @@ import org.apache.kafka.common.TopicPartition;
 @ApplicationScoped
 public class PartitionWork {
 
-    private final Map<TopicPartition, Progress> partitions = new HashMap<>();
+    private final Map<TopicPartition, PartitionRequests> partitions = new HashMap<>();
     private final Set<TopicPartition> revoked = new HashSet<>();
     private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
-    /** Records waiting for their partition's window to reach them ({@link #within}), by partition and offset. */
-    private final Map<TopicPartition, TreeMap<Long, List<UniEmitter<? super Void>>>> gates = new HashMap<>();
+    /** Records waiting for their partition's window to reach them ({@link #within}). */
+    private final WindowGates gates = new WindowGates();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
 
-    /** Bookkeeping without metrics, for tests. */
-    PartitionWork() {}
-
-    /** Bookkeeping whose total is the gauge {@code image_worker_requests_in_progress}. */
-    @Inject
-    public PartitionWork(MeterRegistry registry) {
-        Gauge.builder("image_worker_requests_in_progress", this, PartitionWork::running)
-                .description("Requests taken from the request topic and not yet ended")
-                .strongReference(true)
-                .register(registry);
-    }
-
-    /** Requests in progress on every partition now. */
-    public synchronized int running() {
-        return partitions.values().stream()
-                .mapToInt(progress -> progress.running.size())
-                .sum();
-    }
+    /**
+     * The bookkeeping of the partitions held. The requests in progress are counted once, by {@link InFlight#count}
+     * (the gauge {@code image_worker_requests_in_progress}); here only those of given partitions are ({@link
+     * #running}), for a revocation.
+     */
+    public PartitionWork() {}
 
     /**
      * Partitions given to this worker: their records are taken again, except those their last owner finished above
@@ -104,7 +87,7 @@ public class PartitionWork {
         if (!takes(partition)) {
             return Start.LEFT;
         }
-        Progress progress = partitions.computeIfAbsent(partition, ignored -> new Progress());
+        PartitionRequests progress = partitions.computeIfAbsent(partition, ignored -> new PartitionRequests());
         NavigableSet<Long> before = finishedBefore.get(partition);
         if (before != null && before.remove(record.offset())) {
             if (before.isEmpty()) {
@@ -130,9 +113,7 @@ public class PartitionWork {
         return Uni.createFrom().emitter(emitter -> {
             synchronized (this) {
                 if (!fits(partition, record.offset())) {
-                    gates.computeIfAbsent(partition, ignored -> new TreeMap<>())
-                            .computeIfAbsent(record.offset(), ignored -> new ArrayList<>(1))
-                            .add(emitter);
+                    gates.close(partition, record.offset(), emitter);
                     emitter.onTermination(() -> closeGate(partition, record.offset(), emitter));
                     return;
                 }
@@ -142,7 +123,7 @@ public class PartitionWork {
     }
 
     private boolean fits(TopicPartition partition, long offset) {
-        Progress progress = partitions.get(partition);
+        PartitionRequests progress = partitions.get(partition);
         if (progress == null || !takes(partition)) {
             return true;
         }
@@ -151,14 +132,7 @@ public class PartitionWork {
     }
 
     private synchronized void closeGate(TopicPartition partition, long offset, UniEmitter<? super Void> emitter) {
-        TreeMap<Long, List<UniEmitter<? super Void>>> waiting = gates.get(partition);
-        List<UniEmitter<? super Void>> at = waiting == null ? null : waiting.get(offset);
-        if (at != null && at.remove(emitter) && at.isEmpty()) {
-            waiting.remove(offset);
-            if (waiting.isEmpty()) {
-                gates.remove(partition);
-            }
-        }
+        gates.remove(partition, offset, emitter);
     }
 
     /** Lets the records of {@code these} partitions go that now fit their window ({@link #within}), outside the lock. */
@@ -166,13 +140,7 @@ public class PartitionWork {
         List<UniEmitter<? super Void>> open = new ArrayList<>();
         synchronized (this) {
             for (TopicPartition partition : these) {
-                TreeMap<Long, List<UniEmitter<? super Void>>> waiting = gates.get(partition);
-                while (waiting != null && !waiting.isEmpty() && fits(partition, waiting.firstKey())) {
-                    open.addAll(waiting.pollFirstEntry().getValue());
-                }
-                if (waiting != null && waiting.isEmpty()) {
-                    gates.remove(partition);
-                }
+                open.addAll(gates.open(partition, offset -> fits(partition, offset)));
             }
         }
         open.forEach(emitter -> emitter.complete(null));
@@ -183,7 +151,7 @@ public class PartitionWork {
      * the committed offset still never passes it.
      */
     synchronized void waiting(RecordCopy record) {
-        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        PartitionRequests progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
         if (progress != null && progress.running.get(record.offset()) == record) {
             progress.waiting.add(record.offset());
         }
@@ -196,7 +164,7 @@ public class PartitionWork {
      */
     synchronized void admitted(RecordCopy record) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-        Progress progress = partitions.get(partition);
+        PartitionRequests progress = partitions.get(partition);
         if (progress != null && progress.running.get(record.offset()) == record && takes(partition)) {
             progress.waiting.remove(record.offset());
         }
@@ -211,7 +179,7 @@ public class PartitionWork {
         return finishedAbove(partition, offset, partitions.get(partition));
     }
 
-    private String finishedAbove(TopicPartition partition, long offset, Progress progress) {
+    private String finishedAbove(TopicPartition partition, long offset, PartitionRequests progress) {
         NavigableSet<Long> finished = new TreeSet<>();
         if (progress != null) {
             finished.addAll(progress.finished.tailSet(offset, false));
@@ -226,8 +194,9 @@ public class PartitionWork {
     /**
      * What the partitions of {@code topic} this worker holds may be committed to once the requests of {@code ending}
      * are acknowledged, with the finished-above metadata of each commit; nothing changes here until {@link #ended} is
-     * told. A transaction commits these offsets with those requests' results ({@code messaging.ResultTransactions}), so
-     * that a record is never committed before its result is visible, nor its result visible without the commit.
+     * told. A transaction commits these offsets with those requests' results ({@code
+     * messaging.results.ResultTransactions}), so that a record is never committed before its result is visible, nor its
+     * result visible without the commit.
      */
     public synchronized Map<TopicPartition, OffsetAndMetadata> commitsIf(
             String topic, Collection<? extends RecordCopy> ending) {
@@ -236,7 +205,7 @@ public class PartitionWork {
             if (!partition.topic().equals(topic)) {
                 return;
             }
-            Progress after = progress.copy();
+            PartitionRequests after = progress.copy();
             for (RecordCopy record : ending) {
                 if (record.partition() == partition.partition()
                         && record.topic().equals(topic)
@@ -264,7 +233,7 @@ public class PartitionWork {
 
     private synchronized void end(RecordCopy record, boolean acknowledged) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-        Progress progress = partitions.get(partition);
+        PartitionRequests progress = partitions.get(partition);
         boolean waited = progress != null
                 && (progress.waiting.contains(record.offset())
                         || !acknowledged && progress.parked.contains(record.offset()));
@@ -294,7 +263,7 @@ public class PartitionWork {
      * unawaited, and two copies of one request must not both end in a result).
      */
     public synchronized boolean runs(RecordCopy record) {
-        Progress progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
+        PartitionRequests progress = partitions.get(new TopicPartition(record.topic(), record.partition()));
         return progress != null && progress.running.get(record.offset()) == record;
     }
 
@@ -340,7 +309,7 @@ public class PartitionWork {
         return these.stream()
                 .map(partitions::get)
                 .filter(progress -> progress != null)
-                .mapToInt(Progress::working)
+                .mapToInt(PartitionRequests::working)
                 .sum();
     }
 
@@ -356,7 +325,7 @@ public class PartitionWork {
         if (!takes(partition) || !runs(record)) {
             return false;
         }
-        Progress progress = partitions.get(partition);
+        PartitionRequests progress = partitions.get(partition);
         if (!progress.called.contains(record.offset())) {
             progress.parked.add(record.offset());
             notifyAll();
@@ -374,7 +343,7 @@ public class PartitionWork {
         if (!takes(partition) || !runs(record)) {
             return false;
         }
-        Progress progress = partitions.get(partition);
+        PartitionRequests progress = partitions.get(partition);
         progress.parked.remove(record.offset());
         progress.called.add(record.offset());
         return true;
@@ -388,7 +357,7 @@ public class PartitionWork {
      * @return what may be committed for them, how many requests finished during the wait and were given up, and how
      *     many records still waiting for their turn were left to the new owner
      */
-    Release release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
+    Released release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
         synchronized (this) {
             revoked.addAll(taken);
         }
@@ -396,7 +365,7 @@ public class PartitionWork {
         return awaitRelease(taken, grace);
     }
 
-    private synchronized Release awaitRelease(Collection<TopicPartition> taken, Duration grace)
+    private synchronized Released awaitRelease(Collection<TopicPartition> taken, Duration grace)
             throws InterruptedException {
         int before = running(taken);
         long deadline = System.nanoTime() + grace.toNanos();
@@ -416,7 +385,7 @@ public class PartitionWork {
         int handedOver = left - givenUp;
         Map<TopicPartition, OffsetAndMetadata> commits = new HashMap<>();
         for (TopicPartition partition : taken) {
-            Progress progress = partitions.remove(partition);
+            PartitionRequests progress = partitions.remove(partition);
             NavigableSet<Long> inherited = finishedBefore.remove(partition);
             if (progress != null) {
                 handedOver += progress.handedOver;
@@ -429,105 +398,6 @@ public class PartitionWork {
                 });
             }
         }
-        return new Release(commits, before - givenUp - handedOver, givenUp, handedOver, uncommittable);
-    }
-
-    /**
-     * What a release leaves.
-     *
-     * @param commits the offset of each partition below which every record was acknowledged, with those acknowledged
-     *     above it in the metadata ({@link FinishedAbove})
-     * @param finished requests that ended while the release waited
-     * @param givenUp requests still running when the grace ended: their records go to the new owner, which may call
-     *     the gateway for them again
-     * @param handedOver records that were still waiting for their turn (read ahead), or for their first gateway call:
-     *     they go to the new owner too, but no call was made for them here, so none is made twice
-     * @param uncommittable the group refused this worker's commits during the wait ({@link #uncommittable()}): the
-     *     commits would be refused too
-     */
-    record Release(
-            Map<TopicPartition, OffsetAndMetadata> commits,
-            int finished,
-            int givenUp,
-            int handedOver,
-            boolean uncommittable) {}
-
-    /** The requests of one partition. */
-    private static final class Progress {
-        /** The copy of each record running, by offset: only that copy's end counts. */
-        final TreeMap<Long, RecordCopy> running = new TreeMap<>();
-
-        final TreeSet<Long> unacknowledged = new TreeSet<>();
-        /** Offsets running that still wait for their turn ({@code messaging.intake.ReadAhead}): a revocation does not wait for them. */
-        final Set<Long> waiting = new HashSet<>();
-        /**
-         * Offsets running that wait to make their first gateway call ({@link #waitsToCall}): a revocation does not
-         * wait for them either.
-         */
-        final Set<Long> parked = new HashSet<>();
-        /** Offsets running that have made a gateway call ({@link #callLeaves}): a revocation waits for them. */
-        final Set<Long> called = new HashSet<>();
-        /** Acknowledged offsets at or above the committable one: the commit's metadata. */
-        final TreeSet<Long> finished = new TreeSet<>();
-
-        long lastAcknowledged = -1;
-        /** Records that ended without starting because their turn came during this partition's revocation. */
-        int handedOver;
-
-        /** Removes this copy of its record from those running, if it is the one running. */
-        boolean removeRunning(RecordCopy record) {
-            if (running.get(record.offset()) != record) {
-                return false;
-            }
-            running.remove(record.offset());
-            waiting.remove(record.offset());
-            parked.remove(record.offset());
-            called.remove(record.offset());
-            return true;
-        }
-
-        /** Requests running that a revocation waits for: neither waiting for their turn nor for their first call. */
-        int working() {
-            int working = 0;
-            for (Long offset : running.keySet()) {
-                if (!waiting.contains(offset) && !parked.contains(offset)) {
-                    working++;
-                }
-            }
-            return working;
-        }
-
-        Progress copy() {
-            Progress copy = new Progress();
-            copy.running.putAll(running);
-            copy.waiting.addAll(waiting);
-            copy.unacknowledged.addAll(unacknowledged);
-            copy.finished.addAll(finished);
-            copy.lastAcknowledged = lastAcknowledged;
-            return copy;
-        }
-
-        void acknowledged(long offset) {
-            lastAcknowledged = Math.max(lastAcknowledged, offset);
-            finished.add(offset);
-            committable().ifPresent(below -> finished.headSet(below).clear());
-        }
-
-        /** The first offset taken and not acknowledged, or -1. */
-        long firstPending() {
-            long first = running.isEmpty() ? Long.MAX_VALUE : running.firstKey();
-            if (!unacknowledged.isEmpty()) {
-                first = Math.min(first, unacknowledged.first());
-            }
-            return first == Long.MAX_VALUE ? -1 : first;
-        }
-
-        OptionalLong committable() {
-            long first = firstPending();
-            if (first >= 0) {
-                return OptionalLong.of(first);
-            }
-            return lastAcknowledged < 0 ? OptionalLong.empty() : OptionalLong.of(lastAcknowledged + 1);
-        }
+        return new Released(commits, before - givenUp - handedOver, givenUp, handedOver, uncommittable);
     }
 }

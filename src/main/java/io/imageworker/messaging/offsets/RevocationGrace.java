@@ -132,7 +132,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
                 "Rebalance: %d partition(s) revoked: %s; %d request(s) in progress on them, waiting up to %s for"
                         + " those with a gateway call made",
                 partitions.size(), partitions, running, wait);
-        PartitionWork.Release release;
+        Released release;
         try {
             release = work.release(partitions, wait);
         } catch (InterruptedException e) {

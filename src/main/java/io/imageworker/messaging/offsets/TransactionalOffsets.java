@@ -8,7 +8,7 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The results' transactions as a rebalance sees them ({@link RevocationGrace}): when results are published in Kafka
- * transactions together with the offsets they complete ({@code messaging.ResultTransactions} implements this), those
+ * transactions together with the offsets they complete ({@code messaging.results.ResultTransactions} implements this), those
  * transactions commit the offsets, a rebalance's last commit included, and commit them under the group metadata the
  * last rebalance left.
  */

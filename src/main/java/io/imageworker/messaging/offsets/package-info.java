@@ -11,7 +11,7 @@
  * is SmallRye's throttled strategy told which records wait by design, and {@link
  * io.imageworker.messaging.offsets.RevocationGrace} lets the requests on partitions taken away finish and commit
  * before they go, through the results' transactions when they are on ({@link
- * io.imageworker.messaging.offsets.TransactionalOffsets}, which {@code messaging.ResultTransactions} implements).
+ * io.imageworker.messaging.offsets.TransactionalOffsets}, which {@code messaging.results.ResultTransactions} implements).
  *
  * <p>It may use {@code support}, {@code config} and Kafka's and SmallRye's types, nothing else of the worker; only
  * {@code messaging} may use it ({@code ArchitectureTest}).

@@ -2,9 +2,9 @@ package io.imageworker.messaging.sidetopics;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.messaging.kafka.KafkaClientConfig;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.WorkerMetrics;

@@ -11,7 +11,7 @@
  * io.imageworker.messaging.sidetopics.SideTopicMetrics}).
  *
  * <p>It is the top layer: it may use every package below it but {@code messaging} (the consumer of the request topics),
- * and of the Kafka half only {@code messaging.kafka};
+ * its clients' {@code kafka.*} settings coming from {@code config.KafkaClientConfig};
  * no package uses it, the budget log being injected as the interface the spend guard declares.
  */
 package io.imageworker.messaging.sidetopics;

@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
-import io.imageworker.messaging.RecordContext;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;

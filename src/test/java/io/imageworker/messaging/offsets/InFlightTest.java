@@ -6,6 +6,7 @@ import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
 import io.imageworker.testing.TestConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +27,8 @@ class InFlightTest {
     private final PartitionWork work = new PartitionWork();
     private final PauseAwareCommit commit = new PauseAwareCommit(null, new Pauses(now::get), work, TestConfig.worker());
     private final Shutdown shutdown = new Shutdown();
-    private final InFlight inFlight = new InFlight(work, commit, shutdown);
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final InFlight inFlight = new InFlight(work, commit, shutdown, registry);
     private final TakenRecords taken = new TakenRecords();
 
     private InFlight.Run take(long offset) {
@@ -54,6 +56,28 @@ class InFlightTest {
         assertThat(work.commitsIf(P0.topic(), List.of()))
                 .as("acknowledged: committed past it")
                 .isEqualTo(Map.of(P0, new OffsetAndMetadata(11, "")));
+    }
+
+    /**
+     * One count of the requests in progress: the gauge is what the drain waits for, a request of a partition given up
+     * included while it still runs (it still holds its gateway call and memory), until it is finished.
+     */
+    @Test
+    void theGaugeOfRequestsInProgressIsTheOneCountTheDrainWaitsFor() throws Exception {
+        InFlight.Run run = take(10);
+        work.release(List.of(P0), Duration.ZERO);
+
+        assertThat(inProgressGauge()).as("given up, still running").isEqualTo(1);
+        assertThat(inFlight.count()).isEqualTo(1);
+
+        run.ended(false);
+        run.finished();
+
+        assertThat(inProgressGauge()).isZero();
+    }
+
+    private double inProgressGauge() {
+        return registry.get("image_worker_requests_in_progress").gauge().value();
     }
 
     @Test
@@ -88,7 +112,7 @@ class InFlightTest {
 
         assertThat(run.start()).isEqualTo(Start.LEFT);
         assertThat(inFlight.count()).isZero();
-        assertThat(work.running()).isZero();
+        assertThat(work.running(List.of(P0))).isZero();
     }
 
     @Test
@@ -96,7 +120,9 @@ class InFlightTest {
         inFlight.drain(Duration.ofMinutes(1));
 
         assertThat(take(3).start()).isEqualTo(Start.LEFT);
-        assertThat(work.running()).as("left untouched, for the next consumer").isZero();
+        assertThat(work.running(List.of(P0)))
+                .as("left untouched, for the next consumer")
+                .isZero();
         assertThat(inFlight.count()).isZero();
         assertThat(shutdown.callsAllowed()).isFalse();
         assertThat(shutdown.abandoned()).isFalse();

@@ -3,6 +3,7 @@ package io.imageworker.messaging.offsets;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
 import io.imageworker.testing.TestConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.LongSupplier;
@@ -21,12 +22,17 @@ public final class OffsetsFixture {
 
     public OffsetsFixture(LongSupplier clock) {
         this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, TestConfig.worker());
-        this.inFlight = new InFlight(partitions, commit, shutdown);
+        this.inFlight = new InFlight(partitions, commit, shutdown, new SimpleMeterRegistry());
     }
 
     /** The shutdown signal the in-flight records see: draining once {@link InFlight#drain} is called. */
     public Shutdown shutdown() {
         return shutdown;
+    }
+
+    /** The bookkeeping of the partitions held. */
+    public PartitionWork partitions() {
+        return partitions;
     }
 
     /** The door the intake takes records through. */

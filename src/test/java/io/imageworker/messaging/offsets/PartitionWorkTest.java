@@ -35,8 +35,8 @@ class PartitionWorkTest {
     }
 
     /** Releases {@code partition} on another thread, waiting up to {@code grace}; returns once it is being released. */
-    private CompletableFuture<PartitionWork.Release> releasing(TopicPartition partition, Duration grace) {
-        CompletableFuture<PartitionWork.Release> release = CompletableFuture.supplyAsync(() -> {
+    private CompletableFuture<Released> releasing(TopicPartition partition, Duration grace) {
+        CompletableFuture<Released> release = CompletableFuture.supplyAsync(() -> {
             try {
                 return work.release(List.of(partition), grace);
             } catch (InterruptedException e) {
@@ -54,7 +54,7 @@ class PartitionWorkTest {
         work.ended(record(P0, 12), true);
         work.ended(record(P0, 13), true);
 
-        PartitionWork.Release release = work.release(List.of(P0), Duration.ZERO);
+        Released release = work.release(List.of(P0), Duration.ZERO);
 
         // 11 is still running: never committed past it, whatever finished after it.
         assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(11, "iw1:1-2")));
@@ -72,7 +72,7 @@ class PartitionWorkTest {
 
         // No request at work: the release does not wait its grace for the records waiting for their turn.
         long started = System.nanoTime();
-        PartitionWork.Release release = work.release(List.of(P0), Duration.ofMinutes(5));
+        Released release = work.release(List.of(P0), Duration.ofMinutes(5));
 
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMinutes(1));
         assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(21, "iw1:2")));
@@ -90,7 +90,7 @@ class PartitionWorkTest {
         start(P0, 40, 41);
         work.waiting(record(P0, 41));
         assertThat(work.mayStart(record(P0, 41))).isTrue();
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(1));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(1));
 
         // Its turn comes during the grace: it is left to the new owner, not called for while the grace waits.
         work.admitted(record(P0, 41));
@@ -99,7 +99,7 @@ class PartitionWorkTest {
         work.ended(record(P0, 41), false);
         work.ended(record(P0, 40), true);
 
-        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        Released released = release.get(30, TimeUnit.SECONDS);
         assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(41, "")));
         assertThat(released.givenUp()).isZero();
         assertThat(released.finished()).isEqualTo(1);
@@ -114,7 +114,7 @@ class PartitionWorkTest {
         assertThat(work.waitsToCall(record(P0, 50))).isTrue();
         assertThat(work.callLeaves(record(P0, 50))).isTrue();
         assertThat(work.waitsToCall(record(P0, 51))).isTrue();
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(5));
 
         // 51's slot comes during the wait: its call does not leave, the new owner makes it.
         assertThat(work.callLeaves(record(P0, 51))).isFalse();
@@ -124,7 +124,7 @@ class PartitionWorkTest {
         // 50's call in flight is waited for, however long: it ends, is published and committed before the hand-off.
         work.ended(record(P0, 50), true);
 
-        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        Released released = release.get(30, TimeUnit.SECONDS);
         assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(51, "")));
         assertThat(released.givenUp()).isZero();
         assertThat(released.finished()).isEqualTo(1);
@@ -138,7 +138,7 @@ class PartitionWorkTest {
         work.waitsToCall(record(P0, 61));
 
         long started = System.nanoTime();
-        PartitionWork.Release release = work.release(List.of(P0), Duration.ofSeconds(60));
+        Released release = work.release(List.of(P0), Duration.ofSeconds(60));
 
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(30));
         assertThat(release.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(60, "")));
@@ -158,13 +158,13 @@ class PartitionWorkTest {
         work.waitsToCall(record(P0, 70));
         work.callLeaves(record(P0, 70));
         work.waitsToCall(record(P0, 70));
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(5));
 
         assertThat(work.waitsToCall(record(P0, 70))).isFalse();
         assertThat(release).isNotDone();
         work.ended(record(P0, 70), false);
 
-        PartitionWork.Release released = release.get(30, TimeUnit.SECONDS);
+        Released released = release.get(30, TimeUnit.SECONDS);
         assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(70, "")));
         assertThat(released.finished()).isEqualTo(1);
         assertThat(released.handedOver()).isZero();
@@ -175,7 +175,7 @@ class PartitionWorkTest {
         start(P0, 30);
         work.waiting(record(P0, 30));
         work.admitted(record(P0, 30));
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(1));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(1));
 
         work.ended(record(P0, 30), true);
 
@@ -191,7 +191,7 @@ class PartitionWorkTest {
         work.ended(record(P1, 7), false);
         work.ended(record(P1, 8), true);
 
-        PartitionWork.Release release = work.release(List.of(P0, P1), Duration.ZERO);
+        Released release = work.release(List.of(P0, P1), Duration.ZERO);
 
         // 7 is done again by the next owner; 8 is not: it is named in the metadata.
         assertThat(release.commits())
@@ -203,14 +203,14 @@ class PartitionWorkTest {
     void waitsForTheRequestsOnTheRevokedPartitionsOnlyAndCommitsWhatTheyAcknowledge() throws Exception {
         start(P0, 1, 2);
         start(P1, 3);
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofSeconds(30));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofSeconds(30));
         assertThat(work.started(record(P0, 4))).isEqualTo(Start.LEFT);
         work.ended(record(P0, 1), true);
         assertThat(release).isNotDone();
 
         work.ended(record(P0, 2), true);
 
-        PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
+        Released released = release.get(5, TimeUnit.SECONDS);
         assertThat(released.commits()).isEqualTo(Map.of(P0, new OffsetAndMetadata(3)));
         assertThat(released.finished()).isEqualTo(2);
         assertThat(released.givenUp()).isZero();
@@ -223,7 +223,7 @@ class PartitionWorkTest {
         start(P0, 1);
         long before = System.nanoTime();
 
-        PartitionWork.Release release = work.release(List.of(P0), Duration.ofMillis(300));
+        Released release = work.release(List.of(P0), Duration.ofMillis(300));
 
         assertThat(Duration.ofNanos(System.nanoTime() - before)).isGreaterThanOrEqualTo(Duration.ofMillis(300));
         assertThat(release.givenUp()).isEqualTo(1);
@@ -321,11 +321,11 @@ class PartitionWorkTest {
     @Test
     void aRevocationWaitsNoLongerOnceTheGroupRefusesThisWorkersCommits() throws Exception {
         start(P0, 40);
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(5));
 
         work.uncommittable();
 
-        PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
+        Released released = release.get(5, TimeUnit.SECONDS);
         assertThat(released.givenUp()).isEqualTo(1);
         assertThat(work.runs(record(P0, 40))).isFalse();
     }
@@ -357,14 +357,14 @@ class PartitionWorkTest {
         CompletableFuture<Void> beyond = mayGo(P0, 50 + FinishedAbove.WINDOW);
         assertThat(beyond).isNotDone();
 
-        CompletableFuture<PartitionWork.Release> release = releasing(P0, Duration.ofMinutes(5));
+        CompletableFuture<Released> release = releasing(P0, Duration.ofMinutes(5));
 
         // It goes on, to find that it may not start (left to the new owner), while the grace waits for record 50.
         beyond.get(5, TimeUnit.SECONDS);
         assertThat(work.mayStart(record(P0, 50 + FinishedAbove.WINDOW))).isFalse();
         work.waiting(record(P0, 50 + FinishedAbove.WINDOW));
         work.ended(record(P0, 50), true);
-        PartitionWork.Release released = release.get(5, TimeUnit.SECONDS);
+        Released released = release.get(5, TimeUnit.SECONDS);
         // Handed over, never committed past.
         assertThat(released.handedOver()).isEqualTo(1);
         assertThat(released.commits().get(P0).offset()).isEqualTo(50 + FinishedAbove.WINDOW);
@@ -387,7 +387,7 @@ class PartitionWorkTest {
             }
         }
 
-        PartitionWork.Release release = work.release(List.of(P0), Duration.ZERO);
+        Released release = work.release(List.of(P0), Duration.ZERO);
 
         OffsetAndMetadata commit = release.commits().get(P0);
         assertThat(commit.offset()).isEqualTo(first);

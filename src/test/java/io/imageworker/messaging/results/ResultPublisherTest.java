@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -120,7 +120,7 @@ class ResultPublisherTest {
         ProducerRecord<byte[], byte[]> copy =
                 publisher.deadLetterRecord(value, request(bytes("k"), new RecordHeaders()), "too large", true);
 
-        assertThat(copy.value().length).isLessThan(MAX_RECORD_BYTES - ResultPublisher.CUT_BYTES);
+        assertThat(copy.value().length).isLessThan(MAX_RECORD_BYTES - DeadLetterCopies.CUT_BYTES);
         assertThat(header(copy, "dead-letter-value-bytes")).isEqualTo(Integer.toString(MAX_RECORD_BYTES));
         assertThat(header(copy, "dead-letter-reason")).startsWith("too large; the value is cut");
     }

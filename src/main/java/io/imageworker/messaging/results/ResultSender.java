@@ -1,6 +1,7 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import io.imageworker.TerminalEvent;
+import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -13,11 +14,12 @@ import java.util.List;
 /**
  * Sends what a record ends in, made by {@link ResultPublisher}: its request's terminal event, or its DLQ copy when it is
  * not a readable request. By default in the results' transaction with the record's offset ({@link
- * ResultTransactions}); with transactions off, one by one, tried again within the infrastructure patience. The
- * {@code Uni} completes once Kafka has the result.
+ * ResultTransactions}, which then tells the record's end); with transactions off, one by one, tried again within the
+ * infrastructure patience, the record's end told once it is acknowledged ({@link #acknowledged}). The {@code Uni}
+ * completes once Kafka has the result.
  */
 @ApplicationScoped
-class ResultSender {
+public class ResultSender {
 
     private final ResultPublisher publisher;
     private final ResultTransactions transactions;
@@ -39,18 +41,18 @@ class ResultSender {
     }
 
     /** The request's terminal event, as a stage of its span. */
-    Uni<Void> publish(TerminalEvent result, RecordContext context, Span span) {
+    public Uni<Void> publish(TerminalEvent result, RecordContext context, InFlight.Run run, Span span) {
         if (transactions.enabled()) {
             return tracing.stage(
                     "publish",
                     () -> transactions.publish(
-                            result.requestId(), context, List.of(publisher.record(result, context, span)), null));
+                            result.requestId(), run, List.of(publisher.record(result, context, span)), null));
         }
         return tracing.stage("publish", () -> patience.retry(publisher.publish(result, context, span)));
     }
 
     /** The record's DLQ copy, with the reason it is not a readable request. */
-    Uni<Void> deadLetter(byte[] value, RecordContext context, String reason) {
+    public Uni<Void> deadLetter(byte[] value, RecordContext context, InFlight.Run run, String reason) {
         Log.warnf("Record %s is not a readable request (%s); sending it to the DLQ", context.position(), reason);
         metrics.deadLettered();
         if (transactions.enabled()) {
@@ -58,7 +60,7 @@ class ResultSender {
                     "dead letter",
                     () -> transactions.publish(
                             context.position(),
-                            context,
+                            run,
                             List.of(publisher.deadLetterRecord(value, context, reason, false)),
                             () -> List.of(publisher.deadLetterRecord(value, context, reason, true))));
         }
@@ -66,16 +68,27 @@ class ResultSender {
     }
 
     /**
+     * The record of {@code run}, whose result {@link #publish} or {@link #deadLetter} sent, was acknowledged: its end
+     * is told here when no transaction told it. In a transaction its end was told with the commit of its result,
+     * before the sending completed ({@link ResultTransactions#publish}), so that it is told once, by one writer.
+     */
+    public void acknowledged(InFlight.Run run) {
+        if (!transactions.enabled()) {
+            run.ended(true);
+        }
+    }
+
+    /**
      * Why no result of request {@code requestId} can carry what its record gives it (its key or its {@code
      * tracestate} leaves no room for the event in a Kafka record), or null: such a request is refused before any call,
      * its result published with what fits ({@link ResultEnvelope}).
      */
-    String unpublishable(String requestId, RecordContext context, Span span) {
+    public String unpublishable(String requestId, RecordContext context, Span span) {
         return publisher.envelope(context, requestId, span).cut();
     }
 
     /** {@code work}, whose gateway calls are published as {@code image.started} ({@link ResultPublisher#tellingStarts}). */
-    <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
+    public <T> Uni<T> tellingStarts(String requestId, RecordContext context, Span span, Uni<T> work) {
         return publisher.tellingStarts(requestId, context, span, work);
     }
 }

@@ -1,7 +1,9 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
 import io.imageworker.testing.TestConfig;
@@ -46,7 +48,8 @@ class ResultTransactionsBrokerTest {
     private final String group = "transactions-group-" + UUID.randomUUID();
     private final TopicPartition partition = new TopicPartition(requests, 0);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final PartitionWork work = new PartitionWork(registry);
+    private final OffsetsFixture offsets = new OffsetsFixture(System::nanoTime);
+    private final PartitionWork work = offsets.partitions();
     private final AtomicBoolean armed = new AtomicBoolean(true);
 
     private ResultTransactions transactions;
@@ -103,10 +106,8 @@ class ResultTransactionsBrokerTest {
         start();
         CountDownLatch released = new CountDownLatch(1);
         CountDownLatch following = new CountDownLatch(1);
-        RecordContext first = record(0);
-        RecordContext second = record(1);
-        work.started(first);
-        work.started(second);
+        InFlight.Run first = offsets.inFlight().take(record(0));
+        InFlight.Run second = offsets.inFlight().take(record(1));
 
         // What follows the first commit (in the worker: the acknowledgement, the next request's start) takes long.
         transactions
@@ -175,9 +176,9 @@ class ResultTransactionsBrokerTest {
         // Started right before its result is submitted: a record running with no result waiting is what the
         // transactions' commit of progress (every second) commits in a transaction of offsets only, which would take
         // the step armed for the result's transaction (a first assertion loading its library in between did, once).
-        PartitionWork.Start start = work.started(request);
-        Uni<Void> published = transactions.publish("r-1", request, List.of(result), null);
-        assertThat(start).isEqualTo(PartitionWork.Start.RUN);
+        InFlight.Run run = offsets.inFlight().take(request);
+        Uni<Void> published = transactions.publish("r-1", run, List.of(result), null);
+        assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
         published.await().atMost(Duration.ofSeconds(90));
         assertThat(work.runs(request)).as("ended with its commit").isFalse();
     }

@@ -1,8 +1,10 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -14,7 +16,7 @@ public record RecordContext(byte[] key, Headers headers, String topic, int parti
         implements RecordCopy {
 
     /** Where {@code message}, taken from a request topic now, came from. */
-    static RecordContext of(Message<byte[]> message) {
+    public static RecordContext of(Message<byte[]> message) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();
@@ -30,5 +32,14 @@ public record RecordContext(byte[] key, Headers headers, String topic, int parti
     /** {@code topic-partition@offset}, for log lines. */
     public String position() {
         return topic + "-" + partition + "@" + offset;
+    }
+
+    /** The last value of the header {@code name} of {@code headers} as UTF-8, or null. */
+    public static String header(Headers headers, String name) {
+        if (headers == null) {
+            return null;
+        }
+        Header header = headers.lastHeader(name);
+        return header == null || header.value() == null ? null : new String(header.value(), StandardCharsets.UTF_8);
     }
 }

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import io.imageworker.EventCodec;
 import io.imageworker.ImageStarted;
@@ -18,9 +18,6 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
@@ -28,14 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.AbstractRecords;
-import org.apache.kafka.common.record.CompressionType;
-import org.apache.kafka.common.record.RecordBatch;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.OnOverflow;
@@ -59,23 +49,6 @@ public class ResultPublisher implements CallListener {
     /** {@code ce_source} of every result. */
     public static final URI SOURCE = URI.create("image-worker");
 
-    /**
-     * The room a DLQ copy too large to copy whole leaves for the DLQ's own headers and Kafka's overhead: far more
-     * than they take.
-     */
-    static final int CUT_BYTES = 16 * 1024;
-
-    /** How much of a key too large to copy whole a DLQ copy keeps. */
-    static final int KEPT_KEY_BYTES = 1024;
-
-    /** The longest list of dropped header names a DLQ copy gives, and the longest name in it. */
-    private static final int MAX_DROPPED_LIST = 2048;
-
-    private static final int MAX_DROPPED_NAME = 64;
-
-    /** What a record header takes beside its name and value, at most (two varint lengths). */
-    private static final int HEADER_OVERHEAD = 10;
-
     /** Kafka's default {@code max.request.size}: the largest record its producer sends. */
     static final int DEFAULT_MAX_RECORD_BYTES = 1024 * 1024;
 
@@ -91,6 +64,8 @@ public class ResultPublisher implements CallListener {
     private final int maxStatusOnTheirWay;
     /** The largest record the producers send ({@code max.request.size}): results are made to fit in it. */
     private final int maxRecordBytes;
+    /** The DLQ copies of unreadable records, made to fit in {@code max.request.size}. */
+    private final DeadLetterCopies copies;
 
     private final AtomicInteger statusOnTheirWay = new AtomicInteger();
     /** The requests whose calls are published as they leave, by id: where each came from, what is told already. */
@@ -120,6 +95,7 @@ public class ResultPublisher implements CallListener {
         this.maxRecordBytes = max == null
                 ? DEFAULT_MAX_RECORD_BYTES
                 : Integer.parseInt(max.toString().trim());
+        this.copies = new DeadLetterCopies(maxRecordBytes);
     }
 
     /**
@@ -131,7 +107,7 @@ public class ResultPublisher implements CallListener {
     }
 
     private ResultEnvelope envelope(RecordContext request, String requestId, String traceparent) {
-        String tracestate = traceparent == null ? null : RecordReader.header(request.headers(), "tracestate");
+        String tracestate = traceparent == null ? null : RecordContext.header(request.headers(), "tracestate");
         ResultEnvelope envelope = ResultEnvelope.of(request.key(), tracestate, requestId, maxRecordBytes);
         if (envelope.cut() != null) {
             Log.debugf("[%s] %s", requestId, envelope.cut());
@@ -176,12 +152,12 @@ public class ResultPublisher implements CallListener {
     }
 
     /**
-     * The DLQ copy {@link #deadLetter} sends, for a transaction; {@code cut}: fitted ({@link #fittedCopy}) even if
-     * its estimate fits, as when Kafka refused the whole copy as too large.
+     * The DLQ copy {@link #deadLetter} sends, for a transaction; {@code cut}: fitted ({@link
+     * DeadLetterCopies#fitted}) even if its estimate fits, as when Kafka refused the whole copy as too large.
      */
     public ProducerRecord<byte[], byte[]> deadLetterRecord(
             byte[] value, RecordContext request, String reason, boolean cut) {
-        Message<byte[]> copy = cut ? fittedCopy(value, request, reason) : deadLetterCopy(value, request, reason);
+        Message<byte[]> copy = cut ? copies.fitted(value, request, reason) : copies.copy(value, request, reason);
         @SuppressWarnings("unchecked")
         OutgoingKafkaRecordMetadata<byte[]> kafka =
                 copy.getMetadata(OutgoingKafkaRecordMetadata.class).orElseThrow();
@@ -268,7 +244,7 @@ public class ResultPublisher implements CallListener {
 
     /** The {@code traceparent} of a result: the request's trace with the worker's span, or null. */
     private static String traceparent(RecordContext request, Span requestSpan) {
-        return Tracing.traceparentFor(requestSpan, RecordReader.header(request.headers(), "traceparent"));
+        return Tracing.traceparentFor(requestSpan, RecordContext.header(request.headers(), "traceparent"));
     }
 
     /** The request's trace continued: {@code traceparent}, and the request's {@code tracestate} when it fits. */
@@ -290,127 +266,13 @@ public class ResultPublisher implements CallListener {
      *
      * <p>A record as large as Kafka takes has no room left for those headers: its whole copy would be refused as too
      * large, a refusal no retry heals, and a record that cannot be brought to an end fails the channel. Such a copy
-     * is fitted ({@link #fittedCopy}); so is one Kafka refuses as too large all the same.
+     * is fitted ({@link DeadLetterCopies#fitted}); so is one Kafka refuses as too large all the same.
      */
     public Uni<Void> deadLetter(byte[] value, RecordContext request, String reason) {
         return deadLetters
-                .sendMessage(deadLetterCopy(value, request, reason))
-                .onFailure(ResultPublisher::isTooLarge)
-                .recoverWithUni(tooLarge -> deadLetters.sendMessage(fittedCopy(value, request, reason)));
-    }
-
-    /** The whole DLQ copy when it fits in a record Kafka takes, else the fitted one. */
-    private Message<byte[]> deadLetterCopy(byte[] value, RecordContext request, String reason) {
-        Message<byte[]> whole = deadLetterCopy(value, request.key(), request.headers(), request, reason, List.of());
-        return size(whole) <= maxRecordBytes ? whole : fittedCopy(value, request, reason);
-    }
-
-    /**
-     * The DLQ copy of a record too large to copy whole, made to fit in {@code max.request.size} less {@value
-     * #CUT_BYTES} bytes (the DLQ's own headers): its key and its headers take at most half of that (a key larger is
-     * cut to its first {@value #KEPT_KEY_BYTES} bytes, headers that do not fit are dropped, in their order), its
-     * value the rest (cut to its first bytes). {@code dead-letter-value-bytes} and {@code dead-letter-key-bytes} give
-     * the lengths of what was cut, {@code dead-letter-dropped-headers} the names of what was dropped, and the reason
-     * says so.
-     */
-    private Message<byte[]> fittedCopy(byte[] value, RecordContext request, String reason) {
-        int budget = maxRecordBytes - CUT_BYTES;
-        int half = budget / 2;
-        List<Header> added = new ArrayList<>();
-        List<String> cuts = new ArrayList<>();
-        byte[] key = request.key();
-        if (key != null && key.length > half) {
-            cuts.add("the key to its first " + KEPT_KEY_BYTES + " of " + key.length + " bytes");
-            added.add(header("dead-letter-key-bytes", Integer.toString(key.length)));
-            key = Arrays.copyOf(key, KEPT_KEY_BYTES);
-        }
-        int used = key == null ? 0 : key.length;
-        RecordHeaders kept = new RecordHeaders();
-        StringBuilder dropped = new StringBuilder();
-        if (request.headers() != null) {
-            for (Header header : request.headers()) {
-                byte[] name = bytes(header.key());
-                int cost = HEADER_OVERHEAD + name.length + (header.value() == null ? 0 : header.value().length);
-                if (used + cost <= half) {
-                    kept.add(header);
-                    used += cost;
-                } else if (dropped.length() < MAX_DROPPED_LIST) {
-                    String shown = header.key().length() <= MAX_DROPPED_NAME
-                            ? header.key()
-                            : header.key().substring(0, MAX_DROPPED_NAME) + "...";
-                    dropped.append(dropped.isEmpty() ? "" : ",").append(shown);
-                }
-            }
-        }
-        if (!dropped.isEmpty()) {
-            cuts.add("headers dropped: " + dropped);
-            added.add(header("dead-letter-dropped-headers", dropped.toString()));
-        }
-        byte[] keptValue = value;
-        if (value != null && value.length > budget - used) {
-            keptValue = Arrays.copyOf(value, budget - used);
-            cuts.add(0, "the value is cut to its first " + keptValue.length + " of " + value.length + " bytes");
-            added.add(header("dead-letter-value-bytes", Integer.toString(value.length)));
-        }
-        return deadLetterCopy(
-                keptValue,
-                key,
-                kept,
-                request,
-                reason + "; " + (cuts.isEmpty() ? "nothing to cut" : String.join(", ", cuts))
-                        + ": the whole copy is larger than Kafka takes",
-                added);
-    }
-
-    /** The size Kafka's producer gives {@code message}'s record, to compare with {@code max.request.size}. */
-    private static int size(Message<byte[]> message) {
-        @SuppressWarnings("unchecked")
-        OutgoingKafkaRecordMetadata<byte[]> kafka =
-                message.getMetadata(OutgoingKafkaRecordMetadata.class).orElseThrow();
-        return AbstractRecords.estimateSizeInBytesUpperBound(
-                RecordBatch.CURRENT_MAGIC_VALUE,
-                CompressionType.NONE,
-                kafka.getKey(),
-                message.getPayload(),
-                kafka.getHeaders().toArray());
-    }
-
-    /** Whether {@code failure} is Kafka refusing a record as too large (no retry heals it). */
-    static boolean isTooLarge(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof RecordTooLargeException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * A DLQ copy of {@code value} with {@code key} and {@code copied} (the record's headers, or those kept), the DLQ
-     * headers of {@code request} and {@code reason}, and {@code added}.
-     */
-    private static Message<byte[]> deadLetterCopy(
-            byte[] value, byte[] key, Headers copied, RecordContext request, String reason, List<Header> added) {
-        RecordHeaders headers = new RecordHeaders();
-        if (copied != null) {
-            for (Header header : copied) {
-                headers.add(header.key(), header.value());
-            }
-        }
-        headers.add("dead-letter-reason", bytes(reason));
-        headers.add("dead-letter-topic", bytes(request.topic()));
-        headers.add("dead-letter-partition", bytes(Integer.toString(request.partition())));
-        headers.add("dead-letter-offset", bytes(Long.toString(request.offset())));
-        added.forEach(headers::add);
-        return Message.of(value)
-                .addMetadata(OutgoingKafkaRecordMetadata.<byte[]>builder()
-                        .withKey(key)
-                        .withHeaders(headers)
-                        .build());
-    }
-
-    private static Header header(String name, String value) {
-        return new RecordHeader(name, bytes(value));
+                .sendMessage(copies.copy(value, request, reason))
+                .onFailure(DeadLetterCopies::isTooLarge)
+                .recoverWithUni(tooLarge -> deadLetters.sendMessage(copies.fitted(value, request, reason)));
     }
 
     private static byte[] bytes(String text) {

@@ -1,4 +1,4 @@
-package io.imageworker.messaging.kafka;
+package io.imageworker.config;
 
 import java.util.HashMap;
 import java.util.Map;

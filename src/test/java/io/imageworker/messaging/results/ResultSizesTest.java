@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -100,7 +100,7 @@ class ResultSizesTest {
                 assertThat(header(copy, "dead-letter-value-bytes")).isEqualTo(Integer.toString(valueBytes));
             }
             if (record.key() != null && copy.key().length < record.key().length) {
-                assertThat(copy.key()).isEqualTo(Arrays.copyOf(record.key(), ResultPublisher.KEPT_KEY_BYTES));
+                assertThat(copy.key()).isEqualTo(Arrays.copyOf(record.key(), DeadLetterCopies.KEPT_KEY_BYTES));
                 assertThat(header(copy, "dead-letter-key-bytes")).isEqualTo(Integer.toString(keyBytes));
             }
         }
