@@ -3,6 +3,7 @@ package io.imageworker.messaging;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
 import java.time.Instant;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -15,16 +16,24 @@ public record RecordContext(byte[] key, Headers headers, String topic, int parti
 
     /** Where {@code message}, taken from a request topic now, came from. */
     static RecordContext of(Message<byte[]> message) {
+        return of(message, null);
+    }
+
+    /**
+     * The same; a record of {@code parkedTopic} (null: none) keeps the key of the record it was parked from, which
+     * travels in a header ({@link RequestParking#KEY_HEADER}), so that its result is keyed as the request was.
+     */
+    static RecordContext of(Message<byte[]> message, String parkedTopic) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();
+        byte[] key = kafka.getKey();
+        if (kafka.getTopic().equals(parkedTopic)) {
+            Header own = kafka.getHeaders().lastHeader(RequestParking.KEY_HEADER);
+            key = own == null ? null : own.value();
+        }
         return new RecordContext(
-                kafka.getKey(),
-                kafka.getHeaders(),
-                kafka.getTopic(),
-                kafka.getPartition(),
-                kafka.getOffset(),
-                Instant.now());
+                key, kafka.getHeaders(), kafka.getTopic(), kafka.getPartition(), kafka.getOffset(), Instant.now());
     }
 
     /** {@code topic-partition@offset}, for log lines. */

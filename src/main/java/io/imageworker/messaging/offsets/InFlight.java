@@ -61,6 +61,11 @@ public class InFlight {
         return partitions.within(record);
     }
 
+    /** Whether {@code record} lies within its partition's window now ({@link PartitionWork#fitsNow}). */
+    public boolean fitsNow(RecordCopy record) {
+        return partitions.fitsNow(record);
+    }
+
     /** Requests in progress now. */
     public int count() {
         return count.get();

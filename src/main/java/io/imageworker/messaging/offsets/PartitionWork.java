@@ -1,5 +1,6 @@
 package io.imageworker.messaging.offsets;
 
+import io.imageworker.config.WorkerConfig;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -44,13 +45,32 @@ public class PartitionWork {
     private final Map<TopicPartition, TreeMap<Long, List<UniEmitter<? super Void>>>> gates = new HashMap<>();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
+    /** How far above its partition's first pending record a record may go into progress ({@link #within}). */
+    private final int window;
 
     /** Bookkeeping without metrics, for tests. */
-    PartitionWork() {}
+    PartitionWork() {
+        this(FinishedAbove.WINDOW);
+    }
+
+    /** Bookkeeping without metrics whose records go into progress within {@code window} (at most the default). */
+    PartitionWork(int window) {
+        this.window = Math.max(1, Math.min(window, FinishedAbove.WINDOW));
+    }
 
     /** Bookkeeping whose total is the gauge {@code image_worker_requests_in_progress}. */
-    @Inject
     public PartitionWork(MeterRegistry registry) {
+        this(registry, FinishedAbove.WINDOW);
+    }
+
+    /** The same, its window {@code IMAGE_WORKER_OFFSET_WINDOW} (at most {@link FinishedAbove#WINDOW}). */
+    @Inject
+    public PartitionWork(MeterRegistry registry, WorkerConfig config) {
+        this(registry, config.offsetWindow().orElse(FinishedAbove.WINDOW));
+    }
+
+    private PartitionWork(MeterRegistry registry, int window) {
+        this(window);
         Gauge.builder("image_worker_requests_in_progress", this, PartitionWork::running)
                 .description("Requests taken from the request topic and not yet ended")
                 .strongReference(true)
@@ -147,7 +167,15 @@ public class PartitionWork {
             return true;
         }
         long pending = progress.firstPending();
-        return pending < 0 || offset - pending < FinishedAbove.WINDOW;
+        return pending < 0 || offset - pending < window;
+    }
+
+    /**
+     * Whether {@code record} lies within its partition's window now ({@link #within} would let it go at once): a record
+     * beyond it may be parked instead of waiting ({@code messaging.intake.ReadAhead}).
+     */
+    public synchronized boolean fitsNow(RecordCopy record) {
+        return fits(new TopicPartition(record.topic(), record.partition()), record.offset());
     }
 
     private synchronized void closeGate(TopicPartition partition, long offset, UniEmitter<? super Void> emitter) {
