@@ -6,6 +6,9 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -112,8 +115,10 @@ final class ProducersBenchmark {
         try (LaunchStack stack = partitions > 0
                 ? LaunchStack.on(infrastructure, simulator, partitions)
                 : LaunchStack.on(infrastructure, simulator)) {
-            WorkerProcess.Builder builder =
-                    Benchmark.worker(stack, "bench-producers", settings.concurrency(), settings.jvmOptions());
+            Path gcLog = Files.createTempFile("bench-producers-", "-gc.log");
+            List<String> jvm = new ArrayList<>(settings.jvmOptions());
+            jvm.add("-Xlog:gc:file=" + gcLog);
+            WorkerProcess.Builder builder = Benchmark.worker(stack, "bench-producers", settings.concurrency(), jvm);
             env.forEach(builder::env);
             WorkerProcess worker = builder.build();
             try (PipelineClient client =
@@ -123,6 +128,8 @@ final class ProducersBenchmark {
                 Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", 50);
                 awaitEnded(client, warm, Duration.ofMinutes(2));
                 stack.gateway().reset();
+                Benchmark.ProcessProbe probe = Benchmark.ProcessProbe.start(worker.pid(), gcLog);
+                Instant start = Instant.now();
 
                 Map<String, Instant> ofA = publish(client, stack.topics().request(), "a", "a", settings.backlog());
                 Map<String, Instant> ofB = publish(client, stack.topics().request(), "b", "b", settings.ofB());
@@ -139,10 +146,22 @@ final class ProducersBenchmark {
                 Row b = measure(label, "B", ofB, calls, client);
                 Benchmark.say("%s", a.describe());
                 Benchmark.say("%s", b.describe());
+                Benchmark.ProcessProbe.Reading reading = probe.stop();
+                Benchmark.say(
+                        "%s: A's throughput %.1f requests/s; worker heap %d MB peak, %d MB after GC",
+                        label,
+                        settings.backlog()
+                                * 1000.0
+                                / Duration.between(start, Instant.now()).toMillis(),
+                        reading.heapPeakMb(),
+                        reading.heapLiveMb());
                 return List.of(a, b);
             } finally {
                 worker.kill();
+                Files.deleteIfExists(gcLog);
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
