@@ -10,12 +10,15 @@ import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -57,14 +60,14 @@ class ParkingRebalanceIT {
                 PipelineClient client = PipelineClient.on(stack);
                 Fleet fleet = new Fleet(stack, PARTITIONS)) {
             for (String name : List.of("park-a", "park-b")) {
-                fleet.add(name, settings, CONCURRENCY, JVM_OPTIONS, worker -> worker.env(
+                fleet.add(name, settings, CONCURRENCY, jvmOptions(name), worker -> worker.env(
                                 "IMAGE_WORKER_TOPIC_REQUEST_PARKED", parked)
                         .env("IMAGE_WORKER_OFFSET_WINDOW", "10")
                         .env("IMAGE_WORKER_PARK_AFTER", "4")
                         .env("IMAGE_WORKER_SHUTDOWN_GRACE", "30s"));
             }
             fleet.start("park-a", "park-b");
-            fleet.awaitAssignment(Set.of("park-a", "park-b"), WITHIN);
+            awaitGroup(fleet, Set.of("park-a", "park-b"));
 
             Set<String> ids = new LinkedHashSet<>(
                     client.publish("a", OF_A, id -> PipelineClient.request(id, "a kite,", "\"producer\":\"a\""))
@@ -83,7 +86,7 @@ class ParkingRebalanceIT {
                     .isLessThan(ids.size() / 2);
 
             fleet.replica("park-b").stop();
-            fleet.awaitAssignment(Set.of("park-a"), WITHIN);
+            awaitGroup(fleet, Set.of("park-a"));
             client.awaitEnded(ids, WITHIN);
 
             Map<String, Integer> events = Fleet.counts(client.eventsByRequest(ids));
@@ -97,6 +100,33 @@ class ParkingRebalanceIT {
                     .as("extra gateway calls")
                     .isZero();
         }
+    }
+
+    /** The replica's JVM options: its parked topic's consumer named after it too, {@code <name>-parked}. */
+    private static List<String> jvmOptions(String name) {
+        List<String> options = new ArrayList<>(JVM_OPTIONS);
+        options.add("-Dmp.messaging.incoming.parked-requests.client.id=" + name + "-parked");
+        return options;
+    }
+
+    /**
+     * Waits until exactly these replicas' two consumers each (the request topic's and the parked topic's) are in the
+     * group and hold every partition of both topics between them.
+     */
+    private static void awaitGroup(Fleet fleet, Set<String> replicas) {
+        Set<String> members = new HashSet<>();
+        replicas.forEach(name -> {
+            members.add(name);
+            members.add(name + "-parked");
+        });
+        await("the group to settle on " + members)
+                .atMost(WITHIN)
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> {
+                    Map<String, Set<TopicPartition>> assignment = fleet.assignment();
+                    return assignment.keySet().equals(members)
+                            && assignment.values().stream().mapToInt(Set::size).sum() == 2 * PARTITIONS;
+                });
     }
 
     private static double parked(Fleet fleet, String name) {
