@@ -119,13 +119,13 @@ repeated first), the processor count, the user's options.
 {{- end }}
 
 {{/*
-The topics the worker uses, with the partitions each gets: the request and result topics (and the priority lane's and
-the image.started topic, when named) topics.partitions, the DLQ topics.dlqPartitions, the cancel topic one (when
+The topics the worker uses, with the partitions each gets: the request and result topics (and the priority lane's, the
+parked topic and the image.started topic, when named) topics.partitions, the DLQ topics.dlqPartitions, the cancel topic one (when
 named), and the spend guard's log one, when a cap is set. A list of "name:partitions".
 */}}
 {{- define "image-worker.topics" -}}
 {{- $topics := list }}
-{{- range (compact (list .Values.kafka.topics.request .Values.kafka.topics.requestPriority .Values.kafka.topics.completed .Values.kafka.topics.failed .Values.kafka.topics.status)) }}
+{{- range (compact (list .Values.kafka.topics.request .Values.kafka.topics.requestPriority .Values.kafka.topics.requestParked .Values.kafka.topics.completed .Values.kafka.topics.failed .Values.kafka.topics.status)) }}
 {{- $topics = append $topics (printf "%s:%d" . (int $.Values.topics.partitions)) }}
 {{- end }}
 {{- $topics = append $topics (printf "%s:%d" .Values.kafka.topics.dlq (int .Values.topics.dlqPartitions)) }}

@@ -72,13 +72,33 @@ public final class ConfigurationCheck {
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
         }
+        problems.addAll(topicProblems(config));
+        problems.addAll(timingProblems(config, channels));
+        return problems;
+    }
+
+    /** The problems of the request topics and their window: the lanes' and the parked topic must be distinct. */
+    private static List<String> topicProblems(WorkerConfig config) {
+        List<String> problems = new ArrayList<>();
         if (config.topic()
                 .requestPriority()
                 .filter(config.topic().request()::equals)
                 .isPresent()) {
             problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
         }
-        problems.addAll(timingProblems(config, channels));
+        config.topic()
+                .requestParked()
+                .filter(parked -> parked.equals(config.topic().request())
+                        || config.topic()
+                                .requestPriority()
+                                .filter(parked::equals)
+                                .isPresent())
+                .ifPresent(parked -> problems.add("IMAGE_WORKER_TOPIC_REQUEST_PARKED must name another topic than"
+                        + " IMAGE_WORKER_TOPIC_REQUEST and IMAGE_WORKER_TOPIC_REQUEST_PRIORITY"));
+        config.offsetWindow()
+                .filter(window -> window < 1 || window > 1000)
+                .ifPresent(window -> problems.add("IMAGE_WORKER_OFFSET_WINDOW (" + window + ") must be from 1 to 1000:"
+                        + " what finishes above a commit must fit in the commit's metadata"));
         return problems;
     }
 

@@ -14,6 +14,9 @@ import jakarta.annotation.Priority;
  * check. (Disabling the channel would leave the consumer's {@code @Channel} injection without a source, which SmallRye
  * reports at every start as a wiring problem.)
  *
+ * <p>The parked topic's channel ({@code parked-requests}, {@link #PARKED_CONNECTOR}) is switched the same way by
+ * {@code IMAGE_WORKER_TOPIC_REQUEST_PARKED} ({@link #PARKED_TOPIC}).
+ *
  * <p>Registered with SmallRye Config's service loader ({@code META-INF/services}); it sees every configuration source,
  * the environment included.
  */
@@ -28,23 +31,30 @@ public class PriorityLaneSwitch implements ConfigSourceInterceptor {
     /** The lane's topic: empty or absent, no lane. */
     public static final String TOPIC = "image-worker.topic.request-priority";
 
+    /** The parked topic's channel's connector. */
+    public static final String PARKED_CONNECTOR = "mp.messaging.incoming.parked-requests.connector";
+
+    /** The parked topic: empty or absent, no parking. */
+    public static final String PARKED_TOPIC = "image-worker.topic.request-parked";
+
     /** The connector of a lane that is off: a source that never emits. */
     public static final String IDLE_CONNECTOR = "image-worker-idle";
 
     @Override
     public ConfigValue getValue(ConfigSourceInterceptorContext context, String name) {
         ConfigValue value = context.proceed(name);
-        if (!CONNECTOR.equals(name) || value != null && value.getConfigSourceOrdinal() > Integer.MIN_VALUE) {
-            // Not the switch, or set explicitly (defaults come at the lowest ordinal).
+        String topicName = CONNECTOR.equals(name) ? TOPIC : PARKED_CONNECTOR.equals(name) ? PARKED_TOPIC : null;
+        if (topicName == null || value != null && value.getConfigSourceOrdinal() > Integer.MIN_VALUE) {
+            // Not a switch, or set explicitly (defaults come at the lowest ordinal).
             return value;
         }
-        ConfigValue topic = context.proceed(TOPIC);
+        ConfigValue topic = context.proceed(topicName);
         boolean on =
                 topic != null && topic.getValue() != null && !topic.getValue().isBlank();
         return ConfigValue.builder()
                 .withName(name)
                 .withValue(on ? "smallrye-kafka" : IDLE_CONNECTOR)
-                .withConfigSourceName("image-worker: " + TOPIC + (on ? " is set" : " is empty"))
+                .withConfigSourceName("image-worker: " + topicName + (on ? " is set" : " is empty"))
                 .build();
     }
 }

@@ -57,6 +57,21 @@ public interface WorkerConfig {
     Optional<Integer> readAhead();
 
     /**
+     * With parking on ({@link Topic#requestParked()}): once this many records of one producer wait for their turn in
+     * the normal lane, that producer's next records of the request topic are parked instead of read ahead, so that its
+     * backlog never fills the read-ahead before the records of producers published after it. Empty: {@link
+     * #maxInProgress()}'s value, enough to keep every place in progress busy with one producer alone.
+     */
+    Optional<Integer> parkAfter();
+
+    /**
+     * How far above the first record of its partition not yet acknowledged a record may go into progress (at most
+     * 1000, the default): what finished above a commit must fit in the commit's metadata ({@code
+     * offsets.FinishedAbove}). Lower only to see the window's effects with small backlogs (the tests do).
+     */
+    Optional<Integer> offsetWindow();
+
+    /**
      * The shares of gateway slots and of places in progress among producers with waiting work (contract v1.2):
      * {@code name=weight,...}, a producer not named weighs 1; empty: every producer 1 ({@link ProducerWeights}).
      */
@@ -173,6 +188,11 @@ public interface WorkerConfig {
     /** {@link #readAhead()}, or its default. */
     default int readAheadLimit() {
         return Math.max(0, readAhead().orElse(DEFAULT_READ_AHEAD));
+    }
+
+    /** {@link #parkAfter()}, or its default. */
+    default int parkAfterLimit() {
+        return Math.max(1, parkAfter().orElse(inProgressLimit()));
     }
 
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
@@ -414,6 +434,15 @@ public interface WorkerConfig {
          * progress, so a full normal backlog never stops the priority lane's. Empty: no priority lane.
          */
         Optional<String> requestPriority();
+
+        /**
+         * Parking (fair shares at any backlog): a record of {@link #request()} that lies beyond its partition's window
+         * ({@link WorkerConfig#offsetWindow()}), or whose producer already has {@link WorkerConfig#parkAfter()}
+         * records waiting for their turn, is copied byte for byte to this topic, keyed by its producer, in the same
+         * transaction that commits its offset; this topic is consumed in the same group and lane, and its records take
+         * their turns like any other (they are never parked again). Needs transactions; empty: no parking.
+         */
+        Optional<String> requestParked();
 
         /**
          * {@code image.started} events (contract v1.1) go here: one when a request's first gateway call of an attempt

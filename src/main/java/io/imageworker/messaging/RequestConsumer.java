@@ -24,6 +24,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -36,6 +37,10 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * contract v1.2). When a lane's merge is full it requests nothing more, its Kafka connector's queue
  * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
  * backlog never stops the priority lane's intake.
+ *
+ * <p>With parking on ({@link RequestParking}), the parked topic is consumed too (channel {@code parked-requests},
+ * same group), into the normal lane; a record of the request topic beyond its partition's window or past its
+ * producer's share is parked there instead of read ahead.
  *
  * <p>Each record is read (parsed as JSON, on the CPU pool, not on the event loop that delivers it: a record may be
  * megabytes), processed, its result (or its DLQ copy) published, and only then acknowledged; {@link InFlight} tells
@@ -55,6 +60,11 @@ public class RequestConsumer {
     @Channel("priority-requests")
     Multi<Message<byte[]>> priorityRequests;
 
+    /** Subscribed only when parking is on (an idle source otherwise: {@code PriorityLaneSwitch}). */
+    @Inject
+    @Channel("parked-requests")
+    Multi<Message<byte[]>> parkedRequests;
+
     private final InFlight inFlight;
     private final RecordReader reader;
     private final CpuWork cpu;
@@ -64,6 +74,7 @@ public class RequestConsumer {
     private final Lanes lanes;
     private final ReadAhead readAhead;
     private final WorkerConfig config;
+    private final RequestParking parking;
 
     RequestConsumer(
             InFlight inFlight,
@@ -74,7 +85,8 @@ public class RequestConsumer {
             RequestSpans spans,
             Lanes lanes,
             ReadAhead readAhead,
-            WorkerConfig config) {
+            WorkerConfig config,
+            RequestParking parking) {
         this.inFlight = inFlight;
         this.reader = reader;
         this.cpu = cpu;
@@ -84,6 +96,7 @@ public class RequestConsumer {
         this.lanes = lanes;
         this.readAhead = readAhead;
         this.config = config;
+        this.parking = parking;
     }
 
     /**
@@ -99,6 +112,9 @@ public class RequestConsumer {
         lanes.consume(Lane.NORMAL, requests, this::handle);
         if (lanes.priorityOn()) {
             lanes.consume(Lane.PRIORITY, priorityRequests, this::handle);
+        }
+        if (parking.reads()) {
+            lanes.consumeParked(parkedRequests, this::handle);
         }
         lanes.describe();
     }
@@ -117,7 +133,7 @@ public class RequestConsumer {
     }
 
     private Uni<Void> handle(Message<byte[]> message, Lane lane) {
-        RecordContext context = RecordContext.of(message);
+        RecordContext context = RecordContext.of(message, parking.topic());
         InFlight.Run run = inFlight.take(context);
         return switch (run.start()) {
             // Shutting down, or a rebalance took its partition away: left unacknowledged for the next consumer.
@@ -155,23 +171,41 @@ public class RequestConsumer {
         });
     }
 
-    /** Read on the CPU pool; then, in its producer's turn ({@link ReadAhead}), processed and published or dead-lettered. */
+    /**
+     * Read on the CPU pool; then, in its producer's turn ({@link ReadAhead}), processed and published or dead-lettered;
+     * or, a record of the request topic beyond its partition's window or past its producer's share, parked
+     * ({@link RequestParking}).
+     */
     private Uni<Void> readProcessPublish(
             Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run, Span span) {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> read.either(
-                        request -> readAhead.inTurn(
-                                new ReadAhead.Asking(
-                                        lane,
-                                        message,
-                                        context,
-                                        run,
-                                        request.requestId(),
-                                        ReadAhead.Producer.of(RequestValidator.echoableProducer(request.json()))),
-                                () -> processPublish(request, context, lane, run, span)),
-                        unreadable -> readAhead.inTurn(
+                        request -> {
+                            String producer = RequestValidator.echoableProducer(request.json());
+                            return inTurn(
+                                    context,
+                                    new ReadAhead.Asking(
+                                            lane,
+                                            message,
+                                            context,
+                                            run,
+                                            request.requestId(),
+                                            ReadAhead.Producer.of(producer)),
+                                    () -> parking.park(
+                                            request.requestId(), producer, message.getPayload(), context, run),
+                                    () -> processPublish(request, context, lane, run, span));
+                        },
+                        unreadable -> inTurn(
+                                context,
                                 ReadAhead.Asking.notARequest(lane, message, context, run),
+                                () -> parking.park(null, null, message.getPayload(), context, run),
                                 () -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()))));
+    }
+
+    /** {@code work} in its turn, or {@code park} instead when the record may be parked and the read-ahead says so. */
+    private Uni<Void> inTurn(
+            RecordContext context, ReadAhead.Asking asking, Supplier<Uni<Void>> park, Supplier<Uni<Void>> work) {
+        return parking.parks(context) ? readAhead.parkedOrInTurn(asking, park, work) : readAhead.inTurn(asking, work);
     }
 
     /**

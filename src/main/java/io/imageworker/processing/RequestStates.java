@@ -3,6 +3,7 @@ package io.imageworker.processing;
 import io.imageworker.ImageStarted;
 import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,6 +16,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
  * Records read ahead that wait for their turn ({@code messaging.intake.ReadAhead}) read {@link State#QUEUED} too, counted apart
  * ({@link #waiting}), bounded by the read-ahead.
+ *
+ * <p>Requests this worker parked (fair shares at any backlog, {@code messaging.RequestParking}) read {@link
+ * State#QUEUED} too, the last {@link #PARKED_KEPT} of them: they wait in the parked topic to be read back, here or by
+ * another replica; once recorded, the status answers their record first.
  *
  * <p>It knows only this worker: a request held by another replica is not here.
  */
@@ -29,7 +34,17 @@ public class RequestStates implements CallListener {
         CALLING
     }
 
+    /** How many of the requests parked last are remembered as {@link State#QUEUED}. */
+    static final int PARKED_KEPT = 10_000;
+
     private final Map<String, State> held = new ConcurrentHashMap<>();
+    /** The requests parked here last, oldest first. */
+    private final Map<String, Boolean> parked = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > PARKED_KEPT;
+        }
+    };
     /** Records of each request id read ahead and waiting for their turn ({@code messaging.intake.ReadAhead}), by id. */
     private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
 
@@ -39,6 +54,13 @@ public class RequestStates implements CallListener {
      */
     public void waiting(String requestId) {
         waiting.merge(requestId, 1, Integer::sum);
+    }
+
+    /** {@code requestId} was parked: it reads {@link State#QUEUED} while it is among the last parked here. */
+    public void parked(String requestId) {
+        synchronized (parked) {
+            parked.put(requestId, Boolean.TRUE);
+        }
     }
 
     /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
@@ -70,10 +92,16 @@ public class RequestStates implements CallListener {
     /** Where {@code requestId} is, if this worker holds it (in progress, or read ahead and waiting for its turn). */
     public Optional<State> of(String requestId) {
         State state = held.get(requestId);
-        if (state == null && waiting.containsKey(requestId)) {
+        if (state == null && (waiting.containsKey(requestId) || wasParked(requestId))) {
             return Optional.of(State.QUEUED);
         }
         return Optional.ofNullable(state);
+    }
+
+    private boolean wasParked(String requestId) {
+        synchronized (parked) {
+            return parked.containsKey(requestId);
+        }
     }
 
     /** How many requests this worker holds. */

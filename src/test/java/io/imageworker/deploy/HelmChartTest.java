@@ -88,7 +88,10 @@ class HelmChartTest {
         assertThat(rendering.deployment().getSpec().getReplicas())
                 .as("KEDA owns the replica count")
                 .isNull();
-        List<String> consumed = Stream.of("IMAGE_WORKER_TOPIC_REQUEST", "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY")
+        List<String> consumed = Stream.of(
+                        "IMAGE_WORKER_TOPIC_REQUEST",
+                        "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY",
+                        "IMAGE_WORKER_TOPIC_REQUEST_PARKED")
                 .map(name -> environment.get(name).value())
                 .filter(topic -> !topic.isEmpty())
                 .toList();

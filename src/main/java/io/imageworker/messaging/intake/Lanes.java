@@ -9,10 +9,10 @@ import io.smallrye.mutiny.subscription.Cancellable;
 import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -26,10 +26,14 @@ public class Lanes {
     /** The channel of each lane. */
     static final Map<Lane, String> CHANNELS = Map.of(Lane.NORMAL, "requests", Lane.PRIORITY, "priority-requests");
 
+    /** The channel of the parked topic, read into the normal lane. */
+    static final String PARKED = "parked-requests";
+
     private final KafkaClientService kafkaClients;
     private final WorkerConfig config;
     private final ReadAhead readAhead;
-    private final Map<Lane, Cancellable> subscriptions = new EnumMap<>(Lane.class);
+    /** Each subscription, by its channel. */
+    private final Map<String, Cancellable> subscriptions = new TreeMap<>();
 
     Lanes(KafkaClientService kafkaClients, WorkerConfig config, ReadAhead readAhead) {
         this.kafkaClients = kafkaClients;
@@ -66,21 +70,35 @@ public class Lanes {
      * the read-ahead at once, and the waiting records' bytes bounded ({@link ReadAhead}).
      */
     public void consume(Lane lane, Multi<Message<byte[]>> records, Handler handler) {
+        subscribe(CHANNELS.get(lane), lane, records, handler, config.intakeLimit());
+    }
+
+    /**
+     * Subscribes to the parked topic's {@code records}, read into the normal lane (their turns are taken among the
+     * producers with the normal lane's records, their bytes in its bound), at most {@code IMAGE_WORKER_PARK_AFTER} at
+     * once: a producer's parked backlog takes no more of the read-ahead than its share, and the records of other
+     * producers parked after it come in as soon as their partition's next fetch (the parked topic is keyed by producer).
+     */
+    public void consumeParked(Multi<Message<byte[]>> records, Handler handler) {
+        subscribe(PARKED, Lane.NORMAL, records, handler, config.parkAfterLimit());
+    }
+
+    private void subscribe(String channel, Lane lane, Multi<Message<byte[]>> records, Handler handler, int width) {
         synchronized (subscriptions) {
             subscriptions.put(
-                    lane,
+                    channel,
                     readAhead
                             .taken(lane, records)
                             .onItem()
                             .transformToUni(message -> handler.handle(message, lane))
-                            .merge(config.intakeLimit())
+                            .merge(width)
                             .subscribe()
                             .with(
                                     ignored -> {},
                                     failure -> Log.errorf(
                                             failure,
-                                            "The %s request stream failed; this worker consumes no more of it",
-                                            lane.name().toLowerCase(Locale.ROOT))));
+                                            "The %s stream failed; this worker consumes no more of it",
+                                            channel.toLowerCase(Locale.ROOT))));
         }
     }
 
@@ -93,16 +111,16 @@ public class Lanes {
 
     /** Stops the polling of every lane's consumer, waiting at most {@code wait} for each. */
     public void pause(Duration wait) {
-        for (Lane lane : lanes()) {
+        for (String channel : channels()) {
             try {
-                kafkaClients.getConsumer(CHANNELS.get(lane)).pause().await().atMost(wait);
+                kafkaClients.getConsumer(channel).pause().await().atMost(wait);
             } catch (RuntimeException e) {
-                Log.debugf("Could not pause the %s consumer: %s", CHANNELS.get(lane), e.toString());
+                Log.debugf("Could not pause the %s consumer: %s", channel, e.toString());
             }
         }
     }
 
-    private List<Lane> lanes() {
+    private List<String> channels() {
         synchronized (subscriptions) {
             return List.copyOf(subscriptions.keySet());
         }

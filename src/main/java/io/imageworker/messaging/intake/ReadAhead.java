@@ -16,6 +16,7 @@ import io.imageworker.support.Shutdown;
 import io.imageworker.support.WorkerMetrics;
 import io.imageworker.turns.FairTurns;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.PreDestroy;
@@ -62,6 +63,14 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * does not count as a stuck record (the commit strategy). At shutdown a record still waiting ends at its turn at
  * once, unacknowledged, and is redelivered.
  *
+ * <p>Parking (fair shares at any backlog, {@link #parkedOrInTurn}): a record of the request topic beyond its
+ * partition's window, or of a producer that has its share waiting already ({@link Parking}), takes no place here: the
+ * consumer parks it (its copy to the parked topic, committed with its offset), and it comes back from the parked topic
+ * to take its turn like any other.
+ *
+ * <p>Longer than 400 lines: the turns, the bytes, the window, parking and the caps' waits aside are one decision about
+ * each record taken, and share its bookkeeping.
+ *
  * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): a producer over its own cap (as far
  * as this replica has read the shared budget log, {@link BudgetGuard#holds}) gets no turn: its records keep waiting
  * here, bounded as above, while the places go to the others; its turns come again when its window allows another call
@@ -100,6 +109,8 @@ public class ReadAhead implements PlacesInProgress {
     private final Function<RecordCopy, Uni<Void>> window;
     /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
     private final RequestStates states;
+    /** Which records offered for parking are parked instead of read ahead. */
+    private final Parking parking;
 
     private ScheduledExecutorService rechecks;
 
@@ -117,7 +128,8 @@ public class ReadAhead implements PlacesInProgress {
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE),
                 inFlight::within,
-                states);
+                states,
+                new Parking(config.parkAfterLimit(), inFlight::fitsNow, registry));
         if (!budget.producerBudgets().isEmpty()) {
             holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
@@ -149,7 +161,7 @@ public class ReadAhead implements PlacesInProgress {
 
     /**
      * The same, each record's turn asked for once {@code window} lets it, its request read as queued in {@code
-     * states} until its turn.
+     * states} until its turn; a record offered for parking is parked past {@code inProgress} of its producer waiting.
      */
     ReadAhead(
             int inProgress,
@@ -157,8 +169,26 @@ public class ReadAhead implements PlacesInProgress {
             long bytes,
             Function<RecordCopy, Uni<Void>> window,
             RequestStates states) {
+        this(
+                inProgress,
+                weights,
+                bytes,
+                window,
+                states,
+                new Parking(inProgress, record -> true, new SimpleMeterRegistry()));
+    }
+
+    /** The same, records offered for parking parked as {@code parking} says. */
+    ReadAhead(
+            int inProgress,
+            ProducerWeights weights,
+            long bytes,
+            Function<RecordCopy, Uni<Void>> window,
+            RequestStates states,
+            Parking parking) {
         this.window = window;
         this.states = states;
+        this.parking = parking;
         for (Lane lane : Lane.values()) {
             turns.put(lane, new FairTurns(inProgress, 0, weights));
             this.bytes.put(lane, new WaitingBytes(bytes));
@@ -313,6 +343,31 @@ public class ReadAhead implements PlacesInProgress {
         public static Producer of(String name) {
             return name == null ? DEFAULT : new Producer(name);
         }
+    }
+
+    /**
+     * {@code park} of the record {@code asking} at once, without a turn, when it is to be parked ({@link Parking}:
+     * beyond its partition's window, or its producer has its share waiting already); else {@code work} in its turn,
+     * as {@link #inTurn(Asking, Supplier)}. {@code park} holds the record's bytes until it ends, nothing else.
+     */
+    public <T> Uni<T> parkedOrInTurn(Asking asking, Supplier<Uni<T>> park, Supplier<Uni<T>> work) {
+        String why = parking.why(
+                asking.record(),
+                turns.get(asking.lane()).waiting(asking.producer().name()));
+        if (why == null) {
+            return inTurn(asking, work);
+        }
+        Held bytesHeld = new Held(() -> bytes.get(asking.lane()).give(size(asking.message())));
+        return Uni.createFrom()
+                .<T>deferred(park::get)
+                .invoke(() -> {
+                    parking.counted(why);
+                    if (asking.requestId() != null) {
+                        states.parked(asking.requestId());
+                    }
+                })
+                .onTermination()
+                .invoke(bytesHeld::giveBack);
     }
 
     /**

@@ -69,6 +69,11 @@ public class InFlight {
         return partitions.within(record);
     }
 
+    /** Whether {@code record} lies within its partition's window now ({@link PartitionWork#fitsNow}). */
+    public boolean fitsNow(RecordCopy record) {
+        return partitions.fitsNow(record);
+    }
+
     /**
      * Requests in progress now: taken to run and not yet {@link Run#finished()}. The one count of them, the gauge
      * {@code image_worker_requests_in_progress} and what the drain waits for.

@@ -1,9 +1,11 @@
 package io.imageworker.messaging.offsets;
 
+import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -39,13 +41,28 @@ public class PartitionWork {
     private final WindowGates gates = new WindowGates();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
+    /** How far above its partition's first pending record a record may go into progress ({@link #within}). */
+    private final int window;
 
     /**
      * The bookkeeping of the partitions held. The requests in progress are counted once, by {@link InFlight#count}
      * (the gauge {@code image_worker_requests_in_progress}); here only those of given partitions are ({@link
      * #running}), for a revocation.
      */
-    public PartitionWork() {}
+    public PartitionWork() {
+        this(FinishedAbove.WINDOW);
+    }
+
+    /** The same, whose records go into progress within {@code window} of their partition's first pending one. */
+    PartitionWork(int window) {
+        this.window = Math.max(1, Math.min(window, FinishedAbove.WINDOW));
+    }
+
+    /** The same, its window {@code IMAGE_WORKER_OFFSET_WINDOW} (at most {@link FinishedAbove#WINDOW}). */
+    @Inject
+    public PartitionWork(WorkerConfig config) {
+        this(config.offsetWindow().orElse(FinishedAbove.WINDOW));
+    }
 
     /**
      * Partitions given to this worker: their records are taken again, except those their last owner finished above
@@ -128,7 +145,15 @@ public class PartitionWork {
             return true;
         }
         long pending = progress.firstPending();
-        return pending < 0 || offset - pending < FinishedAbove.WINDOW;
+        return pending < 0 || offset - pending < window;
+    }
+
+    /**
+     * Whether {@code record} lies within its partition's window now ({@link #within} would let it go at once): a record
+     * beyond it may be parked instead of waiting ({@code messaging.intake.ReadAhead}).
+     */
+    public synchronized boolean fitsNow(RecordCopy record) {
+        return fits(new TopicPartition(record.topic(), record.partition()), record.offset());
     }
 
     private synchronized void closeGate(TopicPartition partition, long offset, UniEmitter<? super Void> emitter) {

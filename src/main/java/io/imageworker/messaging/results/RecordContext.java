@@ -15,18 +15,29 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 public record RecordContext(byte[] key, Headers headers, String topic, int partition, long offset, Instant receivedAt)
         implements RecordCopy {
 
+    /** The header a parked record's copy keeps the key of the record it was parked from in ({@code messaging.RequestParking}). */
+    public static final String PARKED_KEY_HEADER = "image-worker-parked-key";
+
     /** Where {@code message}, taken from a request topic now, came from. */
     public static RecordContext of(Message<byte[]> message) {
+        return of(message, null);
+    }
+
+    /**
+     * The same; a record of {@code parkedTopic} (null: none) keeps the key of the record it was parked from, which
+     * travels in a header ({@link #PARKED_KEY_HEADER}), so that its result is keyed as the request was.
+     */
+    public static RecordContext of(Message<byte[]> message, String parkedTopic) {
         @SuppressWarnings("unchecked")
         IncomingKafkaRecordMetadata<byte[], byte[]> kafka =
                 message.getMetadata(IncomingKafkaRecordMetadata.class).orElseThrow();
+        byte[] key = kafka.getKey();
+        if (kafka.getTopic().equals(parkedTopic)) {
+            Header own = kafka.getHeaders().lastHeader(PARKED_KEY_HEADER);
+            key = own == null ? null : own.value();
+        }
         return new RecordContext(
-                kafka.getKey(),
-                kafka.getHeaders(),
-                kafka.getTopic(),
-                kafka.getPartition(),
-                kafka.getOffset(),
-                Instant.now());
+                key, kafka.getHeaders(), kafka.getTopic(), kafka.getPartition(), kafka.getOffset(), Instant.now());
     }
 
     /** {@code topic-partition@offset}, for log lines. */

@@ -9,6 +9,7 @@ import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
@@ -54,18 +55,10 @@ class ReadAheadTest {
         InFlight.Run run = offsets.inFlight().take(context);
         assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
         String id = producer + context.offset();
-        intake.inTurn(
-                        new ReadAhead.Asking(
-                                Lane.NORMAL,
-                                Message.of(new byte[10]),
-                                context,
-                                run,
-                                id,
-                                ReadAhead.Producer.of(producer)),
-                        () -> {
-                            started.add(id);
-                            return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
-                        })
+        intake.inTurn(asking(producer, context, run, id), () -> {
+                    started.add(id);
+                    return first.get().chain(() -> Uni.createFrom().<String>emitter(working::add));
+                })
                 .subscribe()
                 .with(ignored -> {}, failures::add);
         return context;
@@ -90,6 +83,65 @@ class ReadAheadTest {
         assertThat(started).containsExactly("a0", "b4", "a1", "b5", "b6", "a2", "a3");
         assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
         assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRecordPastItsProducersShareOrBeyondItsWindowIsParkedWithoutATurnAndTheOthersWaitForTheirs() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // One place in progress; a producer with 2 records waiting parks its next ones; offsets from 10 lie beyond
+        // their partition's window.
+        ReadAhead parking = new ReadAhead(
+                1,
+                ProducerWeights.parse(""),
+                1_000_000,
+                record -> Uni.createFrom().voidItem(),
+                states,
+                new Parking(2, record -> record.offset() < 10, registry));
+        List<String> parked = new ArrayList<>();
+        for (String producer : List.of("a", "a", "a", "a", "b")) {
+            offer(parking, producer, offset++, parked);
+        }
+        offset = 10;
+        offer(parking, "c", offset++, parked);
+
+        // a0 in progress, a1 and a2 waiting: a3 is past a's share; b4 waits for its turn; c10 lies beyond the window.
+        assertThat(started).containsExactly("a0");
+        assertThat(parked).containsExactly("a3", "c10");
+        assertThat(parking.waiting(Lane.NORMAL)).isEqualTo(3);
+        assertThat(states.of("a3")).contains(RequestStates.State.QUEUED);
+        assertThat(registry.get("image_worker_requests_parked")
+                        .tag("reason", "share")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(registry.get("image_worker_requests_parked")
+                        .tag("reason", "window")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(failures).isEmpty();
+    }
+
+    /** The request {@code id} of {@code producer}, a record of 10 bytes, asking for its turn. */
+    private static ReadAhead.Asking asking(String producer, RecordContext context, InFlight.Run run, String id) {
+        return new ReadAhead.Asking(
+                Lane.NORMAL, Message.of(new byte[10]), context, run, id, ReadAhead.Producer.of(producer));
+    }
+
+    /** Offers the record of {@code producer} at {@code at} to {@code intake} for parking; parked ones go to {@code parked}. */
+    private void offer(ReadAhead intake, String producer, long at, List<String> parked) {
+        RecordContext context = new RecordContext(null, null, "image-request", 0, at, Instant.now());
+        InFlight.Run run = offsets.inFlight().take(context);
+        String id = producer + at;
+        intake.parkedOrInTurn(
+                        asking(producer, context, run, id),
+                        () -> Uni.createFrom().voidItem().invoke(() -> parked.add(id)),
+                        () -> {
+                            started.add(id);
+                            return Uni.createFrom().<Void>nothing();
+                        })
+                .subscribe()
+                .with(ignored -> {}, failures::add);
     }
 
     @Test

@@ -90,7 +90,8 @@ import org.awaitility.core.TerminalFailureException;
  * than the limit; 1 otherwise. The yardstick's failures are reported, not judged.
  *
  * <p>{@code -Dbench.regime=priority} measures the priority lane instead ({@link PriorityBenchmark}), {@code
- * -Dbench.regime=producers} fair shares among producers ({@link ProducersBenchmark}), {@code
+ * -Dbench.regime=producers} fair shares among producers ({@link ProducersBenchmark}; {@code parking}: at any
+ * backlog, with parking and without), {@code
  * -Dbench.regime=rebalance} what scale-outs, rollouts, scale-ins and kills cost with long calls ({@link
  * RebalanceBenchmark}).
  */
@@ -149,6 +150,9 @@ public final class Benchmark {
         }
         if (regimeOption.equals("producers")) {
             System.exit(ProducersBenchmark.run() ? 0 : 1);
+        }
+        if (regimeOption.equals("parking")) {
+            System.exit(ProducersBenchmark.runParking() ? 0 : 1);
         }
         if (regimeOption.equals("rebalance")) {
             System.exit(RebalanceBenchmark.run() ? 0 : 1);

@@ -6,12 +6,16 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.Infrastructure;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * Fair shares among producers measured ({@code ./mvnw -Pbench -Dbench.regime=producers}): the packaged worker on an
@@ -58,6 +62,36 @@ final class ProducersBenchmark {
                     runs.addAll(run(infrastructure, settings, "off (read-ahead 0)", 0));
                     return runs;
                 });
+        return printed(rows);
+    }
+
+    /**
+     * Fair shares at any backlog ({@code ./mvnw -Pbench -Dbench.regime=parking}): A's backlog ({@code bench.requests},
+     * 50,000) then B's 100 on a request topic of {@code bench.partitions} (6) partitions, the default read-ahead, with
+     * parking ({@code IMAGE_WORKER_TOPIC_REQUEST_PARKED}, a parked topic of as many partitions) and without.
+     */
+    static boolean runParking() throws IOException {
+        Settings settings = Settings.fromProperties("50000");
+        int partitions = Integer.parseInt(Settings.orDefault("bench.partitions", "6"));
+        Benchmark.say("parking: %s, %d partitions", settings, partitions);
+        List<Row> rows = Benchmark.onEmbeddedInfrastructure("image-worker-bench-parking", (infrastructure, dataDir) -> {
+            List<Row> runs = new ArrayList<>();
+            String parked = "bench-parked-" + UUID.randomUUID().toString().substring(0, 8);
+            infrastructure.kafka().createTopics(partitions, parked);
+            runs.addAll(run(
+                    infrastructure,
+                    settings,
+                    "parking",
+                    partitions,
+                    Map.of("IMAGE_WORKER_TOPIC_REQUEST_PARKED", parked)));
+            runs.addAll(run(infrastructure, settings, "no parking", partitions, Map.of()));
+            return runs;
+        });
+        return printed(rows);
+    }
+
+    /** Prints the rows' table and verdict: false when a request got no terminal event. */
+    private static boolean printed(List<Row> rows) {
         return Benchmark.printTableAndVerdict(
                 "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
                         + " | publication to result p50 ms | p95 ms |",
@@ -66,13 +100,26 @@ final class ProducersBenchmark {
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
+        return run(
+                infrastructure,
+                settings,
+                label,
+                0,
+                readAhead == null ? Map.of() : Map.of("IMAGE_WORKER_READ_AHEAD", Integer.toString(readAhead)));
+    }
+
+    /** One run: {@code partitions} of the request topic (0: the broker's default), the worker with {@code env} too. */
+    private static List<Row> run(
+            Infrastructure infrastructure, Settings settings, String label, int partitions, Map<String, String> env) {
         SimulatorSettings simulator = SimulatorSettings.unlimited(Latency.fixedMillis(settings.latencyMs()));
-        try (LaunchStack stack = LaunchStack.on(infrastructure, simulator)) {
-            WorkerProcess.Builder builder =
-                    Benchmark.worker(stack, "bench-producers", settings.concurrency(), settings.jvmOptions());
-            if (readAhead != null) {
-                builder.env("IMAGE_WORKER_READ_AHEAD", Integer.toString(readAhead));
-            }
+        try (LaunchStack stack = partitions > 0
+                ? LaunchStack.on(infrastructure, simulator, partitions)
+                : LaunchStack.on(infrastructure, simulator)) {
+            Path gcLog = Files.createTempFile("bench-producers-", "-gc.log");
+            List<String> jvm = new ArrayList<>(settings.jvmOptions());
+            jvm.add("-Xlog:gc:file=" + gcLog);
+            WorkerProcess.Builder builder = Benchmark.worker(stack, "bench-producers", settings.concurrency(), jvm);
+            env.forEach(builder::env);
             WorkerProcess worker = builder.build();
             try (PipelineClient client =
                     new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
@@ -81,6 +128,8 @@ final class ProducersBenchmark {
                 Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", 50);
                 awaitEnded(client, warm, Duration.ofMinutes(2));
                 stack.gateway().reset();
+                Benchmark.ProcessProbe probe = Benchmark.ProcessProbe.start(worker.pid(), gcLog);
+                Instant start = Instant.now();
 
                 Map<String, Instant> ofA = publish(client, stack.topics().request(), "a", "a", settings.backlog());
                 Map<String, Instant> ofB = publish(client, stack.topics().request(), "b", "b", settings.ofB());
@@ -97,10 +146,22 @@ final class ProducersBenchmark {
                 Row b = measure(label, "B", ofB, calls, client);
                 Benchmark.say("%s", a.describe());
                 Benchmark.say("%s", b.describe());
+                Benchmark.ProcessProbe.Reading reading = probe.stop();
+                Benchmark.say(
+                        "%s: A's throughput %.1f requests/s; worker heap %d MB peak, %d MB after GC",
+                        label,
+                        settings.backlog()
+                                * 1000.0
+                                / Duration.between(start, Instant.now()).toMillis(),
+                        reading.heapPeakMb(),
+                        reading.heapLiveMb());
                 return List.of(a, b);
             } finally {
                 worker.kill();
+                Files.deleteIfExists(gcLog);
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -173,7 +234,12 @@ final class ProducersBenchmark {
     record Settings(int concurrency, long latencyMs, int backlog, int ofB, int readAhead, List<String> jvmOptions) {
 
         static Settings fromProperties() {
-            int backlog = Integer.parseInt(orDefault("bench.requests", "3000"));
+            return fromProperties("3000");
+        }
+
+        /** The settings, A's backlog {@code backlog} unless {@code bench.requests} says. */
+        static Settings fromProperties(String backlogByDefault) {
+            int backlog = Integer.parseInt(orDefault("bench.requests", backlogByDefault));
             int ofB = Integer.parseInt(orDefault("bench.producers-b", "100"));
             return new Settings(
                     Integer.parseInt(orDefault("bench.concurrency", "16")),
@@ -184,7 +250,7 @@ final class ProducersBenchmark {
                     Benchmark.words(orDefault("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)));
         }
 
-        private static String orDefault(String property, String otherwise) {
+        static String orDefault(String property, String otherwise) {
             return PriorityBenchmark.Settings.orDefault(property, otherwise);
         }
 
