@@ -77,10 +77,12 @@ class LongPauseIT {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aSpendGuardHoldingRequestsForThreeTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
-        // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE, with 5
-        // to 10 s to spare for publishing them and seeing half of them held. No longer a window: the test waits for the
-        // start of one and then for its end, which releases the requests held (a window of 30 s took 12 s longer).
-        Duration window = PAUSE.plusSeconds(10);
+        // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE, with 12
+        // to 20 s to spare for publishing them and seeing half of them held (5 s to spare failed on a machine at a load
+        // of 20 to 50: the window ended during the pause). No longer a window: the test waits for the start of one and
+        // then for its end, which releases the requests held.
+        Duration spare = Duration.ofSeconds(12);
+        Duration window = PAUSE.plus(spare).plusSeconds(8);
         try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
                 WorkerProcess worker = worker(
                         stack,
@@ -94,11 +96,11 @@ class LongPauseIT {
                                 "pause"));
                 PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
-            await("a window with " + PAUSE.plusSeconds(5) + " left")
+            await("a window with " + PAUSE.plus(spare) + " left")
                     .atMost(window)
                     .pollInterval(Duration.ofMillis(100))
                     .until(() -> window.toMillis() - System.currentTimeMillis() % window.toMillis()
-                            > PAUSE.plusSeconds(5).toMillis());
+                            > PAUSE.plus(spare).toMillis());
             List<String> ids = publish(client, "over-budget");
 
             await("half the requests held by the spend guard")
