@@ -30,6 +30,13 @@ import org.apache.kafka.common.TopicPartition;
  * than {@link FinishedAbove#WINDOW} above the committable offset ({@link #within}), so that the records finished above
  * it always fit in the commit's metadata. Every method is short and synchronized; only {@link #release} waits, on
  * Kafka's polling thread, never on an event loop.
+ *
+ * <p>Why one class of over 400 lines: the facts it keeps (what started and ended on each partition, what is revoked,
+ * which records wait at a window's gate, whether a commit may be made) change together under one lock, and every
+ * method answers from more than one of them: a record's end can open gates and settle a revocation's wait, a commit
+ * reads the window and the revocations. The parts that need no lock of their own already live apart ({@link
+ * PartitionRequests} per partition, {@link WindowGates}, {@link Released}, {@link FinishedAbove}); splitting the rest
+ * would split that lock, and the order in which two locks are taken would become the thing to get right.
  */
 @ApplicationScoped
 public class PartitionWork {
