@@ -28,6 +28,15 @@ final class QueueEstimate {
     /** Why: its lane gets no call while the priority lane has waiting requests ({@code min-share} 0). */
     static final String PRIORITY_FIRST = "PRIORITY_FIRST";
 
+    /** Why: it stands in no producer's line here (parked, or a second copy of an id). */
+    static final String NO_POSITION = "NO_POSITION";
+
+    /** Why: intake is paused on a gateway fault (a dead token, a wrong address) until the gateway answers again. */
+    static final String GATEWAY_PAUSED = "GATEWAY_PAUSED";
+
+    /** Why: its producer is over its own spend cap, until its window allows another call. */
+    static final String PRODUCER_OVER_CAP = "PRODUCER_OVER_CAP";
+
     private QueueEstimate() {}
 
     /** The queue part of the answer for {@code standing} at {@code now}, with {@code callsPerSecond} of late. */

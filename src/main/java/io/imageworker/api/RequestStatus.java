@@ -13,11 +13,11 @@ import org.eclipse.microprofile.openapi.annotations.media.Schema;
 @Schema(
         name = "RequestStatus",
         description = "Where a request is. queued: this worker holds it (read ahead and waiting for its turn, or in"
-                + " progress) and no gateway call of it has left yet;"
+                + " progress) and no gateway call of it has left yet, or it parked it (see queue);"
                 + " calling: a gateway call of it has left (it may be retried, or its image stored); completed and"
                 + " failed: its terminal event is recorded (a refusal before any gateway call too); unknown: no"
                 + " record, and this worker does not hold it (it may not have arrived yet, or be held by another"
-                + " replica).")
+                + " replica: see replica).")
 public record RequestStatus(
         @Schema(required = true, description = "The requestId asked about") String requestId,
         @Schema(

@@ -69,7 +69,7 @@ class Standings {
             return RequestStatus.held(
                     requestId,
                     state,
-                    RequestStatus.Queue.withoutEstimate(null, "NO_POSITION"),
+                    RequestStatus.Queue.withoutEstimate(null, QueueEstimate.NO_POSITION),
                     states.parkedHere(requestId) ? PARKED : IN_NO_LINE);
         }
         return RequestStatus.held(requestId, state, queue(standing.get()), null);
@@ -77,10 +77,10 @@ class Standings {
 
     private RequestStatus.Queue queue(ProducerLines.Standing standing) {
         if (gatewayPaused.getAsBoolean()) {
-            return RequestStatus.Queue.withoutEstimate(standing.position(), "GATEWAY_PAUSED");
+            return RequestStatus.Queue.withoutEstimate(standing.position(), QueueEstimate.GATEWAY_PAUSED);
         }
         if (producerOverCap.test(standing.producer())) {
-            return RequestStatus.Queue.withoutEstimate(standing.position(), "PRODUCER_OVER_CAP");
+            return RequestStatus.Queue.withoutEstimate(standing.position(), QueueEstimate.PRODUCER_OVER_CAP);
         }
         return QueueEstimate.of(standing, states.callsPerSecond(), weights, minShare, Instant.now());
     }

@@ -43,6 +43,10 @@ import org.apache.kafka.common.TopicPartition;
  * <p>With the cooperative-sticky assignor only the partitions that move are revoked; at shutdown every partition is,
  * after the shutdown grace already waited for the requests in progress, so it does not wait again. Partitions lost
  * (this worker was fenced out of the group: another owns them already) are neither waited for nor committed.
+ *
+ * <p>After each assignment and revocation it tells {@code processing.RequestStates} how many partitions of each request
+ * topic this worker owns, and how many the topic has: what a status query answering {@code unknown} says of the other
+ * replicas.
  */
 @ApplicationScoped
 @Identifier(RevocationGrace.NAME)
