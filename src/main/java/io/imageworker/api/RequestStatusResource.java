@@ -27,7 +27,8 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
 /**
  * {@code GET /requests/{requestId}}: where a request is. A recorded terminal event (the {@link ResultLedger}) says
  * {@code completed} or {@code failed}; else the requests this worker holds ({@link RequestStates}) say {@code queued}
- * or {@code calling}; else {@code unknown} (404). The holding is read before and after the record, so that a request
+ * or {@code calling} (a queued one with its place and estimate, {@link Standings}); else {@code unknown} (404), with
+ * what this replica can tell of the others. The holding is read before and after the record, so that a request
  * held when the query comes and ending during the lookup (recorded after the read, let go before the second look) is
  * still answered with where it was, not {@code unknown}.
  *
@@ -52,11 +53,13 @@ public class RequestStatusResource {
 
     private final StatusLookups lookups;
     private final RequestStates states;
+    private final Standings standings;
     private final WorkerConfig config;
 
-    RequestStatusResource(StatusLookups lookups, RequestStates states, WorkerConfig config) {
+    RequestStatusResource(StatusLookups lookups, RequestStates states, Standings standings, WorkerConfig config) {
         this.lookups = lookups;
         this.states = states;
+        this.standings = standings;
         this.config = config;
     }
 
@@ -67,15 +70,18 @@ public class RequestStatusResource {
     @Operation(
             summary = "The status of a request",
             description = "Answered from the result ledger (completed, failed) and from the requests this worker"
-                    + " holds (queued, calling). A request held by another replica and not recorded yet reads"
-                    + " unknown here.")
+                    + " holds (queued, calling). A queued request carries its position among its producer's requests"
+                    + " waiting on this replica and an estimate of when its first call leaves, from this replica's"
+                    + " recent rate of calls and its producer's share (queue). A request held by another replica and"
+                    + " not recorded yet reads unknown here, with the partitions this replica owns (replica).")
     @APIResponse(
             responseCode = "200",
             description = "queued, calling, completed (with the stored image) or failed (with the error)",
             content = @Content(schema = @Schema(implementation = RequestStatus.class)))
     @APIResponse(
             responseCode = "404",
-            description = "unknown: no record, and this worker does not hold it",
+            description = "unknown: no record, and this worker does not hold it (replica and note say whether another"
+                    + " replica may)",
             content = @Content(schema = @Schema(implementation = RequestStatus.class)))
     @APIResponse(
             responseCode = "400",
@@ -124,8 +130,8 @@ public class RequestStatusResource {
         }
         return states.of(requestId)
                 .or(() -> before)
-                .map(state -> answer(Response.Status.OK, RequestStatus.held(requestId, state)))
-                .orElseGet(() -> answer(Response.Status.NOT_FOUND, RequestStatus.unknown(requestId)));
+                .map(state -> answer(Response.Status.OK, standings.held(requestId, state)))
+                .orElseGet(() -> answer(Response.Status.NOT_FOUND, standings.unknown(requestId)));
     }
 
     private static Response unreadable(String requestId, Throwable failure) {

@@ -1,11 +1,13 @@
 package io.imageworker.processing;
 
 import io.imageworker.ImageStarted;
+import io.imageworker.Lane;
 import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -21,7 +23,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * State#QUEUED} too, the last {@link #PARKED_KEPT} of them: they wait in the parked topic to be read back, here or by
  * another replica; once recorded, the status answers their record first.
  *
- * <p>It knows only this worker: a request held by another replica is not here.
+ * <p>Where a queued request stands: its place in its producer's line ({@link ProducerLines}, from the time its record
+ * is taken to its first call), and the rate at which calls left this replica lately ({@link CallRate}), which a status
+ * query turns into an estimate.
+ *
+ * <p>It knows only this worker: a request held by another replica is not here. What it knows of the others is how many
+ * of the request topics' partitions this replica owns ({@link #partitions}, told by the rebalance listener): a request
+ * on a partition it does not own is held, if at all, by another replica.
  */
 @ApplicationScoped
 public class RequestStates implements CallListener {
@@ -47,6 +55,12 @@ public class RequestStates implements CallListener {
     };
     /** Records of each request id read ahead and waiting for their turn ({@code messaging.intake.ReadAhead}), by id. */
     private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
+    /** The requests waiting for their first call, in their producers' lines. */
+    private final ProducerLines lines = new ProducerLines();
+    /** The calls that left lately. */
+    private final CallRate rate = new CallRate();
+    /** The partitions this replica owns of each request topic, and the topic's partitions: {owned, total}. */
+    private final Map<String, int[]> partitions = new ConcurrentHashMap<>();
 
     /**
      * A record of {@code requestId} was taken and waits for its turn to go into progress (read ahead): it reads {@link
@@ -55,6 +69,57 @@ public class RequestStates implements CallListener {
     public void waiting(String requestId) {
         waiting.merge(requestId, 1, Integer::sum);
     }
+
+    /**
+     * The record of {@code requestId} of {@code producer}, taken from {@code lane}, joins its producer's line: it
+     * stands there until its first call leaves or {@link #outOfLine} (its work ended, however).
+     */
+    public ProducerLines.Place inLine(String requestId, Lane lane, String producer) {
+        return lines.join(requestId, lane, producer);
+    }
+
+    /** {@code place} leaves its line, if it still stands in it. */
+    public void outOfLine(ProducerLines.Place place) {
+        lines.leave(place);
+    }
+
+    /** Where {@code requestId} stands in its producer's line; empty when it waits in none here. */
+    public Optional<ProducerLines.Standing> standing(String requestId) {
+        return lines.standing(requestId);
+    }
+
+    /** Calls per second that left this replica over the last {@link CallRate#WINDOW_SECONDS}; empty: none left. */
+    public OptionalDouble callsPerSecond() {
+        return rate.perSecond(System.currentTimeMillis());
+    }
+
+    /**
+     * This replica owns {@code owned} of the {@code total} partitions of request topic {@code topic} (a total below 0:
+     * not known); told after each rebalance.
+     */
+    public void partitions(String topic, int owned, int total) {
+        partitions.put(topic, new int[] {owned, total});
+    }
+
+    /**
+     * The partitions this replica owns of the request topics it reads, and how many they have: empty before its first
+     * assignment; a total of -1 when one topic's count is not known.
+     */
+    public Optional<Owned> owned() {
+        if (partitions.isEmpty()) {
+            return Optional.empty();
+        }
+        int owned = 0;
+        int total = 0;
+        for (int[] topic : partitions.values()) {
+            owned += topic[0];
+            total = total < 0 || topic[1] < 0 ? -1 : total + topic[1];
+        }
+        return Optional.of(new Owned(owned, total));
+    }
+
+    /** Partitions of the request topics: {@code owned} by this replica of {@code total} (-1: not known). */
+    public record Owned(int owned, int total) {}
 
     /** {@code requestId} was parked: it reads {@link State#QUEUED} while it is among the last parked here. */
     public void parked(String requestId) {
@@ -78,14 +143,17 @@ public class RequestStates implements CallListener {
         held.computeIfPresent(requestId, (id, state) -> State.CALLING);
     }
 
-    /** Told by the gateway as each call leaves. */
+    /** Told by the gateway as each call leaves: counted in the rate, and its request waits in no line any more. */
     @Override
     public void sent(ImageStarted call) {
+        rate.started(System.currentTimeMillis());
+        lines.leave(call.requestId());
         calling(call.requestId());
     }
 
     /** The work of {@code requestId} ended, however it did. */
     void ended(String requestId) {
+        lines.leave(requestId);
         held.remove(requestId);
     }
 
@@ -96,6 +164,11 @@ public class RequestStates implements CallListener {
             return Optional.of(State.QUEUED);
         }
         return Optional.ofNullable(state);
+    }
+
+    /** Whether {@code requestId} is among the requests parked here last. */
+    public boolean parkedHere(String requestId) {
+        return wasParked(requestId);
     }
 
     private boolean wasParked(String requestId) {

@@ -70,6 +70,22 @@ class RequestStatusTest extends PipelineTestSupport {
     }
 
     @Test
+    void anUnknownRequestSaysWhetherAnotherReplicaMayHoldIt() throws Exception {
+        // The only worker of its group owns every partition of the request topics: no other replica can hold it.
+        String id = newId("nowhere");
+        await().atMost(WITHIN).untilAsserted(() -> assertThat(
+                        status(id).path("replica").path("mayBeHeldElsewhere").asBoolean(true))
+                .isFalse());
+
+        JsonNode status = status(id);
+        assertThat(status.path("status").asText()).isEqualTo("unknown");
+        assertThat(status.path("replica").path("partitionsOwned").asInt())
+                .isPositive()
+                .isEqualTo(status.path("replica").path("partitionsTotal").asInt());
+        assertThat(status.path("note").asText()).contains("no other replica holds the request");
+    }
+
+    @Test
     void anIdThatBreaksTheContractsRuleIsRefused() throws Exception {
         for (String malformed : List.of("bad%20id", "a".repeat(129), "semi%3Bcolon")) {
             HttpResponse<String> response = get("requests/" + malformed);
@@ -199,5 +215,25 @@ class RequestStatusTest extends PipelineTestSupport {
         List<String> states = new ArrayList<>();
         status.path("enum").forEach(value -> states.add(value.asText()));
         assertThat(states).containsExactly("queued", "calling", "completed", "failed", "unknown");
+        // Where a queued request stands, and what an unknown one can tell: additive, optional fields.
+        JsonNode schemas = document.path("components").path("schemas");
+        JsonNode properties = schemas.path("RequestStatus").path("properties");
+        assertThat(properties.has("queue") && properties.has("replica") && properties.has("note"))
+                .as(properties.toString())
+                .isTrue();
+        JsonNode queue = schemas.path("QueuePlace");
+        assertThat(queue.path("description").asText()).contains("last minute").contains("not a promise");
+        assertThat(queue.path("properties").has("callExpectedAt")
+                        && queue.path("properties").has("position"))
+                .as(queue.toString())
+                .isTrue();
+        List<String> why = new ArrayList<>();
+        queue.path("properties").path("noEstimate").path("enum").forEach(value -> why.add(value.asText()));
+        assertThat(why).contains("NO_RECENT_CALLS", "NO_POSITION");
+        assertThat(schemas.path("ReplicaView").path("properties").has("mayBeHeldElsewhere"))
+                .isTrue();
+        assertThat(schemas.path("RequestStatus").path("required").toString())
+                .doesNotContain("queue")
+                .doesNotContain("replica");
     }
 }

@@ -8,6 +8,7 @@ import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
+import io.imageworker.processing.ProducerLines;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;
@@ -384,6 +385,10 @@ public class ReadAhead implements PlacesInProgress {
         long size = size(asking.message());
         Held bytesHeld = new Held(() -> waiting.give(size));
         Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(requestId));
+        // Its place in its producer's line, for a status query: until its first call leaves or it ends.
+        ProducerLines.Place inLine = requestId == null
+                ? null
+                : states.inLine(requestId, lane, asking.producer().name());
         if (requestId != null) {
             states.waiting(requestId);
         }
@@ -417,6 +422,9 @@ public class ReadAhead implements PlacesInProgress {
                 .invoke(() -> {
                     bytesHeld.giveBack();
                     queued.giveBack();
+                    if (inLine != null) {
+                        states.outOfLine(inLine);
+                    }
                     run.admitted();
                     Placed mine = placed.get();
                     if (mine != null) {

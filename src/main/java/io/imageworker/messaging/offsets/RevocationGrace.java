@@ -1,6 +1,7 @@
 package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.processing.RequestStates;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.smallrye.common.annotation.Identifier;
@@ -12,10 +13,13 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 /**
@@ -39,6 +43,10 @@ import org.apache.kafka.common.TopicPartition;
  * <p>With the cooperative-sticky assignor only the partitions that move are revoked; at shutdown every partition is,
  * after the shutdown grace already waited for the requests in progress, so it does not wait again. Partitions lost
  * (this worker was fenced out of the group: another owns them already) are neither waited for nor committed.
+ *
+ * <p>After each assignment and revocation it tells {@code processing.RequestStates} how many partitions of each request
+ * topic this worker owns, and how many the topic has: what a status query answering {@code unknown} says of the other
+ * replicas.
  */
 @ApplicationScoped
 @Identifier(RevocationGrace.NAME)
@@ -50,14 +58,19 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     private static final Duration COMMITTED_TIMEOUT = Duration.ofSeconds(10);
     private static final int COMMITTED_ATTEMPTS = 4;
 
+    /** How long the count of a topic's partitions is waited for, after a rebalance (it is in the client's metadata). */
+    private static final Duration PARTITIONS_TIMEOUT = Duration.ofSeconds(2);
+
     private final PartitionWork work;
     private final TransactionalOffsets transactions;
+    private final RequestStates states;
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, TransactionalOffsets transactions, WorkerConfig config) {
+    RevocationGrace(PartitionWork work, TransactionalOffsets transactions, RequestStates states, WorkerConfig config) {
         this.work = work;
         this.transactions = transactions;
+        this.states = states;
         this.grace = config.rebalanceWait();
     }
 
@@ -74,6 +87,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     @Override
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
         generation(consumer);
+        tellOwned(consumer, Set.of());
         if (partitions.isEmpty()) {
             work.assigned(partitions, Map.of());
             return;
@@ -122,6 +136,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
         // Cooperative rebalancing revokes after the group moved to its new generation: the requests finishing during
         // the grace commit under it.
         generation(consumer);
+        tellOwned(consumer, new HashSet<>(partitions));
         if (partitions.isEmpty()) {
             return;
         }
@@ -179,6 +194,37 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
             }
         } catch (RuntimeException e) {
             Log.warnf("Rebalance: could not read the group metadata (%s)", e.toString());
+        }
+    }
+
+    /**
+     * Tells the status queries how many partitions of each topic this consumer reads it owns now, less {@code
+     * revoked}, and how many the topic has (-1 when the client cannot say in time): what an {@code unknown} answer
+     * says of the other replicas.
+     */
+    private void tellOwned(Consumer<?, ?> consumer, Set<TopicPartition> revoked) {
+        try {
+            Set<TopicPartition> assignment = consumer.assignment();
+            for (String topic : consumer.subscription()) {
+                int owned = 0;
+                for (TopicPartition partition : assignment) {
+                    if (partition.topic().equals(topic) && !revoked.contains(partition)) {
+                        owned++;
+                    }
+                }
+                states.partitions(topic, owned, partitionsOf(consumer, topic));
+            }
+        } catch (RuntimeException e) {
+            Log.debugf("Rebalance: could not count the partitions owned (%s)", e.toString());
+        }
+    }
+
+    private static int partitionsOf(Consumer<?, ?> consumer, String topic) {
+        try {
+            List<PartitionInfo> partitions = consumer.partitionsFor(topic, PARTITIONS_TIMEOUT);
+            return partitions == null ? -1 : partitions.size();
+        } catch (RuntimeException e) {
+            return -1;
         }
     }
 
