@@ -10,7 +10,6 @@ import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
@@ -21,7 +20,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * record is copied byte for byte, its headers too, to the parked topic, keyed by its producer and in a partition of
  * its producer's own while there are enough ({@link ParkedPartitions}: a producer's parked backlog sits in one
  * partition, and the others' parked records are not behind it), in the same Kafka
- * transaction as the offsets it completes ({@link ResultTransactions#publish}, as a result is): the copy is visible
+ * transaction as the offsets it completes ({@link ResultTransactions#park}, as a result is, in batches of thousands): the copy is visible
  * if and only if the source record is committed as done, so a record is parked exactly once, through kills and
  * rebalances, and costs no gateway call. The record's own key travels in the header {@link #KEY_HEADER}, so that the
  * result of the parked copy keeps it ({@link RecordContext}).
@@ -95,7 +94,7 @@ class RequestParking {
             ProducerRecord<byte[], byte[]> copy =
                     new ProducerRecord<>(parked.orElseThrow(), partition, key, value, headers);
             Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
-            return transactions.publish(id == null ? context.position() : id, run, List.of(copy), null);
+            return transactions.park(id == null ? context.position() : id, run, copy);
         });
     }
 
