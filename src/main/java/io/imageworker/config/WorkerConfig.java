@@ -231,10 +231,12 @@ public interface WorkerConfig {
 
         /**
          * The most parked records in one transaction (beside at most {@link #maxBatch()} results): a transaction costs
-         * about the same for 200 records as for thousands, so parking at {@code max-batch} a transaction was what
-         * held a backlog's parking to a few thousand records a second.
+         * about the same for 200 records as for a thousand, so parking at {@code max-batch} a transaction held a
+         * backlog's parking to a few thousand records a second. Not much more than a thousand: a park holds its
+         * record's bytes in the read-ahead's bound until its transaction commits, and at the bound the source
+         * partitions' fetch pauses; smaller transactions let the next records be read while one commits.
          */
-        @WithDefault("5000")
+        @WithDefault("1000")
         int parkMaxBatch();
 
         /**

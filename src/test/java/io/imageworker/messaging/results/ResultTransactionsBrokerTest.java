@@ -135,7 +135,7 @@ class ResultTransactionsBrokerTest {
     }
 
     /**
-     * A backlog parks by the thousand: parked copies go into one transaction up to {@code park-max-batch} (5000), not
+     * A backlog parks by the thousand: parked copies go into one transaction up to {@code park-max-batch} (1000), not
      * {@code max-batch} (200) as results do, each copy visible with its offset. At 200 a transaction, parking a
      * backlog ran at a few thousand records a second, and a producer behind the backlog waited for it.
      */
