@@ -222,6 +222,24 @@ public interface WorkerConfig {
         int maxBatch();
 
         /**
+         * How long a batch waits for more parked records ({@code messaging.RequestParking}) when no result waits:
+         * parks come by the thousand and cost nothing but a Kafka write, so they are batched for longer than results,
+         * which a producer waits for.
+         */
+        @WithDefault("50ms")
+        Duration parkLinger();
+
+        /**
+         * The most parked records in one transaction (beside at most {@link #maxBatch()} results): a transaction costs
+         * about the same for 200 records as for a thousand, so parking at {@code max-batch} a transaction held a
+         * backlog's parking to a few thousand records a second. Not much more than a thousand: a park holds its
+         * record's bytes in the read-ahead's bound until its transaction commits, and at the bound the source
+         * partitions' fetch pauses; smaller transactions let the next records be read while one commits.
+         */
+        @WithDefault("1000")
+        int parkMaxBatch();
+
+        /**
          * Kafka's {@code transaction.timeout.ms}: a worker killed in the middle of a transaction leaves it open this
          * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long (so
          * does the partitions' next owner, to read their committed offsets).

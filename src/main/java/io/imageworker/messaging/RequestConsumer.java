@@ -15,6 +15,7 @@ import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
 import io.smallrye.mutiny.Multi;
@@ -24,6 +25,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -101,11 +103,18 @@ public class RequestConsumer {
 
     /**
      * Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000), if the
-     * start-up checks passed and once the bucket exists (local runs and tests create theirs; in production it exists
+     * start-up checks passed and the parked topic, when named, exists ({@link RequestParking#missingTopic}), and once
+     * the bucket exists (local runs and tests create theirs; in production it exists
      * and this is one HEAD request).
      */
     void start(@Observes @Priority(2000) StartupEvent event, StartupCheck check, ImageStore store) {
         if (!check.passed()) {
+            return;
+        }
+        Optional<String> parkingProblem = parking.missingTopic();
+        if (parkingProblem.isPresent()) {
+            Log.errorf("image-worker cannot start: %s", parkingProblem.get());
+            Quarkus.asyncExit(1);
             return;
         }
         store.ensureBucket().await().atMost(config.startupWait());

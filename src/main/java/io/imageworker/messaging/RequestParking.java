@@ -1,17 +1,26 @@
 package io.imageworker.messaging;
 
 import io.imageworker.ImageRequest;
+import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.messaging.results.ResultTransactions;
 import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
+import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -21,7 +30,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * record is copied byte for byte, its headers too, to the parked topic, keyed by its producer and in a partition of
  * its producer's own while there are enough ({@link ParkedPartitions}: a producer's parked backlog sits in one
  * partition, and the others' parked records are not behind it), in the same Kafka
- * transaction as the offsets it completes ({@link ResultTransactions#publish}, as a result is): the copy is visible
+ * transaction as the offsets it completes ({@link ResultTransactions#park}, as a result is, in batches of thousands): the copy is visible
  * if and only if the source record is committed as done, so a record is parked exactly once, through kills and
  * rebalances, and costs no gateway call. The record's own key travels in the header {@link #KEY_HEADER}, so that the
  * result of the parked copy keeps it ({@link RecordContext}).
@@ -40,6 +49,10 @@ class RequestParking {
     /** The parked topic's channel, whose consumer says how many partitions the topic has. */
     private static final String CHANNEL = "parked-requests";
 
+    /** How long the start-up asks the broker whether the parked topic exists. */
+    private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Map<String, Object> kafka;
     private final ResultTransactions transactions;
     private final KafkaClientService kafkaClients;
     private final String source;
@@ -48,7 +61,12 @@ class RequestParking {
     /** The parked topic's partitions, once read. */
     private volatile int partitionCount;
 
-    RequestParking(WorkerConfig config, ResultTransactions transactions, KafkaClientService kafkaClients) {
+    RequestParking(
+            WorkerConfig config,
+            ResultTransactions transactions,
+            KafkaClientService kafkaClients,
+            @Identifier("default-kafka-broker") Map<String, Object> kafka) {
+        this.kafka = kafka;
         this.transactions = transactions;
         this.kafkaClients = kafkaClients;
         this.source = config.topic().request();
@@ -69,6 +87,36 @@ class RequestParking {
     /** The parked topic, or null. */
     String topic() {
         return parked.orElse(null);
+    }
+
+    /**
+     * Why parking cannot start, or empty: the parked topic is named but does not exist. The worker does not create
+     * it (its partitions are the deployment's choice: as many as producers that flood at once); without it every park
+     * would wait for the topic's metadata and fail its transaction, so the worker refuses to start instead, in one
+     * line. The broker is asked by an admin client, which creates no topic (a consumer's metadata request may, on a
+     * broker that creates topics on first use). A broker that does not answer in time is no reason to refuse: the
+     * parks will tell.
+     */
+    Optional<String> missingTopic() {
+        return parked.flatMap(topic -> missingTopic(kafka, topic));
+    }
+
+    /** Why {@code topic} cannot be parked into on the broker of {@code kafka}: it does not exist; or empty. */
+    static Optional<String> missingTopic(Map<String, Object> kafka, String topic) {
+        try (Admin admin = Admin.create(KafkaClientConfig.of(kafka, AdminClientConfig.configNames(), Map.of()))) {
+            Set<String> names = admin.listTopics().names().get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            return names.contains(topic)
+                    ? Optional.empty()
+                    : Optional.of("the parked topic " + topic + " (IMAGE_WORKER_TOPIC_REQUEST_PARKED) does not exist:"
+                            + " create it (the chart's topic job does), or set IMAGE_WORKER_TOPIC_REQUEST_PARKED empty"
+                            + " to park nothing");
+        } catch (ExecutionException | TimeoutException e) {
+            Log.warnf("Could not check that the parked topic %s exists (%s); going on", topic, e.toString());
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return Optional.empty();
+        }
     }
 
     /** Whether records of {@code context}'s topic may be parked: parking is on and it is the request topic. */
@@ -95,7 +143,7 @@ class RequestParking {
             ProducerRecord<byte[], byte[]> copy =
                     new ProducerRecord<>(parked.orElseThrow(), partition, key, value, headers);
             Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
-            return transactions.publish(id == null ? context.position() : id, run, List.of(copy), null);
+            return transactions.park(id == null ? context.position() : id, run, copy);
         });
     }
 

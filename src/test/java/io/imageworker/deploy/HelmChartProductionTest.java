@@ -65,6 +65,8 @@ class HelmChartProductionTest {
                         String.join(
                                 " ",
                                 worker.get("IMAGE_WORKER_TOPIC_REQUEST").value() + ":6",
+                                // Parking is on by default: its topic as many partitions as the request topic.
+                                worker.get("IMAGE_WORKER_TOPIC_REQUEST_PARKED").value() + ":6",
                                 worker.get("IMAGE_WORKER_TOPIC_COMPLETED").value() + ":6",
                                 worker.get("IMAGE_WORKER_TOPIC_FAILED").value() + ":6",
                                 worker.get("IMAGE_WORKER_TOPIC_DLQ").value() + ":1"))
@@ -194,7 +196,12 @@ class HelmChartProductionTest {
         assertThat(topics)
                 .extracting(topic -> topic.spec().topicName())
                 .containsExactly(
-                        "image-request", "image-completed", "image-failed", "image-request-dlq", "image-worker-budget");
+                        "image-request",
+                        "image-request-parked",
+                        "image-completed",
+                        "image-failed",
+                        "image-request-dlq",
+                        "image-worker-budget");
         assertThat(topics).allSatisfy(topic -> {
             assertThat(topic.metadata().getLabels()).containsEntry("strimzi.io/cluster", "events");
             assertThat(topic.metadata().getNamespace()).isEqualTo("kafka");
@@ -203,9 +210,10 @@ class HelmChartProductionTest {
             assertThat(topic.spec().config()).containsEntry("min.insync.replicas", 2);
         });
         assertThat(topics.get(0).spec().partitions()).isEqualTo(6);
-        assertThat(topics.get(3).spec().partitions()).isEqualTo(1);
+        assertThat(topics.get(1).spec().partitions()).as("the parked topic").isEqualTo(6);
         assertThat(topics.get(4).spec().partitions()).isEqualTo(1);
-        assertThat(topics.get(4).spec().config()).containsEntry("cleanup.policy", "delete");
+        assertThat(topics.get(5).spec().partitions()).isEqualTo(1);
+        assertThat(topics.get(5).spec().config()).containsEntry("cleanup.policy", "delete");
     }
 
     @Test

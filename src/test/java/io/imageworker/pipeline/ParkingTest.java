@@ -1,7 +1,9 @@
 package io.imageworker.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.imageworker.processing.Cancellations;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -40,13 +42,17 @@ class ParkingTest extends PipelineTestSupport {
 
     static final int OF_B = 8;
 
+    /** The cancel topic of these tests. */
+    static final String CANCELS = "image-cancel-parking";
+
     /** A request topic, a parked topic and a consumer group of their own; a window of 10 offsets. */
     public static class WithParking extends WorkerTestResource {
         @Override
         public Map<String, String> start() {
             Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC, PARKED);
+            Infrastructure.get().kafka().createTopics(TOPIC, PARKED, CANCELS);
             config.put("image-worker.topic.request", TOPIC);
+            config.put("image-worker.topic.cancel", CANCELS);
             config.put("image-worker.topic.request-parked", PARKED);
             config.put("image-worker.consumer-group", "parking");
             config.put("image-worker.offset-window", "10");
@@ -57,6 +63,9 @@ class ParkingTest extends PipelineTestSupport {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    Cancellations cancellations;
 
     @Test
     void aProducersRequestsPublishedAfterABacklogBeyondTheWindowAreCalledBeforeThatBacklogIsDone() {
@@ -93,6 +102,30 @@ class ParkingTest extends PipelineTestSupport {
         assertThat(calledAfter)
                 .as("calls of A's backlog made after B's last call")
                 .isGreaterThanOrEqualTo(BACKLOG / 4);
+    }
+
+    /**
+     * A request cancelled while its record is parked (the last of a backlog far beyond its partition's window, parked
+     * as soon as it is read, and read back last) ends once, {@code CANCELLED}, with no call: the parked copy is a
+     * request like any other when it comes back, and the cancel named it meanwhile.
+     */
+    @Test
+    void aRequestCancelledWhileParkedEndsOnceCancelledWithoutACall() {
+        awaitConsumerOf(TOPIC);
+        gateway.control().setLatency(Duration.ofMillis(80));
+        double parkedBefore = parked("window") + parked("share");
+        List<String> ofA = sendKeyed(BACKLOG, "a");
+        String last = ofA.get(ofA.size() - 1);
+        // Most of the backlog parked: the last record, read with it, is parked too, long before its turn.
+        await().atMost(WITHIN).until(() -> parked("window") + parked("share") - parkedBefore >= BACKLOG / 2.0);
+        assertThat(callsFor(last)).as("not called yet").isEmpty();
+        kafka.send(CANCELS, last, "{\"requestId\":\"" + last + "\"}", Map.of());
+        await().atMost(WITHIN).until(() -> cancellations.isCancelled(last));
+
+        ofA.forEach(PipelineTestSupport::result);
+        assertThat(body(result(last)).path("error").path("code").asText()).isEqualTo("CANCELLED");
+        assertThat(kafka.results(last)).as("results of the cancelled request").hasSize(1);
+        assertThat(callsFor(last)).as("gateway calls of the cancelled request").isEmpty();
     }
 
     /** {@code count} requests of producer {@code producer}, each keyed by its id, so that they spread over partitions. */

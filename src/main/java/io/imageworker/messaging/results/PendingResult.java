@@ -15,20 +15,27 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * @param records what is published
  * @param cut makes the same records with any DLQ copy's value cut, for a copy Kafka refused as too large; or null
  * @param done completes once the transaction is committed and the record ended ({@link InFlight.Run#ended})
+ * @param park whether it is a parked copy rather than a result: batched by the thousand ({@link TopicTransactions})
  */
 record PendingResult(
         String requestId,
         InFlight.Run run,
         List<ProducerRecord<byte[], byte[]>> records,
         Supplier<List<ProducerRecord<byte[], byte[]>>> cut,
-        CompletableFuture<Void> done) {
+        CompletableFuture<Void> done,
+        boolean park) {
 
     PendingResult(
             String requestId,
             InFlight.Run run,
             List<ProducerRecord<byte[], byte[]>> records,
             Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
-        this(requestId, run, records, cut, new CompletableFuture<>());
+        this(requestId, run, records, cut, new CompletableFuture<>(), false);
+    }
+
+    /** The parked copy {@code copy} of the record {@code run} took. */
+    static PendingResult parked(String requestId, InFlight.Run run, ProducerRecord<byte[], byte[]> copy) {
+        return new PendingResult(requestId, run, List.of(copy), null, new CompletableFuture<>(), true);
     }
 
     /** The copy of the record it is the result of. */

@@ -120,8 +120,21 @@ public class ResultTransactions implements TransactionalOffsets {
             InFlight.Run run,
             List<ProducerRecord<byte[], byte[]>> records,
             Supplier<List<ProducerRecord<byte[], byte[]>>> cut) {
-        PendingResult result = new PendingResult(requestId, run, records, cut);
-        transactions(run.record().topic()).submit(result);
+        return submitted(new PendingResult(requestId, run, records, cut));
+    }
+
+    /**
+     * Parks: publishes {@code copy} of the record {@code run} took in a transaction of its topic with the offsets it
+     * completes, as {@link #publish} does a result, but batched with up to {@code transactions.park-max-batch} other
+     * copies and after {@code transactions.park-linger} (a backlog parks by the thousand; no producer waits for a
+     * park as it waits for a result).
+     */
+    public Uni<Void> park(String requestId, InFlight.Run run, ProducerRecord<byte[], byte[]> copy) {
+        return submitted(PendingResult.parked(requestId, run, copy));
+    }
+
+    private Uni<Void> submitted(PendingResult result) {
+        transactions(result.record().topic()).submit(result);
         return Uni.createFrom().completionStage(result.done()).chain(() -> cpu.run(() -> null));
     }
 

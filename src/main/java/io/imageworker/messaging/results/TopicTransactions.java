@@ -22,6 +22,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -31,7 +32,8 @@ import org.apache.kafka.common.TopicPartition;
 
 /**
  * The transactions of one request topic: a queue of results, a thread, a producer. Results are batched, every {@code
- * transactions.linger} or {@code transactions.max-batch} results, each batch committed in one transaction with the
+ * transactions.linger} or {@code transactions.max-batch} results (parked copies beside them, every {@code
+ * transactions.park-linger} or {@code transactions.park-max-batch} copies), each batch committed in one transaction with the
  * offsets it completes and tried again within the infrastructure patience; a batch whose commit failed in doubt is
  * settled before it is tried again ({@link InDoubtSettlement}). Every second the offsets that advanced without a
  * result are committed in a transaction of offsets only ({@link #commitProgress}), and a rebalance's last commit is a
@@ -52,7 +54,14 @@ final class TopicTransactions {
     private final TransactionMetrics metrics;
     private final ScheduledExecutorService thread;
     private final ConcurrentLinkedQueue<PendingResult> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicBoolean scheduled = new AtomicBoolean();
+    /** Whether a flush is scheduled after a result's linger, and after a park's. */
+    private final AtomicBoolean resultsScheduled = new AtomicBoolean();
+
+    private final AtomicBoolean parksScheduled = new AtomicBoolean();
+    /** Results and parks in {@link #queue}. */
+    private final AtomicInteger queuedResults = new AtomicInteger();
+
+    private final AtomicInteger queuedParks = new AtomicInteger();
     private final CommittedOffsets committed = new CommittedOffsets();
     /** The group metadata the last transaction was made under. */
     private ConsumerGroupMetadata lastGroup;
@@ -99,24 +108,49 @@ final class TopicTransactions {
         }
     }
 
+    /**
+     * Queues {@code result} for the next transaction: committed at once when a batch is full, else after the linger
+     * of its kind (a result's {@code transactions.linger}, a park's {@code transactions.park-linger}), whichever of the
+     * queued kinds comes first. The queue's counts are kept beside it: a {@code ConcurrentLinkedQueue}'s size walks
+     * it, which under a backlog's thousands of parks cost more than their transactions.
+     */
     void submit(PendingResult result) {
         queue.add(result);
-        if (queue.size() >= config.transactions().maxBatch()) {
+        WorkerConfig.Transactions settings = config.transactions();
+        boolean full = result.park()
+                ? queuedParks.incrementAndGet() >= settings.parkMaxBatch()
+                : queuedResults.incrementAndGet() >= settings.maxBatch();
+        AtomicBoolean scheduled = result.park() ? parksScheduled : resultsScheduled;
+        if (full) {
             thread.execute(this::flush);
         } else if (scheduled.compareAndSet(false, true)) {
-            thread.schedule(this::flush, config.transactions().linger().toMillis(), TimeUnit.MILLISECONDS);
+            Duration linger = result.park() ? settings.parkLinger() : settings.linger();
+            thread.schedule(this::flush, linger.toMillis(), TimeUnit.MILLISECONDS);
         }
     }
 
-    /** Commits what waits, a batch at a time, until nothing does. */
+    /** Commits what waits, a batch at a time (at most {@code max-batch} results and {@code park-max-batch} parks). */
     private void flush() {
-        scheduled.set(false);
+        resultsScheduled.set(false);
+        parksScheduled.set(false);
+        WorkerConfig.Transactions settings = config.transactions();
         while (!queue.isEmpty()) {
             List<PendingResult> batch = new ArrayList<>();
+            int results = 0;
+            int parks = 0;
             PendingResult result;
-            while (batch.size() < config.transactions().maxBatch() && (result = queue.poll()) != null) {
+            while (results < settings.maxBatch()
+                    && parks < settings.parkMaxBatch()
+                    && (result = queue.poll()) != null) {
                 batch.add(result);
+                if (result.park()) {
+                    parks++;
+                } else {
+                    results++;
+                }
             }
+            queuedResults.addAndGet(-results);
+            queuedParks.addAndGet(-parks);
             commit(batch);
         }
     }

@@ -134,6 +134,31 @@ class ResultTransactionsBrokerTest {
         assertThat(committedOffset()).isEqualTo(2);
     }
 
+    /**
+     * A backlog parks by the thousand: parked copies go into one transaction up to {@code park-max-batch} (1000), not
+     * {@code max-batch} (200) as results do, each copy visible with its offset. At 200 a transaction, parking a
+     * backlog ran at a few thousand records a second, and a producer behind the backlog waited for it.
+     */
+    @Test
+    void parkedCopiesAreCommittedByTheThousandWithTheirOffsets() {
+        // The copies are all queued before the first transaction: the linger of parks is long here.
+        start(Map.of("image-worker.transactions.park-linger", "3s"));
+        int parks = 1000;
+        List<Uni<Void>> parked = new ArrayList<>();
+        for (int offset = 0; offset < parks; offset++) {
+            InFlight.Run run = offsets.inFlight().take(record(offset));
+            assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
+            parked.add(transactions.park("p-" + offset, run, result("p-" + offset)));
+        }
+        Uni.join().all(parked).andFailFast().await().atMost(Duration.ofSeconds(90));
+
+        assertThat(committedResults()).hasSize(parks).doesNotHaveDuplicates();
+        assertThat(committedOffset()).isEqualTo(parks);
+        assertThat(registry.get("image_worker_transactions_committed").counter().count())
+                .as("transactions for %d parks", parks)
+                .isEqualTo(1);
+    }
+
     private static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await(2, TimeUnit.MINUTES);
@@ -159,12 +184,18 @@ class ResultTransactionsBrokerTest {
     }
 
     private void start() {
+        start(Map.of());
+    }
+
+    /** The transactions of the topic, with these settings {@code overrides}. */
+    private void start(Map<String, String> overrides) {
         Infrastructure.get().kafka().createTopics(1, requests, results);
         transactions = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
-                TestConfig.worker(),
+                TestConfig.worker(overrides),
                 work,
-                new CpuWork(2, 100),
+                // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
+                new CpuWork(2, 2000),
                 registry);
         transactions.groupOf(requests, new ConsumerGroupMetadata(group));
         work.assigned(List.of(partition), Map.of());

@@ -1,0 +1,18 @@
+package io.imageworker.messaging.results;
+
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.support.CpuWork;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.Map;
+
+/** {@link ResultTransactions} for tests of other packages: no broker is asked for anything until a transaction. */
+public final class ResultTransactionsFixture {
+
+    private ResultTransactionsFixture() {}
+
+    /** The transactions of {@code config} over {@code work}, with no Kafka settings. */
+    public static ResultTransactions of(WorkerConfig config, PartitionWork work) {
+        return new ResultTransactions(Map.of(), config, work, new CpuWork(1, 1), new SimpleMeterRegistry());
+    }
+}
