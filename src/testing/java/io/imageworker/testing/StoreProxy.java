@@ -58,8 +58,9 @@ public final class StoreProxy implements AutoCloseable {
         this.target = target;
         this.vertx = Vertx.vertx();
         this.client = vertx.createHttpClient(new HttpClientOptions().setMaxPoolSize(64));
-        this.server = vertx.createHttpServer(new HttpServerOptions().setHandle100ContinueAutomatically(true))
-                .requestHandler(this::forward);
+        // The 100 Continue is answered in forward(): answered automatically, the request reaches it without its
+        // Expect header, and no test could see that an upload asked for one.
+        this.server = vertx.createHttpServer(new HttpServerOptions()).requestHandler(this::forward);
         await(server.listen(0, "127.0.0.1"));
     }
 
@@ -111,6 +112,9 @@ public final class StoreProxy implements AutoCloseable {
         String path = request.path();
         String range = request.getHeader("Range");
         String expect = request.getHeader("Expect");
+        if ("100-continue".equalsIgnoreCase(expect)) {
+            request.response().writeContinue();
+        }
         String dropped = unreachable;
         if (dropped != null && path.contains(dropped)) {
             exchanges.add(new Exchange(request.method().name(), path, range, 0, expect));
