@@ -28,10 +28,12 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * Builds the AWS SDK v2 asynchronous S3 client (Netty, non-blocking) and its presigner from the storage settings:
  * AWS by default, or any S3-compatible endpoint with path-style access. At most {@code storage.max-connections}
  * connections; the SDK completes its futures on a fixed pool of its own (not its default pool, which grows up to 64
- * threads under load), so the worker's threads do not grow with the load; uploads do not wait for a
- * {@code 100 Continue} ({@link NoExpectContinue}). Its event loops are the worker's own, shut down without the quiet
- * period of 2 s the SDK waits when it closes the loops it made itself: by then every request has ended, and the 2 s
- * were added to every stop of the worker.
+ * threads under load), so the worker's threads do not grow with the load. Uploads do not wait for a {@code 100
+ * Continue}: the client asks for one on every upload above 1 MiB (most images), which makes the PUT wait one more
+ * round trip for the store's go-ahead before the body leaves; it saves sending a body the store would refuse on sight
+ * (a bad signature), which a worker with valid credentials does not send. Its event loops are the worker's own, shut
+ * down without the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every request
+ * has ended, and the 2 s were added to every stop of the worker.
  */
 @ApplicationScoped
 public class S3ClientProducer {
@@ -56,7 +58,8 @@ public class S3ClientProducer {
                         .maxConcurrency(config.maxConnections()))
                 .asyncConfiguration(async ->
                         async.advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions))
-                .overrideConfiguration(override -> override.addExecutionInterceptor(new NoExpectContinue()))
+                .serviceConfiguration(
+                        S3Configuration.builder().expectContinueEnabled(false).build())
                 .credentialsProvider(credentials())
                 .region(region())
                 // Checksums only where S3 requires them: since SDK 2.30 every upload carries a trailing checksum by
