@@ -19,9 +19,9 @@ import java.util.function.Supplier;
  * here.
  *
  * <p>A fixed number of threads ({@code cpu-threads}, by default the processors the JVM sees: more would only take
- * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most the records the lanes
- * take at once ({@code max-in-progress} plus {@code read-ahead} each): a record has at most one task here at a time, so
- * the queue cannot overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the
+ * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most the records the
+ * worker takes at once ({@code max-in-progress} plus {@code read-ahead} for each lane, and {@code park-after} from the
+ * parked topic): a record has at most one task here at a time, so the queue cannot overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the
  * caller's event loop.
  */
 @ApplicationScoped
@@ -31,16 +31,21 @@ public class CpuWork {
 
     @Inject
     CpuWork(WorkerConfig config, MeterRegistry registry) {
-        this(
-                Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
-                // Both lanes' records taken at once: each has at most one task here at a time.
-                2 * config.intakeLimit());
+        this(Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())), queueFor(config));
         WorkerMetrics.gauge(
                         "image_worker_cpu_tasks_waiting",
                         executor,
                         pool -> pool.getQueue().size(),
                         "Tasks waiting for a thread of the CPU pool")
                 .register(registry);
+    }
+
+    /**
+     * The records taken from Kafka at once, each with at most one task here at a time: both lanes' (in progress and
+     * read ahead) and the parked topic's, which is read beside the normal lane with a bound of its own.
+     */
+    static int queueFor(WorkerConfig config) {
+        return 2 * config.intakeLimit() + config.parkAfterLimit();
     }
 
     /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */

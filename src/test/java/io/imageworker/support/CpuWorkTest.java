@@ -2,7 +2,9 @@ package io.imageworker.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.testing.TestConfig;
 import java.time.Duration;
+import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -33,5 +35,16 @@ class CpuWorkTest {
                 .atMost(Duration.ofSeconds(10));
 
         assertThat(threads[1]).isEqualTo(threads[0]);
+    }
+
+    @Test
+    void theQueueHoldsEveryRecordTakenAtOnceTheParkedTopicsToo() {
+        int queue = CpuWork.queueFor(TestConfig.worker(Map.of(
+                "image-worker.max-in-progress", "3",
+                "image-worker.read-ahead", "5",
+                "image-worker.park-after", "7")));
+
+        // Two lanes of 3 in progress and 5 read ahead, and 7 records of the parked topic.
+        assertThat(queue).isEqualTo(2 * (3 + 5) + 7);
     }
 }
