@@ -64,7 +64,8 @@ public record RequestStatus(
             name = "QueuePlace",
             description = "Where a queued request stands on the replica that answers, and an estimate of when its first"
                     + " gateway call leaves. The estimate is this replica's own: its position divided by the rate at"
-                    + " which gateway calls left this replica over the last minute times its producer's share of them"
+                    + " which gateway calls left this replica lately (over twice the gateway's timeout, at least a minute)"
+                    + " times its producer's share of them"
                     + " (its weight over the weights of the producers with requests waiting in its lane now, and its"
                     + " lane's part while the other lane waits too). It assumes the producers waiting now keep"
                     + " waiting and the gateway keeps its pace, and counts each request ahead as one call: a rough"
@@ -81,8 +82,8 @@ public record RequestStatus(
                     Instant callExpectedAt,
             @Schema(description = "The same, in seconds from the answer", minimum = "0") Double callExpectedInSeconds,
             @Schema(
-                            description = "Gateway calls per second that left this replica over the last minute (the"
-                                    + " estimate's rate)")
+                            description = "Gateway calls per second that left this replica lately, over twice the"
+                                    + " gateway's timeout (at least a minute): the estimate's rate")
                     Double callsPerSecond,
             @Schema(
                             description = "The part of those calls its producer gets while the producers waiting now"
@@ -90,7 +91,7 @@ public record RequestStatus(
                     Double share,
             @Schema(
                             description = "Why there is no estimate: NO_RECENT_CALLS, no gateway call left this replica"
-                                    + " in the last minute (no rate to go by: nothing is invented); NO_POSITION, it"
+                                    + " lately, or none has finished yet (no rate to go by: nothing is invented); NO_POSITION, it"
                                     + " stands in no line here (see position); GATEWAY_PAUSED, intake is paused on a"
                                     + " dead token or a wrong address until the gateway answers again;"
                                     + " PRODUCER_OVER_CAP, its producer is over its own spend cap until its window"

@@ -2,8 +2,11 @@ package io.imageworker.processing;
 
 import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -58,9 +61,27 @@ public class RequestStates implements CallListener {
     /** The requests waiting for their first call, in their producers' lines. */
     private final ProducerLines lines = new ProducerLines();
     /** The calls that left lately. */
-    private final CallRate rate = new CallRate();
+    private final CallRate rate;
+    /** When the first call of each request held here left (epoch milliseconds): a call's length, once it ends. */
+    private final Map<String, Long> callingSince = new ConcurrentHashMap<>();
     /** The partitions this replica owns of each request topic, and the topic's partitions: {owned, total}. */
     private final Map<String, int[]> partitions = new ConcurrentHashMap<>();
+
+    /** States whose call rate is counted over {@link CallRate#LEAST_WINDOW}: a gateway of short calls. */
+    public RequestStates() {
+        this(CallRate.LEAST_WINDOW);
+    }
+
+    /** The worker's states: its call rate spans two of the longest gateway calls ({@link CallRate#windowFor}). */
+    @Inject
+    public RequestStates(WorkerConfig config) {
+        this(CallRate.windowFor(config.gateway().timeout()));
+    }
+
+    /** States whose call rate is counted over {@code rateWindow} ({@link CallRate#windowFor} the gateway's timeout). */
+    public RequestStates(Duration rateWindow) {
+        this.rate = new CallRate(rateWindow);
+    }
 
     /**
      * A record of {@code requestId} was taken and waits for its turn to go into progress (read ahead): it reads {@link
@@ -88,7 +109,7 @@ public class RequestStates implements CallListener {
         return lines.standing(requestId);
     }
 
-    /** Calls per second that left this replica over the last {@link CallRate#WINDOW_SECONDS}; empty: none left. */
+    /** Calls per second that left this replica over its rate's window; empty: none left, or none finished yet. */
     public OptionalDouble callsPerSecond() {
         return rate.perSecond(System.currentTimeMillis());
     }
@@ -134,7 +155,7 @@ public class RequestStates implements CallListener {
     }
 
     /** The work of {@code requestId} begins: it is {@link State#QUEUED}. */
-    void held(String requestId) {
+    public void held(String requestId) {
         held.put(requestId, State.QUEUED);
     }
 
@@ -146,15 +167,23 @@ public class RequestStates implements CallListener {
     /** Told by the gateway as each call leaves: counted in the rate, and its request waits in no line any more. */
     @Override
     public void sent(ImageStarted call) {
-        rate.started(System.currentTimeMillis());
+        long now = System.currentTimeMillis();
+        rate.started(now);
+        if (held.containsKey(call.requestId())) {
+            callingSince.putIfAbsent(call.requestId(), now);
+        }
         lines.leave(call.requestId());
         calling(call.requestId());
     }
 
-    /** The work of {@code requestId} ended, however it did. */
-    void ended(String requestId) {
+    /** The work of {@code requestId} ended, however it did: the length of its calls counts in the rate. */
+    public void ended(String requestId) {
         lines.leave(requestId);
         held.remove(requestId);
+        Long since = callingSince.remove(requestId);
+        if (since != null) {
+            rate.finished(System.currentTimeMillis() - since);
+        }
     }
 
     /** Where {@code requestId} is, if this worker holds it (in progress, or read ahead and waiting for its turn). */

@@ -46,11 +46,16 @@ class StandingsTest {
     }
 
     @Test
-    void onceACallLeftTheRequestsBehindItHaveAnEstimate() {
+    void onceACallLeftAndOneFinishedTheRequestsBehindItHaveAnEstimate() {
+        states.held("a-0");
+        callLeaves("a-0");
+        states.ended("a-0");
         states.inLine("a-1", Lane.NORMAL, "a");
         states.inLine("a-2", Lane.NORMAL, "a");
         states.inLine("a-3", Lane.NORMAL, "a");
 
+        assertThat(queue("a-1").noEstimate()).isNull();
+        states.held("a-1");
         callLeaves("a-1");
 
         RequestStatus.Queue second = queue("a-2");
@@ -63,7 +68,21 @@ class StandingsTest {
     }
 
     @Test
+    void aCallThatLeftWithoutAnyFinishedGivesNoRateYet() {
+        states.inLine("a-1", Lane.NORMAL, "a");
+        states.inLine("a-2", Lane.NORMAL, "a");
+        states.held("a-1");
+        callLeaves("a-1");
+
+        assertThat(queue("a-2").noEstimate()).isEqualTo("NO_RECENT_CALLS");
+        assertThat(queue("a-2").position()).isEqualTo(1);
+    }
+
+    @Test
     void aPausedGatewayOrAProducerOverItsCapLeavesThePositionWithoutAnEstimate() {
+        states.held("a-0");
+        callLeaves("a-0");
+        states.ended("a-0");
         states.inLine("a-1", Lane.NORMAL, "a");
         states.inLine("a-2", Lane.NORMAL, "a");
         callLeaves("a-1");

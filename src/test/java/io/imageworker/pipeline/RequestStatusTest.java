@@ -222,7 +222,9 @@ class RequestStatusTest extends PipelineTestSupport {
                 .as(properties.toString())
                 .isTrue();
         JsonNode queue = schemas.path("QueuePlace");
-        assertThat(queue.path("description").asText()).contains("last minute").contains("not a promise");
+        assertThat(queue.path("description").asText())
+                .contains("twice the gateway's timeout")
+                .contains("not a promise");
         assertThat(queue.path("properties").has("callExpectedAt")
                         && queue.path("properties").has("position"))
                 .as(queue.toString())
