@@ -24,6 +24,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.EnumMap;
 import java.util.Locale;
 import java.util.Map;
@@ -37,6 +38,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
@@ -60,7 +62,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  *
  * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
  * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
- * partition's next owner, and if its turn comes after that it is dropped unacknowledged. The time it waits for its turn
+ * partition's next owner, leaves its producer's line at once ({@link #released}), and if its turn comes after that it
+ * is dropped unacknowledged. The time it waits for its turn
  * does not count as a stuck record (the commit strategy). At shutdown a record still waiting ends at its turn at
  * once, unacknowledged, and is redelivered.
  *
@@ -103,6 +106,12 @@ public class ReadAhead implements PlacesInProgress {
     private final Map<Lane, AtomicInteger> atWindow = new EnumMap<>(Lane.class);
     /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
     private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
+    /**
+     * The requests waiting for their turn now, each with what takes it out of its producer's line and out of the
+     * queued requests: given back at its turn, at its end, or at once when its partition goes to another worker
+     * ({@link #released}).
+     */
+    private final Map<InFlight.Run, Held> waitingInLine = new ConcurrentHashMap<>();
     /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
     private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
@@ -131,6 +140,7 @@ public class ReadAhead implements PlacesInProgress {
                 inFlight::within,
                 states,
                 new Parking(config.parkAfterLimit(), inFlight::fitsNow, registry));
+        inFlight.whenReleased(this::released);
         if (!budget.producerBudgets().isEmpty()) {
             holdWhile(budget::holds, shutdown);
             budget.countHeldInIntake(producer -> {
@@ -217,6 +227,22 @@ public class ReadAhead implements PlacesInProgress {
             }
         });
         turns.values().forEach(FairTurns::recheck);
+    }
+
+    /**
+     * A rebalance took {@code partitions} away: the requests of theirs waiting for their turn are their new owner's
+     * now, so they leave their producers' lines and read queued here no more at once, not at their turn, which may
+     * come long after (behind a deep read-ahead, or a producer held by its cap). Each still ends at its turn, given
+     * up ({@link GivenUp}).
+     */
+    void released(Collection<TopicPartition> partitions) {
+        waitingInLine.forEach((run, inLine) -> {
+            RecordCopy record = run.record();
+            if (partitions.contains(new TopicPartition(record.topic(), record.partition()))
+                    && waitingInLine.remove(run, inLine)) {
+                inLine.giveBack();
+            }
+        });
     }
 
     @PreDestroy
@@ -385,16 +411,11 @@ public class ReadAhead implements PlacesInProgress {
         long size = size(asking.message());
         Held bytesHeld = new Held(() -> waiting.give(size));
         Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(requestId));
-        // Its place in its producer's line, for a status query: until its first call leaves or it ends.
-        ProducerLines.Place inLine = requestId == null
-                ? null
-                : states.inLine(requestId, lane, asking.producer().name());
-        if (requestId != null) {
-            states.waiting(requestId);
-        }
+        Held lineHeld = inLine(asking, queued);
         run.waiting();
         AtomicReference<Placed> placed = new AtomicReference<>();
         Function<FairTurns.Turn, Uni<T>> goIntoProgress = turn -> {
+            waitingInLine.remove(run);
             bytesHeld.giveBack();
             queued.giveBack();
             run.admitted();
@@ -420,17 +441,37 @@ public class ReadAhead implements PlacesInProgress {
                 .chain(() -> turns.get(lane).run(Lane.NORMAL, asking.producer().name(), goIntoProgress))
                 .onTermination()
                 .invoke(() -> {
+                    waitingInLine.remove(run);
                     bytesHeld.giveBack();
                     queued.giveBack();
-                    if (inLine != null) {
-                        states.outOfLine(inLine);
-                    }
+                    lineHeld.giveBack();
                     run.admitted();
                     Placed mine = placed.get();
                     if (mine != null) {
                         inProgress.remove(requestId, mine);
                     }
                 });
+    }
+
+    /**
+     * The request of {@code asking} joins its producer's line, for a status query, and reads queued ({@code queued}
+     * gives that back): it stands in its line until its first call leaves or it ends, or its partition goes to another
+     * worker while it waits for its turn ({@link #released}). What takes it out of its line is returned.
+     */
+    private Held inLine(Asking asking, Held queued) {
+        String requestId = asking.requestId();
+        if (requestId == null) {
+            return Held.NOTHING;
+        }
+        ProducerLines.Place place =
+                states.inLine(requestId, asking.lane(), asking.producer().name());
+        Held line = new Held(() -> states.outOfLine(place));
+        states.waiting(requestId);
+        waitingInLine.put(asking.run(), new Held(() -> {
+            queued.giveBack();
+            line.giveBack();
+        }));
+        return line;
     }
 
     /**

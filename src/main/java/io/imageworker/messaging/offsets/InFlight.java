@@ -9,7 +9,10 @@ import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * The requests taken from the request topics and not yet ended: the one door between the intake and the offset
@@ -67,6 +70,14 @@ public class InFlight {
      */
     public Uni<Void> within(RecordCopy record) {
         return partitions.within(record);
+    }
+
+    /**
+     * {@code listener} is told the partitions each rebalance takes from this worker, as it takes them ({@link
+     * PartitionWork#whenReleased}).
+     */
+    public void whenReleased(Consumer<Collection<TopicPartition>> listener) {
+        partitions.whenReleased(listener);
     }
 
     /** Whether {@code record} lies within its partition's window now ({@link PartitionWork#fitsNow}). */

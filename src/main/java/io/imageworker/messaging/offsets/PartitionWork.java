@@ -16,6 +16,8 @@ import java.util.Map;
 import java.util.NavigableSet;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
@@ -46,6 +48,8 @@ public class PartitionWork {
     private final Map<TopicPartition, NavigableSet<Long>> finishedBefore = new HashMap<>();
     /** Records waiting for their partition's window to reach them ({@link #within}). */
     private final WindowGates gates = new WindowGates();
+    /** Told the partitions each {@link #release} takes away, as it takes them. */
+    private final List<Consumer<Collection<TopicPartition>>> releaseListeners = new CopyOnWriteArrayList<>();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
     /** How far above its partition's first pending record a record may go into progress ({@link #within}). */
@@ -382,6 +386,14 @@ public class PartitionWork {
     }
 
     /**
+     * {@code listener} is told the partitions each rebalance takes from this worker, as it takes them (before the
+     * grace): what holds records of theirs waiting for their turn lets them go at once, not at their turn.
+     */
+    public void whenReleased(Consumer<Collection<TopicPartition>> listener) {
+        releaseListeners.add(listener);
+    }
+
+    /**
      * Takes these partitions away: from now on their records are left to the new owner; waits at most {@code grace}
      * for their requests in progress to end (not for records still waiting for their turn: those go to the new owner at
      * once); then forgets them.
@@ -394,6 +406,7 @@ public class PartitionWork {
             revoked.addAll(taken);
         }
         openGates(taken);
+        releaseListeners.forEach(listener -> listener.accept(taken));
         return awaitRelease(taken, grace);
     }
 

@@ -51,7 +51,12 @@ class ReadAheadTest {
      * ends it. Its request id is its producer and offset.
      */
     private RecordContext take(String producer, Supplier<Uni<Void>> first) {
-        RecordContext context = new RecordContext(null, null, "image-request", 0, offset++, Instant.now());
+        return take(0, producer, first);
+    }
+
+    /** The same, of partition {@code partition} of the request topic. */
+    private RecordContext take(int partition, String producer, Supplier<Uni<Void>> first) {
+        RecordContext context = new RecordContext(null, null, "image-request", partition, offset++, Instant.now());
         InFlight.Run run = offsets.inFlight().take(context);
         assertThat(run.start()).isEqualTo(PartitionWork.Start.RUN);
         String id = producer + context.offset();
@@ -156,6 +161,32 @@ class ReadAheadTest {
         assertThat(failures).hasSize(2).allMatch(ReadAhead.GivenUp.class::isInstance);
         assertThat(intake.inProgress(Lane.NORMAL)).isZero();
         assertThat(intake.waiting(Lane.NORMAL)).isZero();
+    }
+
+    /**
+     * A request waiting for its turn whose partition goes to another worker is that worker's: it leaves its
+     * producer's line, and reads queued here no more, at once, not at its turn, which may come long after (behind a
+     * deep read-ahead, or a producer held by its cap); the requests behind it move up. Its turn still ends it, given
+     * up.
+     */
+    @Test
+    void aRequestWaitingForItsTurnLeavesItsLineAtOnceWhenItsPartitionGoesToAnotherWorker() throws Exception {
+        offsets.inFlight().whenReleased(intake::released);
+        take("a");
+        take("a");
+        take(1, "a", () -> Uni.createFrom().nullItem());
+        assertThat(states.standing("a2").orElseThrow().position()).isEqualTo(3);
+
+        offsets.revoke(new TopicPartition("image-request", 0));
+
+        assertThat(states.standing("a1")).as("the request whose partition went").isEmpty();
+        assertThat(states.of("a1")).isEmpty();
+        // a0, in progress, stands in its line until its first call leaves or it ends.
+        assertThat(states.standing("a2").orElseThrow().position()).isEqualTo(2);
+        working.get(0).complete("done");
+        assertThat(failures).hasSize(1).allMatch(ReadAhead.GivenUp.class::isInstance);
+        assertThat(started).containsExactly("a0", "a2");
+        assertThat(states.standing("a2")).as("in progress, no call made").isPresent();
     }
 
     @Test

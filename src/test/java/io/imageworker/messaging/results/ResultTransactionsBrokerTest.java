@@ -22,16 +22,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -45,6 +51,7 @@ class ResultTransactionsBrokerTest {
 
     private final String requests = "transactions-requests-" + UUID.randomUUID();
     private final String results = "transactions-results-" + UUID.randomUUID();
+    private final String parked = "transactions-parked-" + UUID.randomUUID();
     private final String group = "transactions-group-" + UUID.randomUUID();
     private final TopicPartition partition = new TopicPartition(requests, 0);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -159,6 +166,57 @@ class ResultTransactionsBrokerTest {
                 .isEqualTo(1);
     }
 
+    /**
+     * A worker killed between its park's sends and its commit: the copy went out in its open transaction, which the
+     * broker aborts (after the transaction's timeout; here by fencing its {@code transactional.id} at once, to the same
+     * end), and the record's offset was not committed, so its partition's next owner parks it again. A {@code
+     * read_committed} reader of the parked topic sees one copy: the one committed with the offset. A copy sent outside
+     * the transaction would be seen twice; an offset committed without its copy, never.
+     */
+    @Test
+    void aParkCutOffBeforeItsCommitLeavesNoCopyAndTheNextOwnerParksTheRecordOnce() throws Exception {
+        start();
+        CountDownLatch cutOff = new CountDownLatch(1);
+        CountDownLatch killed = new CountDownLatch(1);
+        transactions.commitStep = commit -> {
+            cutOff.countDown();
+            awaitQuietly(killed);
+            throw new KafkaException("the worker was killed before its commit, for the test");
+        };
+        ResultTransactions next = null;
+        try {
+            // Taken right before its park is queued, so that no commit of progress alone takes the step first.
+            InFlight.Run first = offsets.inFlight().take(record(0));
+            transactions.park("p-0", first, copy("p-0")).subscribe().with(ignored -> {}, failure -> {});
+            assertThat(cutOff.await(90, TimeUnit.SECONDS))
+                    .as("the park's transaction cut off")
+                    .isTrue();
+            assertThat(endOffset(parked))
+                    .as("the copy sent in the open transaction")
+                    .isPositive();
+
+            // The broker aborts the killed worker's transaction; then the partition's next owner, another worker
+            // (a transactional.id of its own), reads no commit to start from and parks the record again.
+            OffsetsFixture nextOffsets = new OffsetsFixture(System::nanoTime);
+            next = transactions(Map.of(), nextOffsets.partitions());
+            nextOffsets.partitions().assigned(List.of(partition), Map.of());
+            abortOpenTransactions("image-worker-" + requests + "-");
+            next.park("p-0", nextOffsets.inFlight().take(record(0)), copy("p-0"))
+                    .await()
+                    .atMost(Duration.ofSeconds(90));
+
+            assertThat(committedKeys(parked)).containsExactly("p-0");
+            assertThat(committedOffset()).isEqualTo(1);
+        } finally {
+            // The killed worker's copy of the record is its new owner's now: its transaction ends with no result.
+            offsets.revoke(partition);
+            killed.countDown();
+            if (next != null) {
+                next.close();
+            }
+        }
+    }
+
     private static void awaitQuietly(CountDownLatch latch) {
         try {
             latch.await(2, TimeUnit.MINUTES);
@@ -176,6 +234,46 @@ class ResultTransactionsBrokerTest {
                 results, key.getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
     }
 
+    /** A parked copy, keyed {@code key}. */
+    private ProducerRecord<byte[], byte[]> copy(String key) {
+        return new ProducerRecord<>(
+                parked, key.getBytes(StandardCharsets.UTF_8), "{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The end of {@code topic}'s partition 0 as a read_uncommitted reader sees it: records of open transactions too. */
+    private static long endOffset(String topic) throws Exception {
+        TopicPartition out = new TopicPartition(topic, 0);
+        try (Admin admin = Admin.create(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+            return admin.listOffsets(Map.of(out, OffsetSpec.latest()))
+                    .partitionResult(out)
+                    .get()
+                    .offset();
+        }
+    }
+
+    /**
+     * Aborts the open transactions of the {@code transactional.id}s starting with {@code prefix}: what the broker does
+     * to a killed worker's once their timeout passes, done at once by a producer of the same id, which fences it.
+     */
+    private static void abortOpenTransactions(String prefix) throws Exception {
+        try (Admin admin = Admin.create(Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()))) {
+            for (TransactionListing open : admin.listTransactions().all().get()) {
+                if (open.transactionalId().startsWith(prefix) && open.state() == TransactionState.ONGOING) {
+                    try (KafkaProducer<byte[], byte[]> fencing = new KafkaProducer<>(
+                            Map.of(
+                                    ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                                    bootstrap(),
+                                    ProducerConfig.TRANSACTIONAL_ID_CONFIG,
+                                    open.transactionalId()),
+                            new ByteArraySerializer(),
+                            new ByteArraySerializer())) {
+                        fencing.initTransactions();
+                    }
+                }
+            }
+        }
+    }
+
     private double inDoubt(String settled) {
         return registry.get("image_worker_transactions_in_doubt")
                 .tag("settled", settled)
@@ -189,16 +287,22 @@ class ResultTransactionsBrokerTest {
 
     /** The transactions of the topic, with these settings {@code overrides}. */
     private void start(Map<String, String> overrides) {
-        Infrastructure.get().kafka().createTopics(1, requests, results);
-        transactions = new ResultTransactions(
+        Infrastructure.get().kafka().createTopics(1, requests, results, parked);
+        transactions = transactions(overrides, work);
+        work.assigned(List.of(partition), Map.of());
+    }
+
+    /** The transactions of a worker over {@code work}, in the group, with these settings {@code overrides}. */
+    private ResultTransactions transactions(Map<String, String> overrides, PartitionWork work) {
+        ResultTransactions made = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
                 TestConfig.worker(overrides),
                 work,
                 // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
                 new CpuWork(2, 2000),
                 registry);
-        transactions.groupOf(requests, new ConsumerGroupMetadata(group));
-        work.assigned(List.of(partition), Map.of());
+        made.groupOf(requests, new ConsumerGroupMetadata(group));
+        return made;
     }
 
     private void publishOne() {
@@ -216,7 +320,12 @@ class ResultTransactionsBrokerTest {
 
     /** The keys of the results a read_committed consumer reads, up to the end of the topic. */
     private List<String> committedResults() {
-        TopicPartition out = new TopicPartition(results, 0);
+        return committedKeys(results);
+    }
+
+    /** The keys of the records of {@code topic} a read_committed consumer reads, up to the end of the topic. */
+    private List<String> committedKeys(String topic) {
+        TopicPartition out = new TopicPartition(topic, 0);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
                 Map.of(
                         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
