@@ -1,18 +1,23 @@
 package io.imageworker;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaAnnotation;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.quarkus.test.junit.QuarkusTest;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
@@ -131,18 +136,37 @@ class ArchitectureTest {
                             .anyMatch(name -> type.getName().equals(name)
                                     || type.getName().startsWith(name + "$")));
 
+    private static final JavaClasses TESTS = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
+            .importPackages("io.imageworker");
+
     @Test
     void onlyTheToolsAndTheIntegrationTestsUseATool() {
-        JavaClasses tests = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.ONLY_INCLUDE_TESTS)
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_JARS)
-                .importPackages("io.imageworker");
         noClasses()
                 .that(DescribedPredicate.not(TOOL))
                 .and()
                 .resideOutsideOfPackage("io.imageworker.it..")
                 .should()
                 .dependOnClassesThat(TOOL)
-                .check(tests);
+                .check(TESTS);
+    }
+
+    /**
+     * The unit tests' classes run side by side (junit-platform.properties), but Quarkus runs one application at a
+     * time: a {@code @QuarkusTest} class running beside another would find the other's application, or none.
+     */
+    @Test
+    void quarkusTestsRunOneAfterTheOther() {
+        classes()
+                .that()
+                .areAnnotatedWith(QuarkusTest.class)
+                .should()
+                .beAnnotatedWith(DescribedPredicate.describe(
+                        "@Execution(SAME_THREAD)",
+                        (JavaAnnotation<?> annotation) ->
+                                annotation.getRawType().isEquivalentTo(Execution.class)
+                                        && annotation.as(Execution.class).value() == ExecutionMode.SAME_THREAD))
+                .check(TESTS);
     }
 }

@@ -30,6 +30,8 @@ import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The event contract as a document: the AsyncAPI 3.0 file and its JSON Schemas are kept once, under
@@ -38,6 +40,7 @@ import org.junit.jupiter.api.Test;
  * the pipeline tests receive is checked against them too, by {@code KafkaTestClient}.)
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class AsyncApiDocumentTest {
 

@@ -19,6 +19,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * When the shutdown grace is over, the requests still running are abandoned: no new gateway call, no failure recorded
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * (so that the next worker answers it without a second billed call).
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(ShutdownProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class AbandonedAtShutdownTest extends PipelineTestSupport {

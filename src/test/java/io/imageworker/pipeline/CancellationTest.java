@@ -23,6 +23,8 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Cancellation and the {@code producer} field (contract v1.2) on the real broker, with a worker that reads a cancel
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * test can have a request held by the spend guard and cancel it there.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(CancellationTest.WithCancelTopic.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CancellationTest extends PipelineTestSupport {

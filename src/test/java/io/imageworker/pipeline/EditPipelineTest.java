@@ -16,6 +16,8 @@ import java.util.Base64;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
@@ -27,6 +29,7 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
  * EditReferenceRefusalTest} and {@link EditSingleModeTest}.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class EditPipelineTest extends PipelineTestSupport {
 

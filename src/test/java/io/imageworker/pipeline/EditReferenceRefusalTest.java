@@ -26,6 +26,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
@@ -42,6 +44,7 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
  * HttpsReferenceFetcherTest.refusesRedirectToLoopbackAddress} covers it with the fetcher's test-only address policy.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(EditEdgeProfile.class)
 @WithTestResource(StoreProxyTestResource.class)
 class EditReferenceRefusalTest extends PipelineTestSupport {

@@ -16,12 +16,15 @@ import io.quarkus.test.junit.TestProfile;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * {@code IMAGE_WORKER_GATEWAY_EDIT_MODE=single} ({@link EditEdgeProfile}), end to end: for a gateway that does not
  * honour {@code image[]}, only the base image is sent, as {@code image}; the mask still goes as {@code mask}.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(EditEdgeProfile.class)
 @WithTestResource(StoreProxyTestResource.class)
 class EditSingleModeTest extends PipelineTestSupport {

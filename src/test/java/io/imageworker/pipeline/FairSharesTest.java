@@ -14,6 +14,8 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Fair shares (contract v1.2) on the real broker: producer A publishes a backlog, then producer B a few requests, all
@@ -22,6 +24,7 @@ import org.junit.jupiter.api.Test;
  * waiting work, so B's requests are called within a few rounds instead of after A's whole backlog.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class FairSharesTest extends PipelineTestSupport {
 

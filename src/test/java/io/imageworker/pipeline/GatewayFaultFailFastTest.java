@@ -9,9 +9,12 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.TestProfile;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** With pausing off ({@link OptInProfile}), a dead token or a wrong address fails each request with its own code, unbilled. */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class GatewayFaultFailFastTest extends PipelineTestSupport {

@@ -29,6 +29,8 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A hostile corpus, sent as an independent producer would, over a request topic of six partitions: bad sizes, bad
@@ -41,6 +43,7 @@ import org.junit.jupiter.api.Test;
  * partition's committed offset reaches its end within seconds, not after minutes of retries.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(HostileCorpusResource.class)
 class HostileCorpusTest extends PipelineTestSupport {
 

@@ -12,12 +12,15 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Keep-alive connections to the gateway: a server closes one it finds idle (Node.js after 5 s), and a call the worker
  * sends on such a connection while it closes is never read. It must cost nothing and fail nothing.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class KeepAliveTest extends PipelineTestSupport {
 

@@ -16,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.util.Set;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Every metric the Grafana dashboard and the alert rules under deploy/observability/ read is one the worker really
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * every series of the worker's own that it exports is drawn on some panel of the dashboard.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class MetricsExportTest extends PipelineTestSupport {
 

@@ -13,12 +13,15 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A worker without {@code IMAGE_WORKER_TOPIC_REQUEST_PRIORITY} and {@code IMAGE_WORKER_TOPIC_STATUS} (the defaults):
  * no consumer of a priority topic joins the group and no {@code image.started} is published.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(OptionalTopicsOffTest.WithoutOptionalTopics.class)
 class OptionalTopicsOffTest extends PipelineTestSupport {
 

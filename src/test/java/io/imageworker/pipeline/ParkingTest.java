@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Fair shares at any backlog, on the real broker: producer A's backlog, larger than the request topic's partitions
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * result (keyed as its request was) after exactly one call.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(ParkingTest.WithParking.class)
 class ParkingTest extends PipelineTestSupport {
 

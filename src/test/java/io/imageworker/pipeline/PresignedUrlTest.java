@@ -14,6 +14,8 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * With presigning on ({@link OptInProfile}), image-completed carries a GET URL of the stored object (never the gateway's
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * by default, as here).
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class PresignedUrlTest extends PipelineTestSupport {

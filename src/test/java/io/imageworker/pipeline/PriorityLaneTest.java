@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The priority lane on the real broker, with the normal lane saturated: its four call slots taken, four more of its
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * slot (without the limiter's preference, it would wait behind the four requests already waiting for one).
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class PriorityLaneTest extends PipelineTestSupport {
 

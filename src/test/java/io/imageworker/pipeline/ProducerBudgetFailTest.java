@@ -9,12 +9,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Per-producer budgets (contract v1.2) with {@code IMAGE_WORKER_BUDGET_ON_EXCEEDED=fail}: a request of a producer over
  * its cap ends {@code BUDGET_EXCEEDED} at once, with no call, naming the producer's cap; another producer's go on.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(ProducerBudgetFailTest.WithFailingProducerCap.class)
 class ProducerBudgetFailTest extends PipelineTestSupport {
 

@@ -15,6 +15,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Per-producer budgets (contract v1.2) on the real broker: producer A has a cap of a few calls, B none. A's backlog,
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * its call counts in the window it leaves in.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(ProducerBudgetTest.WithProducerCap.class)
 class ProducerBudgetTest extends PipelineTestSupport {
 

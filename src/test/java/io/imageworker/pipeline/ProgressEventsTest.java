@@ -18,9 +18,12 @@ import java.time.Instant;
 import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** {@code image.started} on {@code image-status} (contract v1.1): a hint per attempt, with the request's key and trace. */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class ProgressEventsTest extends PipelineTestSupport {
 

@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * Where a queued request stands (issue #32), on the real broker, in a worker of its own (no call has left it before
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * backlog is held again, the requests still waiting read the same positions with estimates, later for later ones.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(QueuedStandingTest.OwnWorker.class)
 class QueuedStandingTest extends PipelineTestSupport {
 

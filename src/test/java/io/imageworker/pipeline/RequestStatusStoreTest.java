@@ -16,6 +16,8 @@ import java.net.http.HttpResponse;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -25,6 +27,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * store. Shares {@link HostileCorpusResource}'s worker, whose store is reached through the recording proxy.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(HostileCorpusResource.class)
 class RequestStatusStoreTest {
 

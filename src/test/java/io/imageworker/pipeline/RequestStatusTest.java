@@ -20,6 +20,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * {@code GET /requests/{requestId}} on the real broker and store: a request this worker holds reads {@code queued}
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * {@code unknown} (404); a malformed id is refused (400). The endpoint is described in the OpenAPI document, which points to the AsyncAPI one.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class RequestStatusTest extends PipelineTestSupport {
 

@@ -21,6 +21,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A rebalance that takes partitions away from the worker while requests on them are in progress: the worker lets those
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.Test;
  * Shares {@link HostileCorpusResource}'s worker: a topic of six partitions and a group of their own.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(HostileCorpusResource.class)
 class RevocationGraceTest extends PipelineTestSupport {
 

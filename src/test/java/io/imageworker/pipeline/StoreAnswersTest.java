@@ -12,6 +12,8 @@ import java.time.Instant;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * What the store answers decides whether the worker asks again: a refusal (4xx) ends the request at once with {@code
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * patience is the default, its request topic its own.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(HostileCorpusResource.class)
 class StoreAnswersTest extends PipelineTestSupport {
 

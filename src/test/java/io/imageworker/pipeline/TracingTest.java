@@ -23,9 +23,12 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /** One request is one trace (traces on: {@link OptInProfile}): the worker's span under the producer's, a child span per stage, the result its child. */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
 @WithTestResource(WorkerTestResource.class)
 class TracingTest extends PipelineTestSupport {

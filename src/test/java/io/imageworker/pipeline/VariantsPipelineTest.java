@@ -17,6 +17,8 @@ import jakarta.inject.Inject;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
@@ -24,6 +26,7 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /** {@code count} (contract v1.1), end to end: N calls, N stored variants, one event, a ledger record per variant. */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class VariantsPipelineTest extends PipelineTestSupport {
 

@@ -20,6 +20,8 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -30,6 +32,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * another JSON type. A result a v1 worker recorded is replayed byte for byte.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(WorkerTestResource.class)
 class VersionOneConsumerTest extends PipelineTestSupport {
 

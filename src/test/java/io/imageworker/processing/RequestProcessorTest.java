@@ -17,6 +17,8 @@ import java.time.Instant;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The story of one request told by {@link RequestProcessor} itself, called directly (no record, no Kafka): how an
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * StoreProxy}: what was written to the store, and a store that refuses, are seen there.
  */
 @QuarkusTest
+@Execution(ExecutionMode.SAME_THREAD)
 @WithTestResource(HostileCorpusResource.class)
 class RequestProcessorTest {
 

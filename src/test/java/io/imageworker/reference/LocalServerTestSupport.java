@@ -10,11 +10,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * What the tests of {@code https://} references share: Vert.x, a self-signed certificate for {@code localhost}, a
- * {@link LocalServer} on 127.0.0.1 for each test, and fetchers configured as the worker would be.
+ * {@link LocalServer} on 127.0.0.1 for each test, and fetchers configured as the worker would be. The extension is a
+ * static field of this class, which all its subclasses share: they run one at a time (the lock), beside other test
+ * classes.
  */
+@ResourceLock("LocalServerTestSupport")
 abstract class LocalServerTestSupport {
 
     /**

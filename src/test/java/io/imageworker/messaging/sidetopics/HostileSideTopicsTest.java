@@ -33,6 +33,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The side topics written by someone else than the fleet, on a real broker: the budget log (which only the workers'
@@ -41,7 +42,10 @@ import org.junit.jupiter.api.Test;
  * spend budget taken, requests stopped) and the memory it leaves (places held, cancels and their accounted bytes). The
  * 5 million cancels of one id are handed to the reader's own {@code apply} directly, not through the broker, which
  * would take minutes for them; the 120,000 forged cancels go through the broker.
+ *
+ * <p>Isolated: it measures the JVM's heap, which a test class running beside it would grow.
  */
+@Isolated
 class HostileSideTopicsTest {
 
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(20);

@@ -14,11 +14,16 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.jboss.logmanager.ExtLogRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A storm of skipped records costs a counter each and a bounded number of log lines: one per {@link
  * SkippedRecords#LOG_EVERY}, the next saying how many went unlogged.
+ *
+ * <p>Isolated: it counts the lines of {@link SkippedRecords}' logger, which a test class running beside it could also
+ * write to.
  */
+@Isolated
 class SkippedRecordsTest {
 
     private final Logger logger = Logger.getLogger(SkippedRecords.class.getName());

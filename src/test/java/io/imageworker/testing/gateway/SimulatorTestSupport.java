@@ -7,11 +7,15 @@ import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * What the simulator's own tests share: one simulator with the default settings for the class, an HTTP client of it,
- * and a reset before each test (settings, token, quota, faults and records back to their start).
+ * and a reset before each test (settings, token, quota, faults and records back to their start). The simulator is
+ * in a static field of this class, which all its subclasses share: they run one at a time (the lock), beside other
+ * test classes.
  */
+@ResourceLock("SimulatorTestSupport")
 abstract class SimulatorTestSupport {
 
     static GatewaySimulator gateway;
