@@ -97,14 +97,14 @@ class ParkingTest extends PipelineTestSupport {
         long calledAfter = firstCallArrivals(ofA).stream()
                 .filter(arrived -> arrived.isAfter(lastOfB))
                 .count();
-        // Without parking B's last call comes after all but the last few of A's (B's records wait at the window of
+        // Without parking B's last call comes after all but the last of A's (B's records wait at the window of
         // each partition until A's records before them are done). Parked, B's records come in within a few rounds of
         // A's calls and share the slots: a large part of A's backlog is called after B's last call (half or more on a
-        // quiet machine; 140 of 320 seen once after a long run of other test classes, so a quarter is asked: without
-        // parking it is a handful).
+        // quiet machine; 140 of 320 seen once after a long run of other test classes, 74 with one of two cores kept
+        // busy, where parking reads the backlog slower; without parking, 24 were seen: a sixth, 53, is asked).
         assertThat(calledAfter)
                 .as("calls of A's backlog made after B's last call")
-                .isGreaterThanOrEqualTo(BACKLOG / 4);
+                .isGreaterThanOrEqualTo(BACKLOG / 6);
     }
 
     /**
