@@ -2,62 +2,102 @@ package io.imageworker.messaging.intake;
 
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
 
-/** The bytes of the records of one lane that wait for their turn, bounded. */
+/**
+ * The bytes of the records of one lane that wait for their turn, bounded. A lane may be fed by more than one stream
+ * (the normal lane by the request topic and, with parking on, the parked topic), so more than one taker may wait at
+ * once: they wait in line and go on in the order they came, each as soon as its bytes fit (or nothing is held). With
+ * one waiter's place only, a second taker took the first one's place and the first was never woken: its stream took
+ * no record again, its consumer stayed paused, and the worker sat idle and healthy before a parked backlog.
+ */
 final class WaitingBytes {
     private final long bound;
+    private final Deque<Taker> waiting = new ArrayDeque<>();
     private long held;
-    private long asked;
-    private UniEmitter<? super Void> waiter;
 
     WaitingBytes(long bound) {
         this.bound = bound;
     }
 
-    /** Completes when {@code size} more bytes fit (or nothing is held), holding them; one caller at a time. */
+    /** Completes when {@code size} more bytes fit (or nothing is held) and no taker before it waits, holding them. */
     Uni<Void> take(long size) {
         return Uni.createFrom().emitter(emitter -> {
+            Taker taker = new Taker(emitter, size);
             boolean now;
             synchronized (this) {
-                now = held == 0 || held + size <= bound;
+                now = waiting.isEmpty() && fits(size);
                 if (now) {
                     held += size;
                 } else {
-                    waiter = emitter;
-                    asked = size;
+                    waiting.addLast(taker);
                 }
             }
             if (now) {
                 emitter.complete(null);
             } else {
                 emitter.onTermination(() -> {
+                    List<Taker> next;
                     synchronized (this) {
-                        if (waiter == emitter) {
-                            waiter = null;
-                        }
+                        // Gone before its turn (cancelled): the ones behind it may fit now.
+                        waiting.remove(taker);
+                        next = release();
                     }
+                    next.forEach(Taker::go);
                 });
             }
         });
     }
 
-    /** {@code size} bytes went into progress or ended: a waiting taker that now fits goes on. */
+    /** {@code size} bytes went into progress or ended: the waiting takers that now fit go on, in their order. */
     void give(long size) {
-        UniEmitter<? super Void> next = null;
+        List<Taker> next;
         synchronized (this) {
             held -= size;
-            if (waiter != null && (held == 0 || held + asked <= bound)) {
-                held += asked;
-                next = waiter;
-                waiter = null;
-            }
+            next = release();
         }
-        if (next != null) {
-            next.complete(null);
-        }
+        next.forEach(Taker::go);
     }
 
     synchronized long held() {
         return held;
+    }
+
+    /** Takers waiting now, for the tests. */
+    synchronized int waiting() {
+        return waiting.size();
+    }
+
+    private boolean fits(long size) {
+        return held == 0 || held + size <= bound;
+    }
+
+    /** Under the lock: the takers at the head of the line whose bytes fit, their bytes held. */
+    private List<Taker> release() {
+        List<Taker> next = new ArrayList<>();
+        while (!waiting.isEmpty() && fits(waiting.peekFirst().size)) {
+            Taker taker = waiting.pollFirst();
+            held += taker.size;
+            next.add(taker);
+        }
+        return next;
+    }
+
+    /** A taker waiting for its bytes (compared by identity: the same size may wait twice). */
+    private static final class Taker {
+        private final UniEmitter<? super Void> emitter;
+        private final long size;
+
+        Taker(UniEmitter<? super Void> emitter, long size) {
+            this.emitter = emitter;
+            this.size = size;
+        }
+
+        void go() {
+            emitter.complete(null);
+        }
     }
 }

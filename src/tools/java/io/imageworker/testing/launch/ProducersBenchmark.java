@@ -36,9 +36,14 @@ import java.util.UUID;
  * <p>For each producer: queueing from a request's publication to the gateway's receipt of its first call (the
  * simulator's record, on this JVM's clock: the time in Kafka, waiting for a turn and for a slot), and from publication
  * to its terminal event's creation by the worker. Settings: {@code bench.concurrency} (16), {@code bench.latency-ms}
- * (200), {@code bench.worker-jvm-options}.
+ * (200), {@code bench.worker-jvm-options}, {@code bench.warmup} (the requests of a third producer, {@code warm},
+ * ended before A publishes: {@value #WARMUP} by default, enough to see the worker running; a thousand or more to
+ * measure a worker whose JIT has done most of its work, as one that has run for a while).
  */
 final class ProducersBenchmark {
+
+    /** Requests of producer {@code warm} ended before the measured run, unless {@code bench.warmup} says more. */
+    static final int WARMUP = 50;
 
     private ProducersBenchmark() {}
 
@@ -125,8 +130,9 @@ final class ProducersBenchmark {
                     new PipelineClient(infrastructure.kafkaBootstrapServers(), stack.topics(), false, result -> {})) {
                 Benchmark.say("%s: starting (log %s)", label, worker.logFile());
                 worker.start();
-                Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", 50);
-                awaitEnded(client, warm, Duration.ofMinutes(2));
+                int warmup = Math.max(WARMUP, Integer.getInteger("bench.warmup", WARMUP));
+                Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", warmup);
+                awaitEnded(client, warm, Duration.ofMinutes(2L + warmup / 1000));
                 stack.gateway().reset();
                 Benchmark.ProcessProbe probe = Benchmark.ProcessProbe.start(worker.pid(), gcLog);
                 Instant start = Instant.now();
