@@ -92,15 +92,16 @@ class LongCallsIT {
             Fleet.Released join = fleet.releasedSince(joinMark, List.of("long-a", "long-b"));
 
             // A replica is stopped (SIGTERM) with calls in flight: a rollout, or a scale-in.
-            sent.addAll(client.publish("long-stop", BATCH, LongCallsIT::request).keySet());
+            // On every partition in turn, so that each replica gets its share (random keys left long-c two of the
+            // twelve of the scale-in once, where its four slots were awaited).
+            sent.addAll(client.publishOnEveryPartition("long-stop", BATCH, PARTITIONS, LongCallsIT::request));
             fleet.awaitCallsInFlight(List.of("long-b"), CONCURRENCY, WITHIN);
             fleet.replica("long-b").stop();
             fleet.awaitAssignment(Set.of("long-a", "long-c"), WITHIN);
             client.awaitEnded(sent, WITHIN);
 
             // The scale-in goes on, down to one replica, again mid-call.
-            sent.addAll(client.publish("long-scale-in", BATCH / 2, LongCallsIT::request)
-                    .keySet());
+            sent.addAll(client.publishOnEveryPartition("long-scale-in", BATCH / 2, PARTITIONS, LongCallsIT::request));
             fleet.awaitCallsInFlight(List.of("long-c"), CONCURRENCY, WITHIN);
             fleet.replica("long-c").stop();
             fleet.awaitAssignment(Set.of("long-a"), WITHIN);
