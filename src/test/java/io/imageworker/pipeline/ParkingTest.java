@@ -30,6 +30,11 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * records beyond the window and A's records past its share are copied to the parked topic in the transaction of their
  * offsets, and read back in turns: B's requests are called within a few rounds, every request ends in exactly one
  * result (keyed as its request was) after exactly one call.
+ *
+ * <p>The read-ahead's byte bound is small here (a memory budget of 2 MiB: about 19 waiting records a lane), so that
+ * the two streams that share the normal lane's bound, the request topic's and the parked topic's, both wait at it,
+ * often at once: with one waiter's place in that bound ({@code intake.WaitingBytes} before it kept a line), both tests
+ * stalled there, every result left unpublished.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
@@ -60,6 +65,9 @@ class ParkingTest extends PipelineTestSupport {
             config.put("image-worker.consumer-group", "parking");
             config.put("image-worker.offset-window", "10");
             config.put("image-worker.park-after", "8");
+            // A read-ahead of about 19 records a lane (a sixteenth of the budget, 6.6 KB a record): the request
+            // topic's stream and the parked topic's, which share the normal lane's bound, both wait at it often.
+            config.put("image-worker.memory-budget", "2Mi");
             return config;
         }
     }
