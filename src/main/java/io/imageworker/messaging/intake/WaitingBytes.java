@@ -77,24 +77,24 @@ final class WaitingBytes {
 
     /** Under the lock: the takers at the head of the line whose bytes fit, their bytes held. */
     private List<Taker> release() {
+        if (waiting.isEmpty() || !fits(waiting.peekFirst().size())) {
+            // Called at every give, once per record going into progress: most of the time nobody waits.
+            return List.of();
+        }
         List<Taker> next = new ArrayList<>();
-        while (!waiting.isEmpty() && fits(waiting.peekFirst().size)) {
+        while (!waiting.isEmpty() && fits(waiting.peekFirst().size())) {
             Taker taker = waiting.pollFirst();
-            held += taker.size;
+            held += taker.size();
             next.add(taker);
         }
         return next;
     }
 
-    /** A taker waiting for its bytes (compared by identity: the same size may wait twice). */
-    private static final class Taker {
-        private final UniEmitter<? super Void> emitter;
-        private final long size;
-
-        Taker(UniEmitter<? super Void> emitter, long size) {
-            this.emitter = emitter;
-            this.size = size;
-        }
+    /**
+     * A taker waiting for its bytes: equal only to itself, its emitter being its own (the same size may wait twice,
+     * and {@link Deque#remove(Object)} removes this one).
+     */
+    private record Taker(UniEmitter<? super Void> emitter, long size) {
 
         void go() {
             emitter.complete(null);
