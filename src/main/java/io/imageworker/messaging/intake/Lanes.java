@@ -16,7 +16,7 @@ import java.util.TreeMap;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
- * The subscriptions of the request lanes: each lane's stream merged with a limit of its own, {@code max-in-progress}
+ * The subscriptions of the request lanes: each lane's stream handled with a limit of its own ({@link AtMostInFlight}), {@code max-in-progress}
  * records in progress and the read-ahead waiting for their producer's turn ({@link ReadAhead}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
  * shutdown, their consumers paused and the subscriptions ended.
  */
@@ -89,16 +89,14 @@ public class Lanes {
                     channel,
                     readAhead
                             .taken(lane, records)
-                            .onItem()
-                            .transformToUni(message -> handler.handle(message, lane))
-                            .merge(width)
                             .subscribe()
-                            .with(
-                                    ignored -> {},
+                            .withSubscriber(new AtMostInFlight<Message<byte[]>>(
+                                    width,
+                                    message -> handler.handle(message, lane),
                                     failure -> Log.errorf(
                                             failure,
                                             "The %s stream failed; this worker consumes no more of it",
-                                            channel.toLowerCase(Locale.ROOT))));
+                                            channel.toLowerCase(Locale.ROOT)))));
         }
     }
 
