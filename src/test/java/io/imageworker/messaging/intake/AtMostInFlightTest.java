@@ -18,6 +18,8 @@ class AtMostInFlightTest {
 
     private final List<Integer> items = new ArrayList<>();
     private final List<Throwable> failures = new ArrayList<>();
+    private final AtomicBoolean upstreamCancelled = new AtomicBoolean();
+    private final AtomicInteger cancelledHandlings = new AtomicInteger();
 
     private AtMostInFlight<Integer> handlingAtMost(int width) {
         return new AtMostInFlight<>(
@@ -66,21 +68,7 @@ class AtMostInFlightTest {
 
     @Test
     void aFailedHandlingEndsTheStreamAndCancelsTheHandlingsStillRunning() {
-        AtomicBoolean upstreamCancelled = new AtomicBoolean();
-        AtomicInteger cancelledHandlings = new AtomicInteger();
-        AtMostInFlight<Integer> handling = new AtMostInFlight<>(
-                3,
-                item -> Uni.createFrom()
-                        .<Void>emitter(started::add)
-                        .onCancellation()
-                        .invoke(cancelledHandlings::incrementAndGet),
-                failures::add);
-        Multi.createFrom()
-                .range(0, 10)
-                .onCancellation()
-                .invoke(() -> upstreamCancelled.set(true))
-                .subscribe()
-                .withSubscriber(handling);
+        AtMostInFlight<Integer> handling = cancellableHandlingAtMost(3);
 
         IllegalStateException defect = new IllegalStateException("defect");
         started.get(1).fail(defect);
@@ -94,10 +82,22 @@ class AtMostInFlightTest {
 
     @Test
     void cancellingTheSubscriptionCancelsTheUpstreamAndTheHandlingsStillRunning() {
-        AtomicBoolean upstreamCancelled = new AtomicBoolean();
-        AtomicInteger cancelledHandlings = new AtomicInteger();
+        AtMostInFlight<Integer> handling = cancellableHandlingAtMost(2);
+        started.get(0).complete(null);
+
+        handling.cancel();
+
+        assertThat(upstreamCancelled).isTrue();
+        assertThat(cancelledHandlings).hasValue(2);
+        assertThat(handling.running()).isZero();
+        assertThat(started).hasSize(3);
+        assertThat(failures).isEmpty();
+    }
+
+    /** Handlings of 0 to 9, at most {@code width} at once, ended by the test; cancellations counted. */
+    private AtMostInFlight<Integer> cancellableHandlingAtMost(int width) {
         AtMostInFlight<Integer> handling = new AtMostInFlight<>(
-                2,
+                width,
                 item -> Uni.createFrom()
                         .<Void>emitter(started::add)
                         .onCancellation()
@@ -109,14 +109,6 @@ class AtMostInFlightTest {
                 .invoke(() -> upstreamCancelled.set(true))
                 .subscribe()
                 .withSubscriber(handling);
-        started.get(0).complete(null);
-
-        handling.cancel();
-
-        assertThat(upstreamCancelled).isTrue();
-        assertThat(cancelledHandlings).hasValue(2);
-        assertThat(handling.running()).isZero();
-        assertThat(started).hasSize(3);
-        assertThat(failures).isEmpty();
+        return handling;
     }
 }
