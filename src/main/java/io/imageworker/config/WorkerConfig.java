@@ -37,9 +37,9 @@ public interface WorkerConfig {
     int concurrency();
 
     /**
-     * Most requests in progress in this process at once, per lane: the width of the merge over each lane's request
-     * stream. Requests beyond the gateway calls wait for a retry, the store or Kafka without holding a call slot; when
-     * a lane's merge is full, its Kafka connector stops polling (backpressure). Empty: twice {@link #concurrency()}.
+     * Most requests in progress in this process at once, per lane: part of the places of each lane's request
+     * stream (with the read-ahead: {@code messaging.intake.AtMostInFlight}). Requests beyond the gateway calls wait for a retry, the store or Kafka without holding a call slot; when
+     * a lane's places are full, its Kafka connector stops polling (backpressure). Empty: twice {@link #concurrency()}.
      * Memory is bounded by this number times the lanes, the variants of a request and the largest image.
      */
     Optional<Integer> maxInProgress();

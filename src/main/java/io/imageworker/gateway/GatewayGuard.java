@@ -17,8 +17,8 @@ import java.util.List;
 /**
  * Stops a dead token or a wrong base address from failing the whole backlog. A 401 or a wrong-address answer
  * ({@code 404 Invalid URL}, HTML, redirect) fails every following request the same way, so after
- * {@code fault-threshold} of them in a row the guard closes: requests wait (holding no gateway permit), the merge
- * over the request stream fills up and Kafka intake stops by backpressure, readiness goes down, and the gateway is
+ * {@code fault-threshold} of them in a row the guard closes: requests wait (holding no gateway permit), the
+ * places of the request stream fill up and Kafka intake stops by backpressure, readiness goes down, and the gateway is
  * probed at a slow interval with calls that cannot be billed. When both probes answer as a healthy gateway does,
  * the guard opens and the waiting requests are sent again.
  *

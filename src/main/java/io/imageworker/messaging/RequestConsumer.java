@@ -32,11 +32,11 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
  * Consumes {@code image-request}, and the priority lane's topic beside it when one is configured (channel {@code
- * priority-requests}, same consumer group). Each lane's stream is merged with an explicit limit of its own: at most
+ * priority-requests}, same consumer group). Each lane's stream is handled with an explicit limit of its own: at most
  * {@code max-in-progress} requests of each lane are in progress (gateway calls themselves are limited to {@code
  * concurrency} by the limiter, which serves the priority lane first; the rest wait for a retry, the store or Kafka
  * without holding a call slot); beyond them, a read-ahead of records waits for its producer's turn ({@link ReadAhead},
- * contract v1.2). When a lane's merge is full it requests nothing more, its Kafka connector's queue
+ * contract v1.2). When a lane's places are full it requests nothing more, its Kafka connector's queue
  * fills and that connector pauses polling: backpressure per lane, never an unbounded buffer, and a full normal
  * backlog never stops the priority lane's intake.
  *

@@ -16,8 +16,9 @@ import java.util.TreeMap;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
 /**
- * The subscriptions of the request lanes: each lane's stream handled with a limit of its own ({@link AtMostInFlight}), {@code max-in-progress}
- * records in progress and the read-ahead waiting for their producer's turn ({@link ReadAhead}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
+ * The subscriptions of the request lanes: each lane's stream handled with a limit of its own ({@link
+ * AtMostInFlight}), {@code max-in-progress} records in progress and the read-ahead waiting for their producer's turn
+ * ({@link ReadAhead}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
  * shutdown, their consumers paused and the subscriptions ended.
  */
 @ApplicationScoped

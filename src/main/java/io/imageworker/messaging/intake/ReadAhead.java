@@ -46,8 +46,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * progress and wait for their turn, so that one producer's backlog sitting in the partitions before another's requests
  * does not hold them back.
  *
- * <p>Each lane takes up to {@code IMAGE_WORKER_MAX_IN_PROGRESS} + {@code IMAGE_WORKER_READ_AHEAD} records at once (the
- * width of its merge). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS} of them per
+ * <p>Each lane takes up to {@code IMAGE_WORKER_MAX_IN_PROGRESS} + {@code IMAGE_WORKER_READ_AHEAD} records at once (its
+ * places, {@link AtMostInFlight}). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS} of them per
  * lane, as before); places go round-robin among the producers with waiting records, weighted by {@code
  * IMAGE_WORKER_PRODUCER_WEIGHTS} ({@link FairTurns} of a fixed number of places does the turns, with its cancel-safe
  * claims, the same turns the gateway's calls wait in). A waiting record holds its bytes and nothing else: no ledger
@@ -56,7 +56,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), and {@link
  * #RECORD_OVERHEAD} for the rest it holds, so both lanes together hold at most an eighth of the budget. When the bound
  * is reached, the lane takes no more records until one goes into progress (any record alone goes), and its Kafka
- * polling pauses as it did behind the merge. Nor does a record go into progress further than its partition's window
+ * polling pauses as it does when the places are full. Nor does a record go into progress further than its partition's window
  * above the partition's oldest pending record ({@link InFlight#within}), so that a commit's metadata names all that
  * finished above it: until the window reaches it, it waits as read ahead, and the records of other partitions go by.
  *
