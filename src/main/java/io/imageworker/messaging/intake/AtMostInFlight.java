@@ -132,15 +132,11 @@ final class AtMostInFlight<T> implements MultiSubscriber<T>, Cancellable {
         } while (requesting != 0);
     }
 
-    /** One item's handling: on its end, its place goes to the next item. */
+    /** One item's handling: on its end (told once, as a {@code Uni} ends once), its place goes to the next item. */
     private final class Handling implements Cancellable {
         private volatile Cancellable cancellable;
-        private final AtomicBoolean done = new AtomicBoolean();
 
         void ended(Throwable failure) {
-            if (!done.compareAndSet(false, true)) {
-                return;
-            }
             running.remove(this);
             if (failure != null) {
                 fail(failure);
