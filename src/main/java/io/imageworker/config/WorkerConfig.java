@@ -536,6 +536,20 @@ public interface WorkerConfig {
         /** Most connections to the store at once. */
         @WithDefault("256")
         int maxConnections();
+
+        /**
+         * The S3 client's HTTP stack: {@code crt}, the AWS Common Runtime's (native, about half the CPU a storage
+         * operation costs on Netty's), or {@code netty}, the SDK's pure-Java one, for a platform the runtime's native
+         * library does not support.
+         */
+        @WithDefault("crt")
+        HttpClient httpClient();
+
+        /** The HTTP stacks the S3 client can use. */
+        enum HttpClient {
+            CRT,
+            NETTY
+        }
     }
 
     /** Reference sources for edits. */

@@ -6,6 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import java.net.URI;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,8 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
+import software.amazon.awssdk.http.async.SdkAsyncHttpClient;
+import software.amazon.awssdk.http.crt.AwsCrtAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 import software.amazon.awssdk.regions.Region;
@@ -25,26 +28,39 @@ import software.amazon.awssdk.services.s3.S3Configuration;
 import software.amazon.awssdk.services.s3.presigner.S3Presigner;
 
 /**
- * Builds the AWS SDK v2 asynchronous S3 client (Netty, non-blocking) and its presigner from the storage settings:
- * AWS by default, or any S3-compatible endpoint with path-style access. At most {@code storage.max-connections}
- * connections; the SDK completes its futures on a fixed pool of its own (not its default pool, which grows up to 64
- * threads under load), so the worker's threads do not grow with the load. Uploads do not wait for a {@code 100
- * Continue}: the client asks for one on every upload above 1 MiB (most images), which makes the PUT wait one more
- * round trip for the store's go-ahead before the body leaves; it saves sending a body the store would refuse on sight
- * (a bad signature), which a worker with valid credentials does not send. Its event loops are the worker's own, shut
- * down without the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every request
- * has ended, and the 2 s were added to every stop of the worker.
+ * Builds the AWS SDK v2 asynchronous S3 client (non-blocking) and its presigner from the storage settings: AWS by
+ * default, or any S3-compatible endpoint with path-style access. At most {@code storage.max-connections} connections;
+ * the SDK completes its futures on a fixed pool of its own (not its default pool, which grows up to 64 threads under
+ * load), so the worker's threads do not grow with the load. Uploads do not wait for a {@code 100 Continue}: the client
+ * asks for one on every upload above 1 MiB (most images), which makes the PUT wait one more round trip for the store's
+ * go-ahead before the body leaves; it saves sending a body the store would refuse on sight (a bad signature), which a
+ * worker with valid credentials does not send.
+ *
+ * <p>The HTTP stack is {@code storage.http-client}. The event loops of the AWS Common Runtime's ({@code crt}, the default) took about half
+ * the CPU of Netty's for the same storage operations (three per request; docs/benchmarks.md). Its event loops are
+ * native threads; the futures they complete go on on the completion pool, whose threads carry the application's class
+ * loader ({@link DaemonThreads}) whichever thread made them. Each response stream's flow-control window is bounded
+ * ({@link #READ_WINDOW_BYTES}; the runtime's default is 16 MiB a stream), so what the native side holds of a body the
+ * worker has not yet taken stays small. With {@code netty}, its event loops are the worker's own, shut down without
+ * the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every request has ended, and
+ * the 2 s were added to every stop of the worker.
  */
 @ApplicationScoped
 public class S3ClientProducer {
 
+    /** The most bytes of one response the native side buffers before the worker takes them. */
+    static final long READ_WINDOW_BYTES = 1024 * 1024;
+
     private final WorkerConfig.Storage config;
     private final ExecutorService completions;
-    private final SdkEventLoopGroup eventLoops;
+    /** Netty's event loops, made only when {@code netty} is the HTTP stack. */
+    private final Optional<SdkEventLoopGroup> eventLoops;
 
     S3ClientProducer(WorkerConfig config) {
         this.config = config.storage();
-        this.eventLoops = SdkEventLoopGroup.builder().build();
+        this.eventLoops = this.config.httpClient() == WorkerConfig.Storage.HttpClient.NETTY
+                ? Optional.of(SdkEventLoopGroup.builder().build())
+                : Optional.empty();
         this.completions = Executors.newFixedThreadPool(
                 Math.max(2, Runtime.getRuntime().availableProcessors()), DaemonThreads.numbered("s3-completion"));
     }
@@ -53,9 +69,7 @@ public class S3ClientProducer {
     @ApplicationScoped
     S3AsyncClient s3() {
         var builder = S3AsyncClient.builder()
-                .httpClientBuilder(NettyNioAsyncHttpClient.builder()
-                        .eventLoopGroup(eventLoops)
-                        .maxConcurrency(config.maxConnections()))
+                .httpClientBuilder(httpClient())
                 .asyncConfiguration(async ->
                         async.advancedOption(SdkAdvancedAsyncClientOption.FUTURE_COMPLETION_EXECUTOR, completions))
                 .serviceConfiguration(
@@ -72,6 +86,15 @@ public class S3ClientProducer {
         return builder.build();
     }
 
+    private SdkAsyncHttpClient.Builder<?> httpClient() {
+        return eventLoops
+                .<SdkAsyncHttpClient.Builder<?>>map(loops ->
+                        NettyNioAsyncHttpClient.builder().eventLoopGroup(loops).maxConcurrency(config.maxConnections()))
+                .orElseGet(() -> AwsCrtAsyncHttpClient.builder()
+                        .maxConcurrency(config.maxConnections())
+                        .readBufferSizeInBytes(READ_WINDOW_BYTES));
+    }
+
     @Produces
     @ApplicationScoped
     S3Presigner presigner() {
@@ -85,10 +108,9 @@ public class S3ClientProducer {
     void close(@Disposes S3AsyncClient client) {
         client.close();
         // A loop group passed in is left open by the client; no quiet period: nothing more is sent.
-        eventLoops
-                .eventLoopGroup()
+        eventLoops.ifPresent(loops -> loops.eventLoopGroup()
                 .shutdownGracefully(0, 15, TimeUnit.SECONDS)
-                .awaitUninterruptibly(16, TimeUnit.SECONDS);
+                .awaitUninterruptibly(16, TimeUnit.SECONDS));
         completions.shutdown();
     }
 

@@ -3,6 +3,7 @@ package io.imageworker.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.testing.StoreProxy;
 import io.imageworker.testing.StoreProxy.Exchange;
 import io.imageworker.testing.TestConfig;
@@ -10,24 +11,27 @@ import io.imageworker.testing.infra.Infrastructure;
 import io.imageworker.testing.infra.ManagedStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.UUID;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /**
  * The S3 client the worker builds ({@link S3ClientProducer}), against a real S3 server (S3Proxy) through the recording
- * proxy: it stores, reads and lists, and its uploads send their body at once, without asking for a {@code 100
- * Continue}.
+ * proxy, on each of its HTTP stacks: it stores, reads (a body larger than the native stack's read window, whole and by
+ * range) and lists, and its uploads send their body at once, without asking for a {@code 100 Continue}.
  */
 class S3ClientRoundTripTest {
 
     private static final Duration WAIT = Duration.ofSeconds(30);
 
-    @Test
-    void theWorkersClientStoresReadsAndListsAndAsksForNoContinue() {
+    @ParameterizedTest
+    @EnumSource(WorkerConfig.Storage.HttpClient.class)
+    void theWorkersClientStoresReadsAndListsAndAsksForNoContinue(WorkerConfig.Storage.HttpClient httpClient) {
         ManagedStore store = Infrastructure.get().s3();
         String bucket = "client-" + UUID.randomUUID();
         store.createBucket(bucket);
@@ -35,6 +39,7 @@ class S3ClientRoundTripTest {
         StoreProxy proxy = StoreProxy.shared(store.endpoint());
         S3ClientProducer producer = new S3ClientProducer(TestConfig.worker(Map.of(
                 "image-worker.storage.bucket", bucket,
+                "image-worker.storage.http-client", httpClient.name().toLowerCase(Locale.ROOT),
                 "image-worker.storage.endpoint", proxy.endpoint(),
                 "image-worker.storage.region", store.region(),
                 "image-worker.storage.access-key-id", store.accessKey(),
@@ -43,8 +48,9 @@ class S3ClientRoundTripTest {
         try {
             ImageStore images =
                     new ImageStore(s3, null, TestConfig.worker(Map.of("image-worker.storage.bucket", bucket)));
-            // Above the 1 MiB from which the SDK asks for a 100 Continue unless told not to, as most images are.
-            byte[] image = new byte[1_200_000];
+            // Above the 1 MiB from which the SDK asks for a 100 Continue unless told not to, as most images are, and
+            // above the native stack's read window.
+            byte[] image = new byte[(int) S3ClientProducer.READ_WINDOW_BYTES + 200_000];
             new Random(7).nextBytes(image);
             // A key with what path-style URLs and signatures must escape: spaces, '+', '=', non-ASCII.
             String name = UUID.randomUUID().toString();
@@ -65,6 +71,8 @@ class S3ClientRoundTripTest {
                     .atMost(WAIT);
 
             assertThat(images.getObject(bucket, key).await().atMost(WAIT)).hasValue(image);
+            assertThat(images.readAtMost(bucket, key, 1_100_000).await().atMost(WAIT))
+                    .hasValueSatisfying(head -> assertThat(head).hasSize(1_100_001));
             assertThat(images.sizeOf(bucket, key).await().atMost(WAIT)).hasValue((long) image.length);
             assertThat(images.findResult("r-fixed").await().atMost(WAIT)).isPresent();
             assertThat(images.findResult("r-none").await().atMost(WAIT)).isEqualTo(Optional.empty());
