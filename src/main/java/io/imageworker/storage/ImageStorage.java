@@ -56,7 +56,9 @@ public class ImageStorage {
                         })
                 .onFailure()
                 .transform(error -> new RequestFailure(
-                        ErrorCode.STORAGE_ERROR, "the image could not be stored: " + error.getMessage(), error))
+                        ErrorCode.STORAGE_ERROR,
+                        "the image could not be stored: " + StorageFailures.describe(error),
+                        error))
                 .map(ignored -> {
                     metrics.stored(image.bytes().length);
                     String bucket = store.bucket();

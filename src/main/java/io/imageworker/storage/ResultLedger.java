@@ -65,7 +65,8 @@ public class ResultLedger {
         Log.errorf("[%s] the result store cannot be read: %s", requestId, error.toString());
         return new RequestFailure(
                 ErrorCode.STORAGE_ERROR,
-                "the result store cannot be read, so the request was not sent to the gateway: " + error.getMessage(),
+                "the result store cannot be read, so the request was not sent to the gateway: "
+                        + StorageFailures.describe(error),
                 error);
     }
 
