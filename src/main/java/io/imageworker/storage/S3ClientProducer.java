@@ -17,6 +17,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
 import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.client.config.SdkAdvancedAsyncClientOption;
+import software.amazon.awssdk.crt.CRT;
 import software.amazon.awssdk.http.async.SdkAsyncHttpClient;
 import software.amazon.awssdk.http.crt.AwsCrtAsyncHttpClient;
 import software.amazon.awssdk.http.nio.netty.NettyNioAsyncHttpClient;
@@ -55,6 +56,8 @@ public class S3ClientProducer {
     private final ExecutorService completions;
     /** Netty's event loops, made only when {@code netty} is the HTTP stack. */
     private final Optional<SdkEventLoopGroup> eventLoops;
+    /** Whether this producer holds a reference that keeps the AWS Common Runtime up ({@link #holdRuntime}). */
+    private boolean holdsRuntime;
 
     S3ClientProducer(WorkerConfig config) {
         this.config = config.storage();
@@ -90,9 +93,28 @@ public class S3ClientProducer {
         return eventLoops
                 .<SdkAsyncHttpClient.Builder<?>>map(loops ->
                         NettyNioAsyncHttpClient.builder().eventLoopGroup(loops).maxConcurrency(config.maxConnections()))
-                .orElseGet(() -> AwsCrtAsyncHttpClient.builder()
-                        .maxConcurrency(config.maxConnections())
-                        .readBufferSizeInBytes(READ_WINDOW_BYTES));
+                .orElseGet(() -> {
+                    holdRuntime();
+                    return AwsCrtAsyncHttpClient.builder()
+                            .maxConcurrency(config.maxConnections())
+                            .readBufferSizeInBytes(READ_WINDOW_BYTES);
+                });
+    }
+
+    /**
+     * Keeps the AWS Common Runtime up until the client is closed. The runtime tears its native event loops down from
+     * a JVM shutdown hook of its own, which runs beside Quarkus's: at a SIGTERM the storage operations of the
+     * requests still draining then never completed, the drain's grace ran out and their calls were made again by
+     * the next worker. The hook only releases one reference; this one is released in {@link #close(S3AsyncClient)},
+     * after the drain.
+     */
+    private void holdRuntime() {
+        synchronized (this) {
+            if (!holdsRuntime) {
+                CRT.acquireShutdownRef();
+                holdsRuntime = true;
+            }
+        }
     }
 
     @Produces
@@ -107,6 +129,12 @@ public class S3ClientProducer {
 
     void close(@Disposes S3AsyncClient client) {
         client.close();
+        synchronized (this) {
+            if (holdsRuntime) {
+                holdsRuntime = false;
+                CRT.releaseShutdownRef();
+            }
+        }
         // A loop group passed in is left open by the client; no quiet period: nothing more is sent.
         eventLoops.ifPresent(loops -> loops.eventLoopGroup()
                 .shutdownGracefully(0, 15, TimeUnit.SECONDS)
