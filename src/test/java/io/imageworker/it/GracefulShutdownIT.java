@@ -47,20 +47,23 @@ class GracefulShutdownIT {
     private static final Duration AFTER_THE_STOP = Duration.ofMillis(300);
 
     /**
-     * The default grace against calls longer than the old one: a gateway timeout of 9 s and an infrastructure patience
-     * of 15 s, so the default grace is 24 s; the old default grace was a third of the gateway timeout, 3 s here; the
-     * calls take 4 s. Not to scale (in production 180 s, 2 min, 5 min, 60 s and calls of up to 110 s): the grace is
-     * long beside the calls so that a drain that ends when the calls end (within 4 s) is told from one that waits the
-     * grace out (24 s) by the worker's own log, with room to spare for a busy machine.
+     * The default grace against calls longer than the old one: a gateway timeout of 18 s and an infrastructure patience
+     * of 15 s, so the default grace is 33 s; the old default grace was a third of the gateway timeout, 6 s here; the
+     * calls take 14 s. Not to scale (in production 180 s, 2 min, 5 min, 60 s and calls of up to 110 s): the grace is
+     * long beside the calls so that a drain that ends when the calls end (within 14 s) is told from one that waits the
+     * grace out (33 s) by the worker's own log, with room to spare for a busy machine. The calls are long beside the
+     * old grace because the SIGTERM comes only once calls are in flight and as many requests wait for a slot, which
+     * takes the worker seconds (its partitions' first records come about a second apart): with calls of 4 s and an
+     * old grace of 3 s, a worker that reached its first calls sooner met the SIGTERM with less than 3 s of them left.
      */
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aRolloutDuringCallsLongerThanTheOldGraceCallsNothingTwice() throws Exception {
-        Duration gatewayTimeout = Duration.ofSeconds(9);
+        Duration gatewayTimeout = Duration.ofSeconds(18);
         Duration patience = Duration.ofSeconds(15);
         Duration grace = gatewayTimeout.plus(patience);
         Duration oldGrace = gatewayTimeout.dividedBy(3);
-        Duration callTime = Duration.ofSeconds(4);
+        Duration callTime = Duration.ofSeconds(14);
         try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(callTime));
                 WorkerProcess worker = stack.worker("graceful-worker", CONCURRENCY)
                         // No IMAGE_WORKER_SHUTDOWN_GRACE: the default, derived from these two, is under test.
