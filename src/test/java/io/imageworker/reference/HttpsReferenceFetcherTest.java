@@ -8,6 +8,7 @@ import io.imageworker.image.ImageInspector;
 import io.imageworker.net.AddressPolicy;
 import io.imageworker.net.GuardedFetcher;
 import io.imageworker.testing.LocalServer;
+import io.imageworker.testing.TestCertificates;
 import io.imageworker.testing.images.TestImages;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.vertx.core.buffer.Buffer;
@@ -270,7 +271,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
     @Test
     void refusesCertificateNotIssuedForTheHost() throws Exception {
-        SelfSignedCertificate other = SelfSignedCertificate.create("images.example.com");
+        SelfSignedCertificate other = TestCertificates.forHost("images.example.com");
         try (LocalServer impostor = LocalServer.start(local.vertx(), "127.0.0.1", other)) {
             impostor.answering(request -> request.response().end("not for you"));
             // Trusts both certificates: only host name verification can refuse this one.
@@ -286,8 +287,6 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
 
             assertThat(refusal).startsWith("references[2]: could not connect to host 'localhost'");
             assertThat(impostor.requests).hasValue(0);
-        } finally {
-            other.delete();
         }
     }
 

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * What the tests of the fetchers of URLs the worker did not choose (references, gateway answers) set up alike: one
- * Vert.x and one self-signed certificate for the test class, and for each test a TLS {@link LocalServer} on 127.0.0.1
+ * Vert.x for the test class, the self-signed certificate of its host name ({@link TestCertificates}), and for each test a TLS {@link LocalServer} on 127.0.0.1
  * presenting that certificate. Registered on a static field with {@code @RegisterExtension}; the server of a test is
  * closed after the test's own {@code @AfterEach} methods, so that a test class can close its clients first.
  */
@@ -31,12 +31,11 @@ public final class LocalServerExtension
     @Override
     public void beforeAll(ExtensionContext context) {
         vertx = Vertx.vertx();
-        certificate = SelfSignedCertificate.create(certificateHost);
+        certificate = TestCertificates.forHost(certificateHost);
     }
 
     @Override
     public void afterAll(ExtensionContext context) throws Exception {
-        certificate.delete();
         vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
     }
 

@@ -9,43 +9,32 @@ import io.imageworker.spend.BudgetLedger;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.CommonClientConfigs;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The side topics written by someone else than the fleet, on a real broker: the budget log (which only the workers'
  * principal should write) and the cancel topic (which producers write). Beside HostileCorpusTest, which does the same for
  * the request topic. Each case says its answer (skipped and counted, or applied), the calls it cost (places of the
  * spend budget taken, requests stopped) and the memory it leaves (places held, cancels and their accounted bytes). The
- * 5 million cancels of one id are handed to the reader's own {@code apply} directly, not through the broker, which
- * would take minutes for them; the 120,000 forged cancels go through the broker.
- *
- * <p>Isolated: it measures the JVM's heap, which a test class running beside it would grow.
+ * 120,000 forged cancels go through the broker; the 5 million cancels of one id are {@link CancelStormHeapTest}'s, which
+ * measures the heap and so runs alone.
  */
-@Isolated
 class HostileSideTopicsTest {
 
     private static final Duration DECIDED_WITHIN = Duration.ofSeconds(20);
@@ -240,41 +229,6 @@ class HostileSideTopicsTest {
         assertThat(cancellations.held()).isEqualTo(1);
     }
 
-    @Test
-    void fiveMillionCancelsOfOneIdHoldOneEntryAndTheHeapStaysFlat() {
-        SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        Instant now = Instant.parse("2026-01-05T10:00:00Z");
-        Clock clock = Clock.fixed(now, ZoneOffset.UTC);
-        Cancellations cancellations =
-                new Cancellations(clock, Duration.ofHours(2), Cancellations.MAX_HELD_BYTES, true, registry);
-        CancelReader reader = cancelReader("image-cancel-unread", cancellations, registry);
-        byte[] value = bytes(cancel("same"));
-        long before = usedHeap();
-
-        // Each one later than the last (all within the retention, none ahead of the clock): each replaces the last.
-        for (int i = 0; i < 5_000_000; i++) {
-            long at = now.toEpochMilli() - 5_000_000 + i;
-            reader.apply(new ConsumerRecord<>(
-                    "image-cancel",
-                    0,
-                    i,
-                    at,
-                    TimestampType.CREATE_TIME,
-                    0,
-                    value.length,
-                    null,
-                    value,
-                    new RecordHeaders(),
-                    Optional.empty()));
-        }
-        long grown = usedHeap() - before;
-
-        assertThat(cancellations.held()).isEqualTo(1);
-        assertThat(cancellations.heldBytes()).isEqualTo(Cancellations.bytesOf("same"));
-        assertThat(cancellations.isCancelled("same")).isTrue();
-        assertThat(grown).as("heap grown by the storm, in bytes").isLessThan(16L * 1024 * 1024);
-    }
-
     private KafkaBudgetLog budgetLog(SimpleMeterRegistry registry) {
         KafkaBudgetLog log = new KafkaBudgetLog(
                 TestConfig.worker(Map.of(
@@ -312,14 +266,6 @@ class HostileSideTopicsTest {
 
     private static double dropped(SimpleMeterRegistry registry) {
         return registry.get("image_worker_cancels_dropped").counter().count();
-    }
-
-    /** The heap in use after a collection. */
-    private static long usedHeap() {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
     }
 
     private static String claim(String claim, long window, int limit, String replica) throws Exception {
