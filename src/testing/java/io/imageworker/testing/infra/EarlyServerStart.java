@@ -2,31 +2,33 @@ package io.imageworker.testing.infra;
 
 import java.lang.annotation.Annotation;
 import java.util.Arrays;
+import java.util.stream.Stream;
 import org.jboss.logging.Logger;
-import org.junit.platform.engine.TestSource;
-import org.junit.platform.engine.support.descriptor.ClassSource;
-import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.TestPlan;
+import org.junit.platform.engine.discovery.ClassSelector;
+import org.junit.platform.engine.discovery.MethodSelector;
+import org.junit.platform.launcher.LauncherDiscoveryListener;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
 
 /**
- * Starts this JVM's shared servers ({@link Infrastructure#get()}) in the background as soon as the test plan is
- * known, when the plan holds a {@code @QuarkusTest} class. Otherwise the first such class asks for them only after
- * Quarkus has built the application for its tests (about 40 s into the unit phase), and the broker and the store then
- * start (about 12 s) while nothing else waits on them; started here, they are up by then. A plan without one (a plain
- * class run alone, an integration test JVM, whose classes start them in {@code @BeforeAll}) starts nothing here.
+ * Starts this JVM's shared servers ({@link Infrastructure#get()}) in the background as the test discovery starts,
+ * when it selects a {@code @QuarkusTest} class. Quarkus builds the application for its tests during the discovery
+ * (about 40 s of the unit phase, while no test runs), and the first such class asked for the broker and the store only
+ * after it, which then took another 10 to 12 s to start while nothing else ran; started here, they are up by then. A
+ * run that selects none (a plain class run alone, an integration test JVM, whose classes start them in {@code
+ * @BeforeAll}) starts nothing here.
  *
  * <p>A start that fails is not reported here: {@link Infrastructure#get()} keeps its failure and throws it to the
  * first test that asks. Registered for the JUnit Platform launcher in {@code META-INF/services}.
  */
-public final class EarlyServerStart implements TestExecutionListener {
+public final class EarlyServerStart implements LauncherDiscoveryListener {
 
     private static final Logger LOG = Logger.getLogger(EarlyServerStart.class);
 
     private static final String QUARKUS_TEST = "io.quarkus.test.junit.QuarkusTest";
 
     @Override
-    public void testPlanExecutionStarted(TestPlan plan) {
-        if (holdsQuarkusTest(plan)) {
+    public void launcherDiscoveryStarted(LauncherDiscoveryRequest request) {
+        if (selectsQuarkusTest(request)) {
             Thread starter = new Thread(EarlyServerStart::start, "image-worker-test-servers-early");
             starter.setDaemon(true);
             starter.start();
@@ -41,22 +43,23 @@ public final class EarlyServerStart implements TestExecutionListener {
         }
     }
 
-    static boolean holdsQuarkusTest(TestPlan plan) {
-        return plan.getRoots().stream()
-                .flatMap(root -> plan.getDescendants(root).stream())
-                .map(identifier -> identifier.getSource().orElse(null))
-                .anyMatch(EarlyServerStart::isQuarkusTestClass);
+    /** Whether {@code request} names a {@code @QuarkusTest} class, or a method of one. */
+    static boolean selectsQuarkusTest(LauncherDiscoveryRequest request) {
+        return Stream.concat(
+                        request.getSelectorsByType(ClassSelector.class).stream().map(ClassSelector::getClassName),
+                        request.getSelectorsByType(MethodSelector.class).stream()
+                                .map(MethodSelector::getClassName))
+                .anyMatch(EarlyServerStart::isQuarkusTest);
     }
 
-    private static boolean isQuarkusTestClass(TestSource source) {
-        if (!(source instanceof ClassSource classSource)) {
-            return false;
-        }
+    /** Read without initialising the class, in this class's loader (Quarkus loads its own copy for the test). */
+    private static boolean isQuarkusTest(String className) {
         try {
-            return Arrays.stream(classSource.getJavaClass().getAnnotations())
+            Class<?> type = Class.forName(className, false, EarlyServerStart.class.getClassLoader());
+            return Arrays.stream(type.getAnnotations())
                     .map(Annotation::annotationType)
-                    .anyMatch(type -> type.getName().equals(QUARKUS_TEST));
-        } catch (RuntimeException | LinkageError e) {
+                    .anyMatch(annotation -> annotation.getName().equals(QUARKUS_TEST));
+        } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
             return false;
         }
     }
