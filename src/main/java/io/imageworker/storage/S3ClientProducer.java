@@ -37,14 +37,14 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * go-ahead before the body leaves; it saves sending a body the store would refuse on sight (a bad signature), which a
  * worker with valid credentials does not send.
  *
- * <p>The HTTP stack is {@code storage.http-client}. The event loops of the AWS Common Runtime's ({@code crt}, the default) took about half
- * the CPU of Netty's for the same storage operations (three per request; docs/benchmarks.md). Its event loops are
- * native threads; the futures they complete go on on the completion pool, whose threads carry the application's class
- * loader ({@link DaemonThreads}) whichever thread made them. Each response stream's flow-control window is bounded
- * ({@link #READ_WINDOW_BYTES}; the runtime's default is 16 MiB a stream), so what the native side holds of a body the
- * worker has not yet taken stays small. With {@code netty}, its event loops are the worker's own, shut down without
- * the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every request has ended, and
- * the 2 s were added to every stop of the worker.
+ * <p>The HTTP stack is {@code storage.http-client}. The event loops of the AWS Common Runtime's ({@code crt}, the
+ * default) took about half the CPU of Netty's for the same storage operations (three per request; docs/benchmarks.md).
+ * Its event loops are native threads; the futures they complete go on on the completion pool, whose threads carry the
+ * application's class loader ({@link DaemonThreads}) whichever thread made them. Each response stream's flow-control
+ * window is bounded ({@link #READ_WINDOW_BYTES}; the runtime's default is 16 MiB a stream), so what the native side
+ * holds of a body the worker has not yet taken stays small. With {@code netty}, its event loops are the worker's own,
+ * shut down without the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every
+ * request has ended, and the 2 s were added to every stop of the worker.
  */
 @ApplicationScoped
 public class S3ClientProducer {
