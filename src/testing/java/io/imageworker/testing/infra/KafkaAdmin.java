@@ -91,7 +91,7 @@ final class KafkaAdmin {
                     }
                 }
             }
-            awaitLeaders(admin, List.of(names));
+            awaitLeaders(bootstrapServers, admin, List.of(names));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while creating topics", e);
@@ -101,11 +101,16 @@ final class KafkaAdmin {
     }
 
     /** Waits until each partition of {@code topics} has a leader, as the broker's metadata tells it. */
-    private static void awaitLeaders(Admin admin, List<String> topics) throws InterruptedException, TimeoutException {
-        long deadline = System.nanoTime() + CALL_TIMEOUT.toNanos();
-        while (true) {
-            try {
-                boolean led = admin
+    private static void awaitLeaders(String bootstrapServers, Admin admin, List<String> topics) {
+        Readiness.poll(
+                "Kafka at " + bootstrapServers,
+                "leading every partition of " + topics,
+                CALL_TIMEOUT,
+                Duration.ofMillis(50),
+                () -> true,
+                () -> "",
+                // Not known to the broker yet (UnknownTopicOrPartitionException) counts as not yet.
+                () -> admin
                         .describeTopics(topics)
                         .allTopicNames()
                         .get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
@@ -113,18 +118,7 @@ final class KafkaAdmin {
                         .stream()
                         .flatMap(topic -> topic.partitions().stream())
                         .allMatch(partition -> partition.leader() != null
-                                && !partition.leader().isEmpty());
-                if (led) {
-                    return;
-                }
-            } catch (ExecutionException e) {
-                // Not known to the broker yet (UnknownTopicOrPartitionException): asked again below.
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new TimeoutException("partitions of " + topics + " without a leader after " + CALL_TIMEOUT);
-            }
-            Thread.sleep(50);
-        }
+                                && !partition.leader().isEmpty()));
     }
 
     private static boolean accepts(String host, int port) {
