@@ -11,9 +11,10 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * What the tests of the fetchers of URLs the worker did not choose (references, gateway answers) set up alike: one
- * Vert.x for the test class, the self-signed certificate of its host name ({@link TestCertificates}), and for each test a TLS {@link LocalServer} on 127.0.0.1
- * presenting that certificate. Registered on a static field with {@code @RegisterExtension}; the server of a test is
- * closed after the test's own {@code @AfterEach} methods, so that a test class can close its clients first.
+ * Vert.x for the test class, the self-signed certificate of its host name ({@link TestCertificates}), and for each test
+ * a TLS {@link LocalServer} on 127.0.0.1 presenting that certificate. Registered on a static field with {@code
+ * @RegisterExtension}; the server of a test is closed after the test's own {@code @AfterEach} methods, so that a test
+ * class can close its clients first.
  */
 public final class LocalServerExtension
         implements BeforeAllCallback, AfterAllCallback, BeforeEachCallback, AfterEachCallback {
