@@ -82,16 +82,17 @@ public final class LocalRun {
         LaunchLogging.quiet();
         LocalRun run = new LocalRun();
         Runtime.getRuntime().addShutdownHook(new Thread(run::stop, "local-run-stop"));
-        int status;
+        int status = 1;
         try {
             run.start();
             status = run.submitAll(args.length == 1 ? Path.of(args[0]) : null);
         } catch (RuntimeException e) {
             System.err.println("local run failed: " + e.getMessage());
             e.printStackTrace();
-            status = 1;
+        } finally {
+            // Whatever ended the run, an error included, the servers and the worker it started stop with it.
+            run.stop();
         }
-        run.stop();
         System.exit(status);
     }
 
@@ -130,8 +131,12 @@ public final class LocalRun {
         try (BufferedReader in = file != null
                 ? Files.newBufferedReader(file, StandardCharsets.UTF_8)
                 : new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+            RequestLines lines = new RequestLines(in);
             String line;
-            while ((line = in.readLine()) != null && !stopped.get()) {
+            while (!stopped.get()
+                    && (line = lines.next(length -> say("skipped a line of " + length + " characters: longer than "
+                                    + RequestLines.MAX_CHARS + ", no request")))
+                            != null) {
                 submit(line);
             }
         } catch (IOException e) {
