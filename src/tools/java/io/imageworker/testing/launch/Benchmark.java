@@ -571,8 +571,12 @@ public final class Benchmark {
         if (sorted.length == 0) {
             return -1;
         }
-        int rank = (int) Math.ceil(percent / 100.0 * sorted.length);
-        return sorted[Math.max(0, Math.min(sorted.length - 1, rank - 1))];
+        return sorted[Math.max(0, Math.min(sorted.length - 1, rank(sorted.length, percent) - 1))];
+    }
+
+    /** The nearest rank (from 1) of the {@code percent}th percentile among {@code count} values. */
+    static int rank(int count, int percent) {
+        return Math.max(1, (int) Math.ceil(percent / 100.0 * count));
     }
 
     static List<String> words(String text) {

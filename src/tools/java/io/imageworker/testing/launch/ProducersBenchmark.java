@@ -45,6 +45,9 @@ final class ProducersBenchmark {
     /** Requests of producer {@code warm} ended before the measured run, unless {@code bench.warmup} says more. */
     static final int WARMUP = 50;
 
+    /** The warm-up's calls take at most this long, whatever {@code bench.latency-ms} the measured ones take. */
+    static final long WARM_CALL_MS = 100;
+
     private ProducersBenchmark() {}
 
     /** Runs the three and prints their figures; false when a request got no terminal event. */
@@ -74,6 +77,12 @@ final class ProducersBenchmark {
      * Fair shares at any backlog ({@code ./mvnw -Pbench -Dbench.regime=parking}): A's backlog ({@code bench.requests},
      * 50,000) then B's 100 on a request topic of {@code bench.partitions} (6) partitions, the default read-ahead, with
      * parking ({@code IMAGE_WORKER_TOPIC_REQUEST_PARKED}, a parked topic of as many partitions) and without.
+     *
+     * <p>With {@code bench.until-b=true} a run ends once B's requests have ended (or after three times B's bare share
+     * and two minutes), not once A's backlog has: so that calls of seconds, nearer the gateway's real ones, can be
+     * measured behind the whole backlog (which would take hours to call). A's row then counts what ended meanwhile,
+     * and only B's requests in the run with parking must all end. B's bare share is printed beside it: where its calls
+     * would start had they been at the head of the topic, in their half of the slots.
      */
     static boolean runParking() throws IOException {
         Settings settings = Settings.fromProperties("50000");
@@ -92,16 +101,42 @@ final class ProducersBenchmark {
             runs.addAll(run(infrastructure, settings, "no parking", partitions, Map.of()));
             return runs;
         });
-        return printed(rows);
+        Benchmark.say("B's bare share: %s", bareShare(settings));
+        if (!settings.untilB()) {
+            return printed(rows);
+        }
+        Benchmark.printTable(HEADER, rows.stream().map(Row::describe).toList());
+        return Benchmark.verdict(
+                rows.stream()
+                        .filter(row ->
+                                row.label().equals("parking") && row.producer().equals("B"))
+                        .allMatch(row -> row.ended() == row.sent()),
+                "B's requests did not all end in the run with parking");
     }
+
+    /**
+     * Where B's calls would start, from its publication, had its requests been at the head of the topic: in half of
+     * the slots (B and A take turns, equal weights), one call length a round. The nearest-rank p50 and p95.
+     */
+    static String bareShare(Settings settings) {
+        int slots = Math.max(1, settings.concurrency() / 2);
+        long p50 = ((Benchmark.rank(settings.ofB(), 50) - 1) / slots) * settings.latencyMs();
+        long p95 = ((Benchmark.rank(settings.ofB(), 95) - 1) / slots) * settings.latencyMs();
+        return String.format(
+                Locale.ROOT,
+                "publication to call p50 %d ms, p95 %d ms (%d calls in %d slots)",
+                p50,
+                p95,
+                settings.ofB(),
+                slots);
+    }
+
+    private static final String HEADER = "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
+            + " | publication to result p50 ms | p95 ms |";
 
     /** Prints the rows' table and verdict: false when a request got no terminal event. */
     private static boolean printed(List<Row> rows) {
-        return Benchmark.printTableAndVerdict(
-                "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
-                        + " | publication to result p50 ms | p95 ms |",
-                rows,
-                "requests without a terminal event");
+        return Benchmark.printTableAndVerdict(HEADER, rows, "requests without a terminal event");
     }
 
     private static List<Row> run(Infrastructure infrastructure, Settings settings, String label, Integer readAhead) {
@@ -131,9 +166,12 @@ final class ProducersBenchmark {
                 Benchmark.say("%s: starting (log %s)", label, worker.logFile());
                 worker.start();
                 int warmup = Math.max(WARMUP, Integer.getInteger("bench.warmup", WARMUP));
+                // The warm-up's calls are short whatever the measured ones: it readies the worker, not the figures.
+                stack.gateway().control().setLatency(Duration.ofMillis(Math.min(settings.latencyMs(), WARM_CALL_MS)));
                 Map<String, Instant> warm = publish(client, stack.topics().request(), "warm", "warm", warmup);
                 awaitEnded(client, warm, Duration.ofMinutes(2L + warmup / 1000));
                 stack.gateway().reset();
+                stack.gateway().control().setLatency(Duration.ofMillis(settings.latencyMs()));
                 Benchmark.ProcessProbe probe = Benchmark.ProcessProbe.start(worker.pid(), gcLog);
                 Instant start = Instant.now();
 
@@ -145,8 +183,16 @@ final class ProducersBenchmark {
                                 * settings.latencyMs()
                                 / settings.concurrency()
                                 / 1000);
-                awaitEnded(client, ofB, patience);
-                awaitEnded(client, ofA, patience);
+                if (settings.untilB()) {
+                    long shareSeconds =
+                            (long) Math.ceil(settings.ofB() / (double) Math.max(1, settings.concurrency() / 2))
+                                    * settings.latencyMs()
+                                    / 1000;
+                    awaitEnded(client, ofB, Duration.ofSeconds(120 + 3 * shareSeconds));
+                } else {
+                    awaitEnded(client, ofB, patience);
+                    awaitEnded(client, ofA, patience);
+                }
                 List<RecordedCall> calls = stack.gateway().imageCalls();
                 Row a = measure(label, "A", ofA, calls, client);
                 Row b = measure(label, "B", ofB, calls, client);
@@ -156,7 +202,7 @@ final class ProducersBenchmark {
                 Benchmark.say(
                         "%s: A's throughput %.1f requests/s; worker heap %d MB peak, %d MB after GC",
                         label,
-                        settings.backlog()
+                        a.ended()
                                 * 1000.0
                                 / Duration.between(start, Instant.now()).toMillis(),
                         reading.heapPeakMb(),
@@ -237,7 +283,14 @@ final class ProducersBenchmark {
     }
 
     /** What the runs are made of. */
-    record Settings(int concurrency, long latencyMs, int backlog, int ofB, int readAhead, List<String> jvmOptions) {
+    record Settings(
+            int concurrency,
+            long latencyMs,
+            int backlog,
+            int ofB,
+            int readAhead,
+            List<String> jvmOptions,
+            boolean untilB) {
 
         static Settings fromProperties() {
             return fromProperties("3000");
@@ -253,7 +306,8 @@ final class ProducersBenchmark {
                     backlog,
                     ofB,
                     Integer.parseInt(orDefault("bench.read-ahead", Integer.toString(backlog + ofB))),
-                    Benchmark.words(orDefault("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)));
+                    Benchmark.words(orDefault("bench.worker-jvm-options", Benchmark.DEFAULT_JVM_OPTIONS)),
+                    Boolean.parseBoolean(orDefault("bench.until-b", "false")));
         }
 
         static String orDefault(String property, String otherwise) {
