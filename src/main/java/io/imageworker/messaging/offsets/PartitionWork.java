@@ -402,17 +402,21 @@ public class PartitionWork {
      *     many records still waiting for their turn were left to the new owner
      */
     Released release(Collection<TopicPartition> taken, Duration grace) throws InterruptedException {
+        int before;
         synchronized (this) {
+            // Counted as the partitions stop being taken: a record whose turn comes from now on is handed over, and
+            // it was running here (counted after the gates open, it made the count of those finished negative).
+            before = running(taken);
             revoked.addAll(taken);
         }
         openGates(taken);
         releaseListeners.forEach(listener -> listener.accept(taken));
-        return awaitRelease(taken, grace);
+        return awaitRelease(taken, grace, before);
     }
 
-    private synchronized Released awaitRelease(Collection<TopicPartition> taken, Duration grace)
+    /** @param before the requests running on {@code taken} when the release began */
+    private synchronized Released awaitRelease(Collection<TopicPartition> taken, Duration grace, int before)
             throws InterruptedException {
-        int before = running(taken);
         long deadline = System.nanoTime() + grace.toNanos();
         long remaining;
         uncommittable = false;

@@ -106,6 +106,22 @@ class PartitionWorkTest {
         assertThat(released.handedOver()).isEqualTo(1);
     }
 
+    /** Seen in a log as "-11 request(s) finished during the wait": turns that came as the release began. */
+    @Test
+    void aRecordWhoseTurnComesAsTheReleaseBeginsIsCountedHandedOverNotFinished() throws Exception {
+        start(P0, 60, 61);
+        work.waiting(record(P0, 61));
+        work.ended(record(P0, 60), true);
+        // Its turn comes as the partition is let go (the gates opened, the listeners told): it does not start here.
+        work.whenReleased(partitions -> work.ended(record(P0, 61), false));
+
+        Released released = work.release(List.of(P0), Duration.ofSeconds(30));
+
+        assertThat(released.handedOver()).isEqualTo(1);
+        assertThat(released.finished()).isZero();
+        assertThat(released.givenUp()).isZero();
+    }
+
     @Test
     void aRevocationDoesNotWaitForARequestWaitingForItsFirstCallWhichThenMakesNone() throws Exception {
         // 50 has its call in flight; 51 waits for a call slot behind it (calls of minutes: waiting for its slot could
