@@ -119,7 +119,7 @@ final class ProducersBenchmark {
      * the slots (B and A take turns, equal weights), one call length a round. The nearest-rank p50 and p95.
      */
     static String bareShare(Settings settings) {
-        int slots = Math.max(1, settings.concurrency() / 2);
+        int slots = slotsOfB(settings);
         long p50 = ((Benchmark.rank(settings.ofB(), 50) - 1) / slots) * settings.latencyMs();
         long p95 = ((Benchmark.rank(settings.ofB(), 95) - 1) / slots) * settings.latencyMs();
         return String.format(
@@ -129,6 +129,11 @@ final class ProducersBenchmark {
                 p95,
                 settings.ofB(),
                 slots);
+    }
+
+    /** B's slots while A's backlog waits too: half of them, equal weights. */
+    private static int slotsOfB(Settings settings) {
+        return Math.max(1, settings.concurrency() / 2);
     }
 
     private static final String HEADER = "| run | producer | requests | ended | publication to call p50 ms | p95 ms"
@@ -184,10 +189,9 @@ final class ProducersBenchmark {
                                 / settings.concurrency()
                                 / 1000);
                 if (settings.untilB()) {
-                    long shareSeconds =
-                            (long) Math.ceil(settings.ofB() / (double) Math.max(1, settings.concurrency() / 2))
-                                    * settings.latencyMs()
-                                    / 1000;
+                    long shareSeconds = (long) Math.ceil(settings.ofB() / (double) slotsOfB(settings))
+                            * settings.latencyMs()
+                            / 1000;
                     awaitEnded(client, ofB, Duration.ofSeconds(120 + 3 * shareSeconds));
                 } else {
                     awaitEnded(client, ofB, patience);
