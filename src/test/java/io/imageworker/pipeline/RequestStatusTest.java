@@ -171,14 +171,14 @@ class RequestStatusTest extends PipelineTestSupport {
     @Test
     void aRequestHeldReadsQueuedUntilItsCallLeavesThenCalling() throws Exception {
         // Slow calls (within the gateway timeout of 4 s): the four slots stay taken while the fifth request waits.
-        // Another test's request may hold one of them meanwhile (a variant called late, seen once): then two of
-        // these wait, and either one will do.
+        // Another test's request may hold one of them meanwhile (a request of variants whose calls came late held a
+        // slot without a call in flight, twice in full runs): then three of these run and two wait, and either one
+        // will do. So the condition is on these requests' own calls, not on the gateway's count in flight.
         gateway.control().setLatency(Duration.ofSeconds(3));
         List<String> ids = sendRequests(5, "held", "");
         await().atMost(WITHIN)
-                .until(() -> gateway.imageCallsInFlight() == 4
-                        && ids.stream().anyMatch(id -> callsFor(id).isEmpty())
-                        && ids.stream().anyMatch(id -> !callsFor(id).isEmpty()));
+                .until(() -> ids.stream().filter(id -> !callsFor(id).isEmpty()).count() >= 3
+                        && ids.stream().anyMatch(id -> callsFor(id).isEmpty()));
         String waiting =
                 ids.stream().filter(id -> callsFor(id).isEmpty()).findFirst().orElseThrow();
         String called =
