@@ -27,6 +27,7 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Supplier;
+import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Channel;
 import org.eclipse.microprofile.reactive.messaging.Message;
 
@@ -77,6 +78,7 @@ public class RequestConsumer {
     private final ReadAhead readAhead;
     private final WorkerConfig config;
     private final RequestParking parking;
+    private final ParkedHolds holds;
 
     RequestConsumer(
             InFlight inFlight,
@@ -88,7 +90,8 @@ public class RequestConsumer {
             Lanes lanes,
             ReadAhead readAhead,
             WorkerConfig config,
-            RequestParking parking) {
+            RequestParking parking,
+            ParkedHolds holds) {
         this.inFlight = inFlight;
         this.reader = reader;
         this.cpu = cpu;
@@ -99,6 +102,7 @@ public class RequestConsumer {
         this.readAhead = readAhead;
         this.config = config;
         this.parking = parking;
+        this.holds = holds;
     }
 
     /**
@@ -123,7 +127,8 @@ public class RequestConsumer {
             lanes.consume(Lane.PRIORITY, priorityRequests, this::handle);
         }
         if (parking.reads()) {
-            lanes.consumeParked(parkedRequests, this::handle);
+            // Counted as they leave the connector's queue: a stalled stream keeps its holds (ParkedHolds).
+            lanes.consumeParked(parkedRequests.onItem().invoke(holds::left), this::handle);
         }
         lanes.describe();
     }
@@ -143,6 +148,10 @@ public class RequestConsumer {
 
     private Uni<Void> handle(Message<byte[]> message, Lane lane) {
         RecordContext context = RecordContext.of(message, parking.topic());
+        if (context.topic().equals(parking.topic())) {
+            // Taken from the parked topic: its partition may be held at its share there.
+            holds.taken(new TopicPartition(context.topic(), context.partition()));
+        }
         InFlight.Run run = inFlight.take(context);
         return switch (run.start()) {
             // Shutting down, or a rebalance took its partition away: left unacknowledged for the next consumer.

@@ -47,7 +47,7 @@ class RequestParking {
     static final String KEY_HEADER = RecordContext.PARKED_KEY_HEADER;
 
     /** The parked topic's channel, whose consumer says how many partitions the topic has. */
-    private static final String CHANNEL = "parked-requests";
+    static final String CHANNEL = "parked-requests";
 
     /** How long the start-up asks the broker whether the parked topic exists. */
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);

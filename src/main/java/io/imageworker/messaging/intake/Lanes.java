@@ -76,12 +76,15 @@ public class Lanes {
 
     /**
      * Subscribes to the parked topic's {@code records}, read into the normal lane (their turns are taken among the
-     * producers with the normal lane's records, their bytes in its bound), at most {@code IMAGE_WORKER_PARK_AFTER} at
-     * once: a producer's parked backlog takes no more of the read-ahead than its share, and the records of other
-     * producers parked after it come in as soon as their partition's next fetch (the parked topic is keyed by producer).
+     * producers with the normal lane's records, their bytes in its bound), as many at once as the lane's own stream:
+     * each partition of the parked topic is held to its share instead ({@code messaging.ParkedHolds}), so a producer's
+     * parked backlog takes about its share of the lane, and the records of producers parked after it come in with
+     * their partitions' next fetch. (At most {@code IMAGE_WORKER_PARK_AFTER} at once for the whole topic, as before, the
+     * backlog's records taken first held every place through their calls, and the others' parked records came in only
+     * as those ended.)
      */
     public void consumeParked(Multi<Message<byte[]>> records, Handler handler) {
-        subscribe(PARKED, Lane.NORMAL, records, handler, config.parkAfterLimit());
+        subscribe(PARKED, Lane.NORMAL, records, handler, config.intakeLimit());
     }
 
     private void subscribe(String channel, Lane lane, Multi<Message<byte[]>> records, Handler handler, int width) {

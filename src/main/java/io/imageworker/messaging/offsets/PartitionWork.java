@@ -327,6 +327,12 @@ public class PartitionWork {
         notifyAll();
     }
 
+    /** Records of {@code partition} waiting for their turn now, or for their window before it ({@link #waiting}). */
+    public synchronized int waitingOn(TopicPartition partition) {
+        PartitionRequests progress = partitions.get(partition);
+        return progress == null ? 0 : progress.waiting.size();
+    }
+
     /** Requests in progress on these partitions now. */
     synchronized int running(Collection<TopicPartition> these) {
         return these.stream()

@@ -1,0 +1,297 @@
+package io.imageworker.messaging;
+
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.support.DaemonThreads;
+import io.imageworker.support.Shutdown;
+import io.imageworker.support.WorkerMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.quarkus.logging.Log;
+import io.smallrye.reactive.messaging.kafka.KafkaClientService;
+import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * Keeps one producer's parked backlog from standing before the others' parked records (fair shares at any backlog).
+ * The parked topic is read by one consumer into the normal lane, and a record read back is never parked again: it
+ * waits in its producer's line. That stream took at most {@code IMAGE_WORKER_PARK_AFTER} records at once: the first
+ * ones read back, of the backlog parked first, held those places through their turns and calls, and another
+ * producer's parked records came in only as they ended. Measured behind 50,000 of A with calls of 5 s and 2 s (the
+ * parking regime, {@code -Dbench.until-b=true}), B's first parked records were fetched 45 s after A's publication, and B's median call came about seven call lengths after its share said: a delay that grows with the
+ * length of the calls, which calls of 100 ms hid.
+ *
+ * <p>So the parked stream takes as many records at once as the lane's own ({@code messaging.intake.Lanes}), and each
+ * partition of the parked topic is held to its share instead: once {@code IMAGE_WORKER_PARK_AFTER} of its records are
+ * polled and not yet taken, or taken and waiting (for their turn, or their window before it), it is paused on the
+ * parked topic's consumer, and resumed once fewer are (looked at every {@link #RECHECK}). A producer's parked backlog
+ * (in a partition of its own while there are enough, {@link ParkedPartitions}) stays in Kafka beyond its share, and
+ * the other partitions' records come in with their next fetch. The parked topic's consumer does no pausing of its own
+ * ({@code pause-if-no-requests=false}: SmallRye's pauses and resumes every partition at once, and undid the holds), so
+ * these holds are also what bounds its queue: at most a share and a poll (of 2 records) of each partition.
+ * Polled records are counted as the consumer returns them ({@link ParkedPolls}); the counts of a partition start
+ * again when it is given up (SmallRye drops the queued records of revoked partitions, and only those).
+ *
+ * <p>A count off by some all the same (a drop not seen) must not hold a partition for ever: a held partition with
+ * none of its records waiting that gave none for {@link #STALE} has its count started again, but only while no
+ * record of the parked stream waits for room before the lane ({@link #left}: taken from the connector's queue, not
+ * yet into the lane, at the read-ahead's byte bound or the stream's width). While one does, the stream is stalled,
+ * the partition's records really are queued, and starting its count would let another share into the connector's
+ * queue every {@link #STALE}, past every bound, for as long as the stall lasts (minutes, at the gateway's call
+ * lengths).
+ */
+@ApplicationScoped
+class ParkedHolds {
+
+    /** How often held partitions are looked at: resumed when fewer than their share are outstanding. */
+    static final Duration RECHECK = Duration.ofMillis(100);
+
+    /**
+     * A held partition with nothing waiting and nothing taken for this long, while the parked stream is not stalled,
+     * has its counts started again.
+     */
+    static final Duration STALE = Duration.ofSeconds(5);
+
+    /** Pauses and resumes partitions of the parked topic's consumer. */
+    interface Partitions {
+        void pause(Set<TopicPartition> partitions);
+
+        void resume(Set<TopicPartition> partitions);
+    }
+
+    /** What was polled and taken of one partition, and when it was last taken from. */
+    private static final class Counts {
+        final LongAdder polled = new LongAdder();
+        final LongAdder taken = new LongAdder();
+        volatile long lastTaken;
+
+        Counts(long now) {
+            lastTaken = now;
+        }
+
+        long queued() {
+            return Math.max(0, polled.sum() - taken.sum());
+        }
+    }
+
+    private final Map<TopicPartition, Counts> counts = new ConcurrentHashMap<>();
+    private final Set<TopicPartition> held = ConcurrentHashMap.newKeySet();
+    /** Records of the parked stream taken from the connector's queue, and those of them taken into the lane. */
+    private final LongAdder left = new LongAdder();
+
+    private final LongAdder leftTaken = new LongAdder();
+    private final ToIntFunction<TopicPartition> waiting;
+    private final int share;
+    private final Partitions partitions;
+    private final BooleanSupplier draining;
+    private final LongSupplier nanos;
+    private ScheduledExecutorService rechecks;
+
+    @Inject
+    ParkedHolds(
+            WorkerConfig config,
+            PartitionWork work,
+            KafkaClientService kafkaClients,
+            RequestParking parking,
+            Shutdown shutdown,
+            MeterRegistry registry) {
+        this(
+                work::waitingOn,
+                config.parkAfterLimit(),
+                new SmallRyePartitions(kafkaClients),
+                () -> !shutdown.callsAllowed(),
+                System::nanoTime);
+        work.whenReleased(this::released);
+        if (parking.reads()) {
+            rechecks = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-worker-parked-holds"));
+            rechecks.scheduleWithFixedDelay(
+                    this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        WorkerMetrics.gauge(
+                        "image_worker_parked_partitions_held",
+                        this,
+                        holds -> holds.held.size(),
+                        "Partitions of the parked topic paused because their share of records is polled or waits")
+                .register(registry);
+    }
+
+    /**
+     * @param waiting the records of a partition waiting for their turn (or their window) now
+     * @param share from how many records polled or waiting a partition is held
+     * @param draining whether the worker drains: nothing is resumed then
+     */
+    ParkedHolds(
+            ToIntFunction<TopicPartition> waiting,
+            int share,
+            Partitions partitions,
+            BooleanSupplier draining,
+            LongSupplier nanos) {
+        this.waiting = waiting;
+        this.share = Math.max(1, share);
+        this.partitions = partitions;
+        this.draining = draining;
+        this.nanos = nanos;
+    }
+
+    /** Records the parked topic's consumer returned from a poll ({@link ParkedPolls}, on its polling thread). */
+    void polled(ConsumerRecords<?, ?> records) {
+        for (TopicPartition partition : records.partitions()) {
+            counts(partition).polled.add(records.records(partition).size());
+            holdIfFull(partition);
+        }
+    }
+
+    /**
+     * A record of the parked topic left the connector's queue, for the read-ahead's byte bound and the stream's width
+     * before the lane ({@code messaging.intake.Lanes}).
+     */
+    void left() {
+        left.increment();
+    }
+
+    /** A record of the parked topic's {@code partition} is taken into the lane. */
+    void taken(TopicPartition partition) {
+        leftTaken.increment();
+        Counts of = counts(partition);
+        of.taken.increment();
+        of.lastTaken = nanos.getAsLong();
+        holdIfFull(partition);
+    }
+
+    /** Partitions given up: what was polled of them is dropped, and their counts start again. */
+    void released(Collection<TopicPartition> given) {
+        given.forEach(counts::remove);
+        held.removeAll(given);
+    }
+
+    private Counts counts(TopicPartition partition) {
+        return counts.computeIfAbsent(partition, ignored -> new Counts(nanos.getAsLong()));
+    }
+
+    private int outstanding(TopicPartition partition) {
+        Counts of = counts.get(partition);
+        return waiting.applyAsInt(partition) + (of == null ? 0 : (int) Math.min(Integer.MAX_VALUE, of.queued()));
+    }
+
+    private void holdIfFull(TopicPartition partition) {
+        if (outstanding(partition) >= share) {
+            if (held.add(partition)) {
+                Log.debugf("Holding parked partition %s: its share of records is polled or waits", partition);
+            }
+            partitions.pause(Set.of(partition));
+        }
+    }
+
+    /**
+     * Resumes the held partitions with fewer than their share outstanding. A held partition with nothing waiting that
+     * gave no record for {@link #STALE} while the parked stream is not stalled has its count of polled records dropped
+     * first (a count off by some), so that it is resumed.
+     */
+    void recheck() {
+        if (held.isEmpty() || draining.getAsBoolean()) {
+            return;
+        }
+        long now = nanos.getAsLong();
+        boolean stalled = left.sum() > leftTaken.sum();
+        Set<TopicPartition> resume = new HashSet<>();
+        for (TopicPartition partition : held) {
+            Counts of = counts.get(partition);
+            if (of != null
+                    && !stalled
+                    && waiting.applyAsInt(partition) == 0
+                    && now - of.lastTaken > STALE.toNanos()
+                    && of.queued() > 0) {
+                Log.debugf(
+                        "Parked partition %s gave nothing for %s with nothing waiting: its count starts again",
+                        partition, STALE);
+                counts.remove(partition);
+            }
+            if (outstanding(partition) < share) {
+                resume.add(partition);
+            }
+        }
+        held.removeAll(resume);
+        try {
+            if (!resume.isEmpty()) {
+                partitions.resume(resume);
+            }
+        } catch (RuntimeException e) {
+            Log.debugf("Resuming parked partitions failed (%s); the next look tries again", e);
+        }
+    }
+
+    /** The partitions held now. */
+    Set<TopicPartition> held() {
+        return Set.copyOf(held);
+    }
+
+    @PreDestroy
+    void close() {
+        if (rechecks != null) {
+            rechecks.shutdownNow();
+        }
+    }
+
+    /**
+     * The parked topic's consumer, on its polling thread: only partitions it is assigned now are paused or resumed (one
+     * given to another worker meanwhile is no longer this worker's to hold).
+     */
+    private static final class SmallRyePartitions implements Partitions {
+        private final KafkaClientService kafkaClients;
+
+        SmallRyePartitions(KafkaClientService kafkaClients) {
+            this.kafkaClients = kafkaClients;
+        }
+
+        @Override
+        public void pause(Set<TopicPartition> partitions) {
+            onPollingThread(partitions, true);
+        }
+
+        @Override
+        public void resume(Set<TopicPartition> partitions) {
+            onPollingThread(partitions, false);
+        }
+
+        private void onPollingThread(Set<TopicPartition> partitions, boolean pause) {
+            KafkaConsumer<Object, Object> consumer = kafkaClients.getConsumer(RequestParking.CHANNEL);
+            if (consumer == null) {
+                return;
+            }
+            consumer.runOnPollingThread(client -> {
+                        Set<TopicPartition> assigned = new HashSet<>(partitions);
+                        assigned.retainAll(client.assignment());
+                        if (assigned.isEmpty()) {
+                            return;
+                        }
+                        if (pause) {
+                            client.pause(assigned);
+                        } else {
+                            client.resume(assigned);
+                        }
+                    })
+                    .subscribe()
+                    .with(
+                            ignored -> {},
+                            failure -> Log.debugf(
+                                    "Could not %s parked partitions %s: %s",
+                                    pause ? "pause" : "resume", partitions, failure.toString()));
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.imageworker.messaging;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+class ParkedHoldsTest {
+
+    private static final TopicPartition OF_A = new TopicPartition("parked", 4);
+    private static final TopicPartition OF_B = new TopicPartition("parked", 2);
+
+    private final Map<TopicPartition, Integer> waiting = new HashMap<>();
+    private final List<String> calls = new ArrayList<>();
+    private final AtomicLong now = new AtomicLong();
+    private boolean draining;
+    private final ParkedHolds holds = new ParkedHolds(
+            partition -> waiting.getOrDefault(partition, 0),
+            8,
+            new ParkedHolds.Partitions() {
+                @Override
+                public void pause(Set<TopicPartition> partitions) {
+                    partitions.forEach(partition -> calls.add("pause " + partition));
+                }
+
+                @Override
+                public void resume(Set<TopicPartition> partitions) {
+                    partitions.forEach(partition -> calls.add("resume " + partition));
+                }
+            },
+            () -> draining,
+            now::get);
+
+    @Test
+    void aPartitionWithItsShareWaitingIsPausedAndTheOthersAreNot() {
+        waiting.put(OF_A, 8);
+        waiting.put(OF_B, 7);
+
+        holds.taken(OF_A);
+        holds.taken(OF_B);
+
+        assertThat(calls).containsExactly("pause parked-4");
+        assertThat(holds.held()).containsExactly(OF_A);
+    }
+
+    /** Polled and not yet taken counts too: a lane that takes nothing holds no more than a share of each partition. */
+    @Test
+    void recordsPolledAndNotTakenCountTowardTheShare() {
+        holds.polled(polled(OF_A, 5));
+        assertThat(calls).isEmpty();
+
+        holds.polled(polled(OF_A, 3));
+        assertThat(calls).containsExactly("pause parked-4");
+
+        calls.clear();
+        for (int i = 0; i < 3; i++) {
+            holds.taken(OF_A);
+        }
+        holds.recheck();
+        assertThat(calls).as("5 polled and not taken, none waiting").containsExactly("resume parked-4");
+    }
+
+    @Test
+    void aHeldPartitionIsResumedOnceFewerThanItsShareWait() {
+        waiting.put(OF_A, 9);
+        holds.taken(OF_A);
+        calls.clear();
+
+        waiting.put(OF_A, 8);
+        holds.recheck();
+        assertThat(calls).as("still its share waiting").isEmpty();
+
+        waiting.put(OF_A, 7);
+        holds.recheck();
+        assertThat(calls).containsExactly("resume parked-4");
+        assertThat(holds.held()).isEmpty();
+    }
+
+    @Test
+    void nothingIsResumedOnceTheWorkerDrains() {
+        waiting.put(OF_A, 8);
+        holds.taken(OF_A);
+        calls.clear();
+
+        draining = true;
+        waiting.put(OF_A, 0);
+        holds.recheck();
+
+        assertThat(calls).isEmpty();
+    }
+
+    /** A partition given up starts again from nothing: what was polled of it is not the new owner's to count. */
+    @Test
+    void aPartitionGivenUpStartsItsCountAgain() {
+        holds.polled(polled(OF_A, 8));
+        holds.released(List.of(OF_A));
+        calls.clear();
+
+        holds.polled(polled(OF_A, 1));
+
+        assertThat(calls).isEmpty();
+        assertThat(holds.held()).isEmpty();
+    }
+
+    /** A count that is off (records SmallRye dropped) cannot hold a partition for ever: it starts again once stale. */
+    @Test
+    void aHeldPartitionThatGivesNothingWithNothingWaitingIsResumedOnceStale() {
+        holds.polled(polled(OF_A, 8));
+        calls.clear();
+
+        now.addAndGet(ParkedHolds.STALE.minus(Duration.ofMillis(1)).toNanos());
+        holds.recheck();
+        assertThat(calls).isEmpty();
+
+        now.addAndGet(Duration.ofMillis(2).toNanos());
+        holds.recheck();
+        assertThat(calls).containsExactly("resume parked-4");
+    }
+
+    /**
+     * A stream stalled before the lane (a record taken from the connector's queue waits for room at the byte bound)
+     * keeps its holds however long: the held partition's records really are queued, and starting its count would let
+     * another share into the queue every {@link ParkedHolds#STALE}.
+     */
+    @Test
+    void aStalledStreamKeepsItsHoldsPastStale() {
+        holds.polled(polled(OF_A, 8));
+        holds.polled(polled(OF_B, 9));
+        holds.left();
+        holds.taken(OF_B);
+        holds.left();
+        calls.clear();
+
+        now.addAndGet(ParkedHolds.STALE.multipliedBy(10).toNanos());
+        holds.recheck();
+        assertThat(calls)
+                .as("one of B's records left the queue and waits for room")
+                .isEmpty();
+        assertThat(holds.held()).containsExactlyInAnyOrder(OF_A, OF_B);
+
+        holds.taken(OF_B);
+        now.addAndGet(ParkedHolds.STALE.toNanos() + 1);
+        holds.recheck();
+        assertThat(calls)
+                .as("nothing waits for room: counts of partitions that gave nothing for STALE start again")
+                .containsExactlyInAnyOrder("resume parked-4", "resume parked-2");
+    }
+
+    private static ConsumerRecords<Object, Object> polled(TopicPartition partition, int count) {
+        List<ConsumerRecord<Object, Object>> records = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            records.add(new ConsumerRecord<>(partition.topic(), partition.partition(), i, null, null));
+        }
+        return new ConsumerRecords<>(Map.of(partition, records));
+    }
+}
