@@ -62,26 +62,49 @@ class ParkedHoldsTest {
         assertThat(calls).containsExactly("pause parked-4");
 
         calls.clear();
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             holds.taken(OF_A);
         }
         holds.recheck();
-        assertThat(calls).as("5 polled and not taken, none waiting").containsExactly("resume parked-4");
+        assertThat(calls).as("4 polled and not taken: half the share").isEmpty();
+
+        holds.taken(OF_A);
+        holds.recheck();
+        assertThat(calls).as("3 polled and not taken, none waiting").containsExactly("resume parked-4");
     }
 
     @Test
-    void aHeldPartitionIsResumedOnceFewerThanItsShareWait() {
+    void aHeldPartitionIsResumedOnceFewerThanHalfItsShareWait() {
         waiting.put(OF_A, 9);
         holds.taken(OF_A);
         calls.clear();
 
-        waiting.put(OF_A, 8);
+        waiting.put(OF_A, 4);
         holds.recheck();
-        assertThat(calls).as("still its share waiting").isEmpty();
+        assertThat(calls).as("still half its share waiting").isEmpty();
 
-        waiting.put(OF_A, 7);
+        waiting.put(OF_A, 3);
         holds.recheck();
         assertThat(calls).containsExactly("resume parked-4");
+        assertThat(holds.held()).isEmpty();
+    }
+
+    /** A held partition goes on as its records' turns come, not at the next look: a lone backlog runs at its calls' pace. */
+    @Test
+    void aHeldPartitionIsResumedAtTheTurnThatTakesItBelowHalfItsShare() {
+        waiting.put(OF_A, 8);
+        holds.taken(OF_A);
+        calls.clear();
+
+        waiting.put(OF_A, 4);
+        holds.admitted(OF_A);
+        holds.admitted(OF_B);
+        assertThat(calls).as("half its share still waits; B is not held").isEmpty();
+
+        waiting.put(OF_A, 3);
+        holds.admitted(OF_A);
+        holds.admitted(OF_A);
+        assertThat(calls).as("resumed once").containsExactly("resume parked-4");
         assertThat(holds.held()).isEmpty();
     }
 
@@ -94,6 +117,7 @@ class ParkedHoldsTest {
         draining = true;
         waiting.put(OF_A, 0);
         holds.recheck();
+        holds.admitted(OF_A);
 
         assertThat(calls).isEmpty();
     }

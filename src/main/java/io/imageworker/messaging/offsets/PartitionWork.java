@@ -50,6 +50,8 @@ public class PartitionWork {
     private final WindowGates gates = new WindowGates();
     /** Told the partitions each {@link #release} takes away, as it takes them. */
     private final List<Consumer<Collection<TopicPartition>>> releaseListeners = new CopyOnWriteArrayList<>();
+
+    private final List<Consumer<TopicPartition>> admitListeners = new CopyOnWriteArrayList<>();
     /** Set by {@link #uncommittable()} during a {@link #release}'s wait. */
     private boolean uncommittable;
     /** How far above its partition's first pending record a record may go into progress ({@link #within}). */
@@ -198,12 +200,15 @@ public class PartitionWork {
      * partition is being taken away: then it does not start ({@link #mayStart}), and it stays among those left to the
      * new owner.
      */
-    synchronized void admitted(RecordCopy record) {
+    void admitted(RecordCopy record) {
         TopicPartition partition = new TopicPartition(record.topic(), record.partition());
-        PartitionRequests progress = partitions.get(partition);
-        if (progress != null && progress.running.get(record.offset()) == record && takes(partition)) {
-            progress.waiting.remove(record.offset());
+        synchronized (this) {
+            PartitionRequests progress = partitions.get(partition);
+            if (progress != null && progress.running.get(record.offset()) == record && takes(partition)) {
+                progress.waiting.remove(record.offset());
+            }
         }
+        admitListeners.forEach(listener -> listener.accept(partition));
     }
 
     /**
@@ -397,6 +402,14 @@ public class PartitionWork {
      */
     public void whenReleased(Consumer<Collection<TopicPartition>> listener) {
         releaseListeners.add(listener);
+    }
+
+    /**
+     * {@code listener} is told the partition of each record that stops waiting for its turn (it goes into progress, or
+     * ends), outside this object's lock: what holds a partition at a count of waiting records can let it go on at once.
+     */
+    public void whenAdmitted(Consumer<TopicPartition> listener) {
+        admitListeners.add(listener);
     }
 
     /**
