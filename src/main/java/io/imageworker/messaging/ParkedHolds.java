@@ -7,6 +7,7 @@ import io.imageworker.support.Shutdown;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.Startup;
 import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
 import jakarta.annotation.PreDestroy;
@@ -58,6 +59,7 @@ import org.apache.kafka.common.TopicPartition;
  * queue every {@link #STALE}, past every bound, for as long as the stall lasts (minutes, at the gateway's call
  * lengths).
  */
+@Startup // its gauge is exported from the start, parking on or off
 @ApplicationScoped
 class ParkedHolds {
 
