@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
 
@@ -47,7 +48,9 @@ import org.apache.kafka.common.TopicPartition;
  * (in a partition of its own while there are enough, {@link ParkedPartitions}) stays in Kafka beyond its share, and
  * the other partitions' records come in with their next fetch. The parked topic's consumer does no pausing of its own
  * ({@code pause-if-no-requests=false}: SmallRye's pauses and resumes every partition at once, and undid the holds), so
- * these holds are also what bounds its queue: at most a share and a poll (of 2 records) of each partition.
+ * these holds are also what bounds its queue: of each partition, at most a share of records or {@link #QUEUED_BYTES}
+ * of their bytes, and a poll (of 2 records), whichever comes first (the queue is outside the read-ahead's byte bound;
+ * records of a few MB, edits with images inline, are held by their bytes).
  * Polled records are counted as the consumer returns them ({@link ParkedPolls}); the counts of a partition start
  * again when it is given up (SmallRye drops the queued records of revoked partitions, and only those).
  *
@@ -79,10 +82,19 @@ class ParkedHolds {
         void resume(Set<TopicPartition> partitions);
     }
 
-    /** What was polled and taken of one partition, and when it was last taken from. */
+    /**
+     * A partition with this many bytes of records polled and not yet taken is held too, whatever their count: a share
+     * of records can be large (edits with images inline, about 1.3 MB each), and records queued in the connector are
+     * outside the read-ahead's byte bound. About one fetch of a partition ({@code max.partition.fetch.bytes}).
+     */
+    static final long QUEUED_BYTES = 256 * 1024;
+
+    /** What was polled and taken of one partition (records and their bytes), and when it was last taken from. */
     private static final class Counts {
         final LongAdder polled = new LongAdder();
         final LongAdder taken = new LongAdder();
+        final LongAdder polledBytes = new LongAdder();
+        final LongAdder takenBytes = new LongAdder();
         volatile long lastTaken;
 
         Counts(long now) {
@@ -91,6 +103,10 @@ class ParkedHolds {
 
         long queued() {
             return Math.max(0, polled.sum() - taken.sum());
+        }
+
+        long queuedBytes() {
+            return Math.max(0, polledBytes.sum() - takenBytes.sum());
         }
     }
 
@@ -159,7 +175,13 @@ class ParkedHolds {
     /** Records the parked topic's consumer returned from a poll ({@link ParkedPolls}, on its polling thread). */
     void polled(ConsumerRecords<?, ?> records) {
         for (TopicPartition partition : records.partitions()) {
-            counts(partition).polled.add(records.records(partition).size());
+            Counts of = counts(partition);
+            long bytes = 0;
+            for (ConsumerRecord<?, ?> record : records.records(partition)) {
+                bytes += Math.max(0, record.serializedValueSize());
+            }
+            of.polled.add(records.records(partition).size());
+            of.polledBytes.add(bytes);
             holdIfFull(partition);
         }
     }
@@ -172,11 +194,12 @@ class ParkedHolds {
         left.increment();
     }
 
-    /** A record of the parked topic's {@code partition} is taken into the lane. */
-    void taken(TopicPartition partition) {
+    /** A record of the parked topic's {@code partition}, of {@code bytes} bytes, is taken into the lane. */
+    void taken(TopicPartition partition, long bytes) {
         leftTaken.increment();
         Counts of = counts(partition);
         of.taken.increment();
+        of.takenBytes.add(bytes);
         of.lastTaken = nanos.getAsLong();
         holdIfFull(partition);
     }
@@ -191,7 +214,7 @@ class ParkedHolds {
             return;
         }
         synchronized (this) {
-            if (outstanding(partition) < resumeBelow && held.remove(partition)) {
+            if (mayResume(partition) && held.remove(partition)) {
                 resume(Set.of(partition));
             }
         }
@@ -207,6 +230,18 @@ class ParkedHolds {
         return counts.computeIfAbsent(partition, ignored -> new Counts(nanos.getAsLong()));
     }
 
+    /** Its share of records outstanding, or a fetch's worth of bytes queued in the connector. */
+    private boolean full(TopicPartition partition) {
+        Counts of = counts.get(partition);
+        return outstanding(partition) >= share || (of != null && of.queuedBytes() >= QUEUED_BYTES);
+    }
+
+    /** Fewer than half its share outstanding, and less than half a fetch's worth of bytes queued. */
+    private boolean mayResume(TopicPartition partition) {
+        Counts of = counts.get(partition);
+        return outstanding(partition) < resumeBelow && (of == null || of.queuedBytes() < QUEUED_BYTES / 2);
+    }
+
     private int outstanding(TopicPartition partition) {
         Counts of = counts.get(partition);
         return waiting.applyAsInt(partition) + (of == null ? 0 : (int) Math.min(Integer.MAX_VALUE, of.queued()));
@@ -217,11 +252,11 @@ class ParkedHolds {
      * and handed to the polling thread in that order, so the consumer ends paused exactly when the partition is held.
      */
     private void holdIfFull(TopicPartition partition) {
-        if (outstanding(partition) < share) {
+        if (!full(partition)) {
             return;
         }
         synchronized (this) {
-            if (outstanding(partition) >= share) {
+            if (full(partition)) {
                 if (held.add(partition)) {
                     Log.debugf("Holding parked partition %s: its share of records is polled or waits", partition);
                 }
@@ -264,7 +299,7 @@ class ParkedHolds {
                             partition, STALE);
                     counts.remove(partition);
                 }
-                if (outstanding(partition) < resumeBelow) {
+                if (mayResume(partition)) {
                     resume.add(partition);
                 }
             }

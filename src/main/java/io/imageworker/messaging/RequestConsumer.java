@@ -150,7 +150,8 @@ public class RequestConsumer {
         RecordContext context = RecordContext.of(message, parking.topic());
         if (context.topic().equals(parking.topic())) {
             // Taken from the parked topic: its partition may be held at its share there.
-            holds.taken(new TopicPartition(context.topic(), context.partition()));
+            byte[] payload = message.getPayload();
+            holds.taken(new TopicPartition(context.topic(), context.partition()), payload == null ? 0 : payload.length);
         }
         InFlight.Run run = inFlight.take(context);
         return switch (run.start()) {

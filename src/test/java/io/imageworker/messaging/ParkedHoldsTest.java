@@ -7,11 +7,14 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
 import org.junit.jupiter.api.Test;
 
 class ParkedHoldsTest {
@@ -45,8 +48,8 @@ class ParkedHoldsTest {
         waiting.put(OF_A, 8);
         waiting.put(OF_B, 7);
 
-        holds.taken(OF_A);
-        holds.taken(OF_B);
+        holds.taken(OF_A, 0);
+        holds.taken(OF_B, 0);
 
         assertThat(calls).containsExactly("pause parked-4");
         assertThat(holds.held()).containsExactly(OF_A);
@@ -63,12 +66,12 @@ class ParkedHoldsTest {
 
         calls.clear();
         for (int i = 0; i < 4; i++) {
-            holds.taken(OF_A);
+            holds.taken(OF_A, 0);
         }
         holds.recheck();
         assertThat(calls).as("4 polled and not taken: half the share").isEmpty();
 
-        holds.taken(OF_A);
+        holds.taken(OF_A, 0);
         holds.recheck();
         assertThat(calls).as("3 polled and not taken, none waiting").containsExactly("resume parked-4");
     }
@@ -76,7 +79,7 @@ class ParkedHoldsTest {
     @Test
     void aHeldPartitionIsResumedOnceFewerThanHalfItsShareWait() {
         waiting.put(OF_A, 9);
-        holds.taken(OF_A);
+        holds.taken(OF_A, 0);
         calls.clear();
 
         waiting.put(OF_A, 4);
@@ -93,7 +96,7 @@ class ParkedHoldsTest {
     @Test
     void aHeldPartitionIsResumedAtTheTurnThatTakesItBelowHalfItsShare() {
         waiting.put(OF_A, 8);
-        holds.taken(OF_A);
+        holds.taken(OF_A, 0);
         calls.clear();
 
         waiting.put(OF_A, 4);
@@ -111,7 +114,7 @@ class ParkedHoldsTest {
     @Test
     void nothingIsResumedOnceTheWorkerDrains() {
         waiting.put(OF_A, 8);
-        holds.taken(OF_A);
+        holds.taken(OF_A, 0);
         calls.clear();
 
         draining = true;
@@ -160,7 +163,7 @@ class ParkedHoldsTest {
         holds.polled(polled(OF_A, 8));
         holds.polled(polled(OF_B, 9));
         holds.left();
-        holds.taken(OF_B);
+        holds.taken(OF_B, 0);
         holds.left();
         calls.clear();
 
@@ -171,12 +174,51 @@ class ParkedHoldsTest {
                 .isEmpty();
         assertThat(holds.held()).containsExactlyInAnyOrder(OF_A, OF_B);
 
-        holds.taken(OF_B);
+        holds.taken(OF_B, 0);
         now.addAndGet(ParkedHolds.STALE.toNanos() + 1);
         holds.recheck();
         assertThat(calls)
                 .as("nothing waits for room: counts of partitions that gave nothing for STALE start again")
                 .containsExactlyInAnyOrder("resume parked-4", "resume parked-2");
+    }
+
+    /**
+     * Records are held by their bytes too: a few large ones (edits with images inline) queued in the connector hold
+     * their partition before its share of records does, since the connector's queue is outside the byte bound.
+     */
+    @Test
+    void aFetchsWorthOfBytesQueuedHoldsAPartitionBeforeItsShare() {
+        int size = (int) (ParkedHolds.QUEUED_BYTES / 2);
+        holds.polled(polledOf(OF_A, size));
+        assertThat(calls).as("one record of half a fetch").isEmpty();
+
+        holds.polled(polledOf(OF_A, size));
+        assertThat(calls).as("two: a fetch's worth, far below the share of 8").containsExactly("pause parked-4");
+
+        calls.clear();
+        holds.taken(OF_A, size);
+        holds.recheck();
+        assertThat(calls).as("half a fetch still queued").isEmpty();
+
+        holds.taken(OF_A, size);
+        holds.recheck();
+        assertThat(calls).containsExactly("resume parked-4");
+    }
+
+    private static ConsumerRecords<Object, Object> polledOf(TopicPartition partition, int valueBytes) {
+        ConsumerRecord<Object, Object> record = new ConsumerRecord<>(
+                partition.topic(),
+                partition.partition(),
+                0,
+                0L,
+                TimestampType.CREATE_TIME,
+                0,
+                valueBytes,
+                null,
+                null,
+                new RecordHeaders(),
+                Optional.empty());
+        return new ConsumerRecords<>(Map.of(partition, List.of(record)));
     }
 
     private static ConsumerRecords<Object, Object> polled(TopicPartition partition, int count) {
