@@ -11,7 +11,6 @@ import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,12 +79,12 @@ class ParkedHoldTest extends PipelineTestSupport {
     void aProducersParkedRecordsAreNotReadBackBehindAnotherProducersParkedBacklog() {
         awaitConsumerOf(TOPIC);
         gateway.control().setLatency(Duration.ofSeconds(1));
-        List<String> ofA = send(BACKLOG, "a");
+        List<String> ofA = sendKeyed(TOPIC, BACKLOG, "a");
         // A's backlog parked and read back (its first requests, taken before, still run and hold the windows, so
         // B's records lie beyond them and are parked too).
         await().atMost(WITHIN).until(() -> parked() >= BACKLOG - 60 && aCalls(ofA) >= 8);
         Instant published = Instant.now();
-        List<String> ofB = send(OF_B, "b");
+        List<String> ofB = sendKeyed(TOPIC, OF_B, "b");
 
         ofB.forEach(PipelineTestSupport::result);
         Instant lastOfB =
@@ -107,27 +106,12 @@ class ParkedHoldTest extends PipelineTestSupport {
     }
 
     private long aCalls(List<String> ofA) {
-        return gateway.imageCalls().stream()
-                .filter(call -> ofA.stream()
-                        .anyMatch(id ->
-                                String.valueOf(call.textFields().get("prompt")).contains(id)))
-                .count();
+        return ofA.stream().mapToLong(id -> callsFor(id).size()).sum();
     }
 
     private double parked() {
         return registry.find("image_worker_requests_parked").counters().stream()
                 .mapToDouble(counter -> counter.count())
                 .sum();
-    }
-
-    /** {@code count} requests of producer {@code producer}, each keyed by its id, so that they spread over partitions. */
-    private static List<String> send(int count, String producer) {
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            String id = newId(producer);
-            ids.add(id);
-            kafka.send(TOPIC, id, request(id, "\"producer\":\"" + producer + "\""), Map.of());
-        }
-        return ids;
     }
 }

@@ -82,8 +82,8 @@ class ParkingTest extends PipelineTestSupport {
     void aProducersRequestsPublishedAfterABacklogBeyondTheWindowAreCalledBeforeThatBacklogIsDone() {
         awaitConsumerOf(TOPIC);
         gateway.control().setLatency(Duration.ofMillis(80));
-        List<String> ofA = sendKeyed(BACKLOG, "a");
-        List<String> ofB = sendKeyed(OF_B, "b");
+        List<String> ofA = sendKeyed(TOPIC, BACKLOG, "a");
+        List<String> ofB = sendKeyed(TOPIC, OF_B, "b");
 
         for (String id : ofB) {
             ConsumerRecord<byte[], byte[]> result = result(id);
@@ -125,7 +125,7 @@ class ParkingTest extends PipelineTestSupport {
         awaitConsumerOf(TOPIC);
         gateway.control().setLatency(Duration.ofMillis(80));
         double parkedBefore = parked("window") + parked("share");
-        List<String> ofA = sendKeyed(BACKLOG, "a");
+        List<String> ofA = sendKeyed(TOPIC, BACKLOG, "a");
         String last = ofA.get(ofA.size() - 1);
         // Most of the backlog parked: the last record, read with it, is parked too, long before its turn.
         await().atMost(WITHIN).until(() -> parked("window") + parked("share") - parkedBefore >= BACKLOG / 2.0);
@@ -137,17 +137,6 @@ class ParkingTest extends PipelineTestSupport {
         assertThat(body(result(last)).path("error").path("code").asText()).isEqualTo("CANCELLED");
         assertThat(kafka.results(last)).as("results of the cancelled request").hasSize(1);
         assertThat(callsFor(last)).as("gateway calls of the cancelled request").isEmpty();
-    }
-
-    /** {@code count} requests of producer {@code producer}, each keyed by its id, so that they spread over partitions. */
-    private static List<String> sendKeyed(int count, String producer) {
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < count; i++) {
-            String id = newId(producer);
-            ids.add(id);
-            kafka.send(TOPIC, id, request(id, "\"producer\":\"" + producer + "\""), Map.of());
-        }
-        return ids;
     }
 
     private double parked(String reason) {

@@ -81,6 +81,20 @@ abstract class PipelineTestSupport {
     }
 
     /**
+     * {@code count} requests of producer {@code producer} to {@code topic}, each keyed by its id, so that they spread
+     * over partitions.
+     */
+    static List<String> sendKeyed(String topic, int count, String producer) {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String id = newId(producer);
+            ids.add(id);
+            kafka.send(topic, id, request(id, "\"producer\":\"" + producer + "\""), Map.of());
+        }
+        return ids;
+    }
+
+    /**
      * Sends a request to {@code topic} and waits for its result: the worker's consumer of that topic then has its
      * partitions (a worker just started may still be joining the group).
      */
