@@ -34,6 +34,7 @@ class ArchitectureTest {
     private static final List<String> LAYERS = List.of(
             "messaging.sidetopics",
             "messaging",
+            "messaging.parking",
             "messaging.results",
             "messaging.intake",
             "messaging.offsets",
@@ -80,10 +81,10 @@ class ArchitectureTest {
     }
 
     /**
-     * The offsets are the request topics' business alone: only the consumer ({@code messaging}), its results ({@code
-     * messaging.results}) and the read-ahead ({@code messaging.intake}) use {@code messaging.offsets}, which uses
-     * nothing of the Kafka half (its results' transactions are seen through an interface of the offsets' own); the side
-     * topics' readers have no offsets to commit.
+     * The offsets are the request topics' business alone: only the consumer ({@code messaging}), its parking ({@code
+     * messaging.parking}), its results ({@code messaging.results}) and the read-ahead ({@code messaging.intake}) use
+     * {@code messaging.offsets}, which uses nothing of the Kafka half (its results' transactions are seen through an
+     * interface of the offsets' own); the side topics' readers have no offsets to commit.
      */
     @Test
     void onlyTheRequestTopicsUseTheOffsets() {
@@ -91,7 +92,8 @@ class ArchitectureTest {
         String offsets = messaging + ".offsets";
         noClasses()
                 .that()
-                .resideOutsideOfPackages(messaging, messaging + ".results", messaging + ".intake", offsets)
+                .resideOutsideOfPackages(
+                        messaging, messaging + ".parking", messaging + ".results", messaging + ".intake", offsets)
                 .should()
                 .dependOnClassesThat()
                 .resideInAPackage(offsets)
@@ -101,7 +103,12 @@ class ArchitectureTest {
                 .resideInAPackage(offsets)
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage(messaging, messaging + ".results", messaging + ".intake", messaging + ".sidetopics")
+                .resideInAnyPackage(
+                        messaging,
+                        messaging + ".parking",
+                        messaging + ".results",
+                        messaging + ".intake",
+                        messaging + ".sidetopics")
                 .check(MAIN);
     }
 
@@ -116,7 +123,10 @@ class ArchitectureTest {
                 .resideInAPackage("io.imageworker.messaging.sidetopics")
                 .should()
                 .dependOnClassesThat()
-                .resideInAnyPackage("io.imageworker.messaging", "io.imageworker.messaging.intake")
+                .resideInAnyPackage(
+                        "io.imageworker.messaging",
+                        "io.imageworker.messaging.parking",
+                        "io.imageworker.messaging.intake")
                 .check(MAIN);
     }
 

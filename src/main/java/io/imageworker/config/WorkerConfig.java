@@ -222,9 +222,9 @@ public interface WorkerConfig {
         int maxBatch();
 
         /**
-         * How long a batch waits for more parked records ({@code messaging.RequestParking}) when no result waits:
-         * parks come by the thousand and cost nothing but a Kafka write, so they are batched for longer than results,
-         * which a producer waits for.
+         * How long a batch waits for more parked records ({@code messaging.parking.RequestParking}) when no result
+         * waits: parks come by the thousand and cost nothing but a Kafka write, so they are batched for longer than
+         * results, which a producer waits for.
          */
         @WithDefault("50ms")
         Duration parkLinger();

@@ -6,6 +6,8 @@ import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.intake.Lanes;
 import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.parking.ParkedHolds;
+import io.imageworker.messaging.parking.RequestParking;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.messaging.results.ResultSender;
 import io.imageworker.processing.RequestProcessor;

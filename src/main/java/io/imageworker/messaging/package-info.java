@@ -7,9 +7,9 @@
  * then. {@link io.imageworker.messaging.RequestSpans} is a request's span.
  *
  * <p>Its sub-packages are layers of their own: {@code messaging.sidetopics} (the budget log and the cancel topic) above
- * it; {@code messaging.results} (the results and their transactions), {@code messaging.intake} (the lanes and their
- * read-ahead) and {@code messaging.offsets} (the offsets, which requests are in progress and the graceful drain) below
- * it. This package takes records and tells each record's start and end to {@link
+ * it; {@code messaging.parking} (the parked topic, written and read back), {@code messaging.results} (the results and
+ * their transactions), {@code messaging.intake} (the lanes and their read-ahead) and {@code messaging.offsets} (the
+ * offsets, which requests are in progress and the graceful drain) below it. This package takes records and tells each record's start and end to {@link
  * io.imageworker.messaging.offsets.InFlight} (the end of one whose result went out in a transaction is told by that
  * transaction).
  *

@@ -22,7 +22,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * Records read ahead that wait for their turn ({@code messaging.intake.ReadAhead}) read {@link State#QUEUED} too, counted apart
  * ({@link #waiting}), bounded by the read-ahead.
  *
- * <p>Requests this worker parked (fair shares at any backlog, {@code messaging.RequestParking}) read {@link
+ * <p>Requests this worker parked (fair shares at any backlog, {@code messaging.parking.RequestParking}) read {@link
  * State#QUEUED} too, the last {@link #PARKED_KEPT} of them: they wait in the parked topic to be read back, here or by
  * another replica; once recorded, the status answers their record first.
  *

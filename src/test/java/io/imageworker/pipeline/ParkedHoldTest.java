@@ -20,9 +20,10 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A producer's parked backlog read back does not stand before another producer's parked records ({@code
- * messaging.ParkedHolds}), on the real broker. A's backlog lies beyond the request topic's windows and is parked; B's
- * requests, published while A's parked records are read back, find A's records waiting for their turns and, past the
- * first {@code IMAGE_WORKER_PARK_AFTER} of them, are parked too, in a partition of the parked topic of their own.
+ * messaging.parking.ParkedHolds}), on the real broker. A's backlog lies beyond the request topic's windows and is
+ * parked; B's requests, published while A's parked records are read back, find A's records waiting for their turns
+ * and, past the first {@code IMAGE_WORKER_PARK_AFTER} of them, are parked too, in a partition of the parked topic of
+ * their own.
  * Without the hold, the parked stream took the records read back first (A's) into a fixed number of places, each held
  * until its request ended, and the connector's queue and fetch buffer held more of A's behind them: B's parked records
  * came in only after about 70 of A's calls here (11 with the hold; one run each), and seven call lengths late in the

@@ -77,11 +77,11 @@ public class Lanes {
     /**
      * Subscribes to the parked topic's {@code records}, read into the normal lane (their turns are taken among the
      * producers with the normal lane's records, their bytes in its bound), as many at once as the lane's own stream:
-     * each partition of the parked topic is held to its share instead ({@code messaging.ParkedHolds}), so a producer's
-     * parked backlog takes about its share of the lane, and the records of producers parked after it come in with
-     * their partitions' next fetch. (At most {@code IMAGE_WORKER_PARK_AFTER} at once for the whole topic, as before, the
-     * backlog's records taken first held every place through their calls, and the others' parked records came in only
-     * as those ended.)
+     * each partition of the parked topic is held to its share instead ({@code messaging.parking.ParkedHolds}), so a
+     * producer's parked backlog takes about its share of the lane, and the records of producers parked after it come
+     * in with their partitions' next fetch. (At most {@code IMAGE_WORKER_PARK_AFTER} at once for the whole topic, as
+     * before, the backlog's records taken first held every place through their calls, and the others' parked records
+     * came in only as those ended.)
      */
     public void consumeParked(Multi<Message<byte[]>> records, Handler handler) {
         subscribe(PARKED, Lane.NORMAL, records, handler, config.intakeLimit());

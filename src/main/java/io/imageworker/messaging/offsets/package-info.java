@@ -13,7 +13,8 @@
  * before they go, through the results' transactions when they are on ({@link
  * io.imageworker.messaging.offsets.TransactionalOffsets}, which {@code messaging.results.ResultTransactions} implements).
  *
- * <p>It may use {@code support}, {@code config} and Kafka's and SmallRye's types, nothing else of the worker; only
- * {@code messaging} may use it ({@code ArchitectureTest}).
+ * <p>It may use {@code support}, {@code config} and Kafka's and SmallRye's types, nothing else of the worker; only the
+ * request topics' packages of {@code messaging} (the consumer, its parking, results and intake) may use it ({@code
+ * ArchitectureTest}).
  */
 package io.imageworker.messaging.offsets;

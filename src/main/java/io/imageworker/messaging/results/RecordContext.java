@@ -15,7 +15,10 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 public record RecordContext(byte[] key, Headers headers, String topic, int partition, long offset, Instant receivedAt)
         implements RecordCopy {
 
-    /** The header a parked record's copy keeps the key of the record it was parked from in ({@code messaging.RequestParking}). */
+    /**
+     * The header a parked record's copy keeps the key of the record it was parked from in ({@code
+     * messaging.parking.RequestParking}).
+     */
     public static final String PARKED_KEY_HEADER = "image-worker-parked-key";
 
     /** Where {@code message}, taken from a request topic now, came from. */

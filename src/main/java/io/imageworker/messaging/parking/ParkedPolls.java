@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.parking;
 
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.InstanceHandle;

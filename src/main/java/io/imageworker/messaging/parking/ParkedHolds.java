@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.parking;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
@@ -64,7 +64,7 @@ import org.apache.kafka.common.TopicPartition;
  */
 @Startup // its gauge is exported from the start, parking on or off
 @ApplicationScoped
-class ParkedHolds {
+public class ParkedHolds {
 
     /** How often held partitions are looked at besides each record's turn ({@link #admitted}). */
     static final Duration RECHECK = Duration.ofMillis(100);
@@ -190,12 +190,12 @@ class ParkedHolds {
      * A record of the parked topic left the connector's queue, for the read-ahead's byte bound and the stream's width
      * before the lane ({@code messaging.intake.Lanes}).
      */
-    void left() {
+    public void left() {
         left.increment();
     }
 
     /** A record of the parked topic's {@code partition}, of {@code bytes} bytes, is taken into the lane. */
-    void taken(TopicPartition partition, long bytes) {
+    public void taken(TopicPartition partition, long bytes) {
         leftTaken.increment();
         Counts of = counts(partition);
         of.taken.increment();

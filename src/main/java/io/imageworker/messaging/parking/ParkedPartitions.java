@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.parking;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.parking;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

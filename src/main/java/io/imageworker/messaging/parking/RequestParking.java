@@ -1,4 +1,4 @@
-package io.imageworker.messaging;
+package io.imageworker.messaging.parking;
 
 import io.imageworker.ImageRequest;
 import io.imageworker.config.KafkaClientConfig;
@@ -41,7 +41,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * never parked.
  */
 @ApplicationScoped
-class RequestParking {
+public class RequestParking {
 
     /** The header that carries a parked record's own key (absent: the record had none). */
     static final String KEY_HEADER = RecordContext.PARKED_KEY_HEADER;
@@ -80,12 +80,12 @@ class RequestParking {
     }
 
     /** Whether the parked topic is read: it is named. */
-    boolean reads() {
+    public boolean reads() {
         return parked.isPresent();
     }
 
     /** The parked topic, or null. */
-    String topic() {
+    public String topic() {
         return parked.orElse(null);
     }
 
@@ -97,7 +97,7 @@ class RequestParking {
      * broker that creates topics on first use). A broker that does not answer in time is no reason to refuse: the
      * parks will tell.
      */
-    Optional<String> missingTopic() {
+    public Optional<String> missingTopic() {
         return parked.flatMap(topic -> missingTopic(kafka, topic));
     }
 
@@ -120,7 +120,7 @@ class RequestParking {
     }
 
     /** Whether records of {@code context}'s topic may be parked: parking is on and it is the request topic. */
-    boolean parks(RecordContext context) {
+    public boolean parks(RecordContext context) {
         return parked.isPresent() && transactions.enabled() && source.equals(context.topic());
     }
 
@@ -130,7 +130,7 @@ class RequestParking {
      *
      * @param id the request's id, or null for a record that is no request
      */
-    Uni<Void> park(String id, String producer, byte[] value, RecordContext context, InFlight.Run run) {
+    public Uni<Void> park(String id, String producer, byte[] value, RecordContext context, InFlight.Run run) {
         Headers headers = new RecordHeaders(context.headers().toArray());
         headers.remove(KEY_HEADER);
         if (context.key() != null) {
