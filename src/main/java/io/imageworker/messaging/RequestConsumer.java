@@ -110,8 +110,8 @@ public class RequestConsumer {
     /**
      * Subscribes once SmallRye has wired the channels (its own start-up observer runs at priority 1000), if the
      * start-up checks passed and the parked topic, when named, exists ({@link RequestParking#missingTopic}), and once
-     * the bucket exists (local runs and tests create theirs; in production it exists
-     * and this is one HEAD request).
+     * the bucket exists (local runs and tests create theirs; in production it exists). The S3 client is made and the
+     * bucket reached meanwhile, in the background ({@link ImageStore#warmUp}), as the consumer joins its group.
      */
     void start(@Observes @Priority(2000) StartupEvent event, StartupCheck check, ImageStore store) {
         if (!check.passed()) {
@@ -123,6 +123,7 @@ public class RequestConsumer {
             Quarkus.asyncExit(1);
             return;
         }
+        store.warmUp();
         store.ensureBucket().await().atMost(config.startupWait());
         lanes.consume(Lane.NORMAL, requests, this::handle);
         if (lanes.priorityOn()) {

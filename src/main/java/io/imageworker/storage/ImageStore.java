@@ -4,6 +4,7 @@ import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.List;
 import java.util.Map;
@@ -175,6 +176,22 @@ public class ImageStore {
                         .getObjectRequest(get -> get.bucket(config.bucket()).key(key)))
                 .url()
                 .toString();
+    }
+
+    /**
+     * Makes the S3 client and reaches the bucket in the background ({@link #ping}), so that the first request after a
+     * start does not wait for them: the client is made when first used, and a replica started by a scale-out meets
+     * its backlog at once. A failure is logged and nothing more: the first request meets it again and answers it as
+     * a storage failure, and readiness says so.
+     */
+    public void warmUp() {
+        ping().runSubscriptionOn(Infrastructure.getDefaultWorkerPool())
+                .subscribe()
+                .with(
+                        reached -> Log.debugf("Bucket %s reached at start", config.bucket()),
+                        error -> Log.warnf(
+                                "Bucket %s could not be reached at start (%s); each request tries again",
+                                config.bucket(), StorageFailures.describe(error)));
     }
 
     /** Succeeds when the bucket can be reached within {@code storage.ping-timeout}; for readiness. */

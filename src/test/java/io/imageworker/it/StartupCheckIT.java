@@ -8,11 +8,14 @@ import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.launch.LaunchStack;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,6 +42,14 @@ class StartupCheckIT {
 
     /** Runs the packaged worker with only these settings (no Kafka is needed: it must stop before consuming). */
     private static Exit run(Map<String, String> env) throws IOException, InterruptedException {
+        Process process = start(env);
+        byte[] output = process.getInputStream().readAllBytes();
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return new Exit(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+    }
+
+    /** Starts the packaged worker with only these settings, and a Kafka address where no broker answers. */
+    private static Process start(Map<String, String> env) throws IOException {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
         command.addAll(LaunchStack.QUICK_START);
@@ -48,10 +59,7 @@ class StartupCheckIT {
         builder.environment().put("QUARKUS_HTTP_PORT", "0");
         builder.environment().put("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1");
         builder.environment().putAll(env);
-        Process process = builder.start();
-        byte[] output = process.getInputStream().readAllBytes();
-        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        return new Exit(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+        return builder.start();
     }
 
     @Test
@@ -80,6 +88,45 @@ class StartupCheckIT {
         assertThat(exit.output())
                 .as("no bean fails on a setting the check names")
                 .doesNotContain("Exception");
+    }
+
+    /**
+     * The S3 client is made and the bucket reached at start, as the consumer joins its group, not by the first request
+     * (a replica started by a scale-out meets its backlog at once): with the store unreachable, the start says so in
+     * one line before any request, and the worker keeps running (readiness says the rest).
+     */
+    @Test
+    void reachesTheStoreAtStartAndSaysSoWhenItCannot() throws Exception {
+        Process process = start(Map.of(
+                "IMAGE_WORKER_GATEWAY_BASE_URL", gateway.baseUrl(),
+                "IMAGE_WORKER_GATEWAY_API_KEY", gateway.validApiKey(),
+                "IMAGE_WORKER_GATEWAY_MODEL", "gpt-image-2",
+                "IMAGE_WORKER_STORAGE_ENDPOINT", "http://127.0.0.1:1",
+                "IMAGE_WORKER_STORAGE_BUCKET", "unreachable",
+                "IMAGE_WORKER_STORAGE_PING_TIMEOUT", "2s",
+                "AWS_ACCESS_KEY_ID", "test",
+                "AWS_SECRET_ACCESS_KEY", "test"));
+        // Should the line never come, the process's end ends the read below.
+        CompletableFuture.delayedExecutor(2, TimeUnit.MINUTES).execute(process::destroyForcibly);
+        try (BufferedReader output =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            List<String> lines = new ArrayList<>();
+            String warning = null;
+            for (String line = output.readLine(); line != null; line = output.readLine()) {
+                lines.add(line);
+                if (line.contains("Bucket unreachable could not be reached at start")) {
+                    warning = line;
+                    break;
+                }
+            }
+            assertThat(warning)
+                    .as("the start's warning, in:%n%s", String.join("\n", lines))
+                    .isNotNull();
+            assertThat(warning).matches(DATED + " WARN .*");
+            assertThat(process.isAlive()).as("still running").isTrue();
+        } finally {
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        }
     }
 
     /** An ISO-8601 timestamp with the date, the time to the millisecond and the offset, at the start of a line. */
