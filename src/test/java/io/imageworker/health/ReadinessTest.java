@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.infra.Infrastructure;
+import io.imageworker.testing.infra.S3Server;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -13,15 +13,57 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
-/** Readiness follows the object store; liveness never calls out. */
+/**
+ * Readiness follows the object store; liveness never calls out. The worker's store is one of this class's own, which
+ * it stops: the other test classes of the JVM, the integration tests among them, run beside it on the shared one.
+ */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
-@WithTestResource(WorkerTestResource.class)
+@WithTestResource(ReadinessTest.WithOwnStore.class)
 class ReadinessTest {
+
+    /** The default worker, but for its store: an embedded one of its own. */
+    public static class WithOwnStore extends WorkerTestResource {
+
+        private static S3Server store;
+
+        /** This class's store, started on the first call. */
+        static synchronized S3Server store() {
+            if (store == null) {
+                S3Server started = S3Server.temporary();
+                started.start();
+                store = started;
+            }
+            return store;
+        }
+
+        @Override
+        public Map<String, String> start() {
+            Map<String, String> config = new HashMap<>(super.start());
+            S3Server own = store();
+            config.put("image-worker.storage.endpoint", own.endpoint().toString());
+            config.put("image-worker.storage.access-key-id", own.accessKey());
+            config.put("image-worker.storage.secret-access-key", own.secretKey());
+            config.put("image-worker.storage.region", own.region());
+            return config;
+        }
+
+        @Override
+        public void stop() {
+            synchronized (WithOwnStore.class) {
+                if (store != null) {
+                    store.close();
+                    store = null;
+                }
+            }
+        }
+    }
 
     @TestHTTPResource("/q/health/ready")
     URI ready;
@@ -37,7 +79,7 @@ class ReadinessTest {
 
     @Test
     void isNotReadyWhileTheStoreIsDownButStaysAlive() throws Exception {
-        var store = Infrastructure.get().s3();
+        S3Server store = WithOwnStore.store();
         await().atMost(Duration.ofSeconds(30)).until(() -> status(ready) == 200);
 
         store.stop();

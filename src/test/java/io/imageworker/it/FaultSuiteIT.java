@@ -5,12 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.testing.faults.FaultReport;
 import io.imageworker.testing.faults.FaultRun;
 import io.imageworker.testing.faults.FaultScenario;
-import io.imageworker.testing.infra.Infrastructure;
-import io.imageworker.testing.launch.SharedServersFirst;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The subset of the fault suite that {@code ./mvnw verify} runs ({@link FaultScenario#ci()}): 60 requests through the
@@ -18,16 +15,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * with SIGKILL, the broker is stopped for 5 s, the token is revoked for 6 s and the store is down for 8 s. The same
  * engine and figures as {@code ./mvnw -Pfaults}; the figures are printed.
  */
-@ExtendWith(SharedServersFirst.class)
 class FaultSuiteIT {
 
     @Test
     @Timeout(value = 6, unit = TimeUnit.MINUTES)
     void nothingIsLostNorWronglyBilledWhileTheWorkerTheBrokerTheStoreAndTheTokenFail() {
         FaultScenario scenario = FaultScenario.ci();
-        // On this JVM's servers: the other tests of this JVM run before or after, never during.
-        FaultRun.Outcome outcome =
-                FaultRun.run(scenario, line -> System.out.println("[FaultSuiteIT] " + line), Infrastructure.get());
+        // On servers of its own, which it stops and starts again: the other tests of this JVM run meanwhile.
+        FaultRun.Outcome outcome = FaultRun.run(scenario, line -> System.out.println("[FaultSuiteIT] " + line));
         FaultReport report = FaultReport.of(outcome);
         report.print(System.out);
 

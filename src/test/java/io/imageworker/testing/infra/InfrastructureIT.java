@@ -27,6 +27,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.core.ResponseBytes;
@@ -37,28 +38,36 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 
 /**
- * The servers of the test run are real, reachable, and keep their data across a stop, a crash and a restart. An
- * integration test: it stops, kills and restarts its JVM's shared servers, which the tests of a failsafe JVM, run one
- * after another, never use meanwhile.
+ * The servers of the test run are real, reachable, shared by every class loader of the JVM, and keep their data across
+ * a stop, a crash and a restart. The stops, kills and restarts are done to servers of this class's own
+ * ({@link Infrastructure#startOwn()}, of the same kind as the shared ones): the other test classes of the JVM run
+ * beside it on the shared servers.
  */
 class InfrastructureIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
     private static final byte[] PNG_BYTES = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 1, 2, 3};
 
+    /** This class's own servers, which it stops, kills and restarts. */
     private static Infrastructure infrastructure;
 
     @BeforeAll
     static void startServers() {
-        infrastructure = Infrastructure.get();
+        infrastructure = Infrastructure.startOwn();
+    }
+
+    @AfterAll
+    static void stopServers() {
+        infrastructure.close();
     }
 
     @Test
     void sharesOneInstancePerTestRun() {
-        assertThat(Infrastructure.get()).isSameAs(infrastructure);
-        assertThat(infrastructure.kafkaBootstrapServers())
-                .isEqualTo(infrastructure.kafka().bootstrapServers());
-        assertThat(infrastructure.s3Endpoint()).isEqualTo(infrastructure.s3().endpoint());
+        Infrastructure shared = Infrastructure.get();
+        assertThat(Infrastructure.get()).isSameAs(shared);
+        assertThat(shared).isNotSameAs(infrastructure);
+        assertThat(shared.kafkaBootstrapServers()).isEqualTo(shared.kafka().bootstrapServers());
+        assertThat(shared.s3Endpoint()).isEqualTo(shared.s3().endpoint());
     }
 
     @Test
@@ -71,16 +80,17 @@ class InfrastructureIT {
 
             Object other = otherCopy.getMethod("get").invoke(null);
 
+            Infrastructure shared = Infrastructure.get();
             assertThat(otherCopy.getMethod("kafkaBootstrapServers").invoke(other))
-                    .isEqualTo(infrastructure.kafkaBootstrapServers());
-            assertThat(otherCopy.getMethod("s3Endpoint").invoke(other)).isEqualTo(infrastructure.s3Endpoint());
-            assertThat(otherCopy.getMethod("s3SecretKey").invoke(other)).isEqualTo(infrastructure.s3SecretKey());
+                    .isEqualTo(shared.kafkaBootstrapServers());
+            assertThat(otherCopy.getMethod("s3Endpoint").invoke(other)).isEqualTo(shared.s3Endpoint());
+            assertThat(otherCopy.getMethod("s3SecretKey").invoke(other)).isEqualTo(shared.s3SecretKey());
             Object otherStore = otherCopy.getMethod("s3").invoke(other);
             assertThat(quarkusLike
                             .loadClass(ManagedStore.class.getName())
                             .getMethod("localDataDir")
                             .invoke(otherStore))
-                    .isEqualTo(infrastructure.s3().localDataDir());
+                    .isEqualTo(shared.s3().localDataDir());
         }
     }
 

@@ -86,6 +86,18 @@ public final class Infrastructure implements AutoCloseable {
     }
 
     /**
+     * Servers of the caller's own, chosen as {@link #get()} chooses them (external ones when the environment names
+     * them, else containers or embedded servers), for a test that stops, kills or restarts its servers: every test
+     * of the JVM shares {@link #get()}'s while the test classes run side by side. The caller closes them; a shutdown
+     * hook does at the latest.
+     */
+    public static Infrastructure startOwn() {
+        Infrastructure own = chooseAndStart();
+        Runtime.getRuntime().addShutdownHook(new Thread(own::close, "image-worker-own-servers-shutdown"));
+        return own;
+    }
+
+    /**
      * Called in a class loader of Quarkus's, has the application class loader's copy of this class own the servers:
      * it outlives the Quarkus class loaders, which are closed after their tests.
      */

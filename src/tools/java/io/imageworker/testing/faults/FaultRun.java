@@ -11,7 +11,6 @@ import io.imageworker.testing.gateway.SimulatorControl;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.infra.BuildPaths;
-import io.imageworker.testing.infra.Infrastructure;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.WorkerProcess;
@@ -88,27 +87,18 @@ public final class FaultRun {
         this.say = say;
     }
 
-    /** Runs {@code scenario} from start to end on servers of its own; {@code say} gets a line for each step. */
-    public static Outcome run(FaultScenario scenario, Consumer<String> say) {
-        return new FaultRun(scenario, say).run(null);
-    }
-
     /**
-     * Runs {@code scenario} on {@code servers}, which it stops and starts again as its timeline says, on topics of its
-     * own: a test JVM whose tests run one after another and share these servers need not start a second pair for it.
-     * Servers that cannot be restarted (external ones) are not used: it starts its own then.
+     * Runs {@code scenario} from start to end on servers of its own (embedded, which it stops and starts again as its
+     * timeline says); {@code say} gets a line for each step.
      */
-    public static Outcome run(FaultScenario scenario, Consumer<String> say, Infrastructure servers) {
-        boolean restartable = servers.kafka().supportsRestart() && servers.s3().supportsRestart();
-        return new FaultRun(scenario, say).run(restartable ? servers : null);
+    public static Outcome run(FaultScenario scenario, Consumer<String> say) {
+        return new FaultRun(scenario, say).run();
     }
 
-    private Outcome run(Infrastructure servers) {
-        Path dataDir = servers == null ? BuildPaths.temporaryDirectory("image-worker-faults") : null;
+    private Outcome run() {
+        Path dataDir = BuildPaths.temporaryDirectory("image-worker-faults");
         long wallStart = System.nanoTime();
-        try (LaunchStack stack = servers == null
-                ? LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())
-                : LaunchStack.on(servers, simulatorSettings())) {
+        try (LaunchStack stack = LaunchStack.startEmbedded(dataDir, 0, 0, simulatorSettings())) {
             WorkerProcess worker = stack.worker("fault-worker-" + scenario.name(), scenario.concurrency())
                     .env("IMAGE_WORKER_GATEWAY_TIMEOUT", millis(scenario.gatewayTimeout()))
                     .env("IMAGE_WORKER_GATEWAY_PROBE_INTERVAL", millis(scenario.probeInterval()))
@@ -128,9 +118,7 @@ public final class FaultRun {
                 worker.stop();
             }
         } finally {
-            if (dataDir != null) {
-                BuildPaths.deleteTree(dataDir);
-            }
+            BuildPaths.deleteTree(dataDir);
         }
     }
 
