@@ -44,7 +44,7 @@ public final class EarlyServerStart implements LauncherDiscoveryListener {
     }
 
     /** Whether {@code request} names a {@code @QuarkusTest} class, or a method of one. */
-    static boolean selectsQuarkusTest(LauncherDiscoveryRequest request) {
+    public static boolean selectsQuarkusTest(LauncherDiscoveryRequest request) {
         return Stream.concat(
                         request.getSelectorsByType(ClassSelector.class).stream().map(ClassSelector::getClassName),
                         request.getSelectorsByType(MethodSelector.class).stream()

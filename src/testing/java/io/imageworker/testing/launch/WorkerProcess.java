@@ -146,10 +146,13 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
         if (this.command != null) {
             command.addAll(this.command);
         } else {
-            command.add(javaCommand());
+            String java = javaCommand();
+            Path jar = BuildPaths.workerJar();
+            command.add(java);
+            command.addAll(WorkerClassArchive.jvmOptions(java, jar));
             command.addAll(jvmOptions);
             command.add("-jar");
-            command.add(BuildPaths.workerJar().toString());
+            command.add(jar.toString());
         }
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.directory(BuildPaths.buildDir().toFile());
@@ -395,7 +398,7 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
     }
 
     /** The {@code java} launcher running this JVM, so that the worker runs on the same Java. */
-    private static String javaCommand() {
+    static String javaCommand() {
         return ProcessHandle.current().info().command().orElseGet(() -> Path.of(
                         System.getProperty("java.home"), "bin", "java")
                 .toString());

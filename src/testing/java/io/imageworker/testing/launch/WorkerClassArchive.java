@@ -1,0 +1,174 @@
+package io.imageworker.testing.launch;
+
+import io.imageworker.testing.infra.BuildPaths;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.jboss.logging.Logger;
+
+/**
+ * A class data sharing archive of the packaged worker (AppCDS, a dynamic archive: JDK 13 and later), which the tests'
+ * workers start with: the suite starts about forty of them, and a start took 3.2 CPU seconds without it and 2.4 with it
+ * (C1 only, November 2026). The worker is the same jar with or without it: the archive holds the classes as the JVM
+ * loaded and verified them, nothing of the worker's behaviour.
+ *
+ * <p>It is made once per JVM, as the test discovery starts when it selects an integration test
+ * ({@link EarlyWorkerClassArchive}: while Quarkus builds its test applications, the cores have room), or else at the
+ * first launch: a worker of its own, started with nothing to reach (closed ports, no
+ * test's servers or topics) and {@code -XX:ArchiveClassesAtExit}, stopped with SIGTERM once it says it started; the
+ * JVM writes the archive at its exit, into a temporary file moved in place afterwards. Launches meanwhile wait for it. It is kept under {@code target/worker-cds/}, named by the jar's modification time and
+ * the JDK, so that a new package or another JDK makes another; a JVM that cannot use an archive runs without one (the
+ * JVM's default {@code -Xshare:auto}). {@code -Dimage-worker.test.worker-cds=false} turns it off.
+ */
+final class WorkerClassArchive {
+
+    /** Turns the archive off: {@code -Dimage-worker.test.worker-cds=false}. */
+    static final String PROPERTY = "image-worker.test.worker-cds";
+
+    private static final Logger LOG = Logger.getLogger(WorkerClassArchive.class);
+    private static final Duration TRAINING_TIMEOUT = Duration.ofSeconds(90);
+    private static final Map<Path, CompletableFuture<Void>> MAKING = new ConcurrentHashMap<>();
+
+    private WorkerClassArchive() {}
+
+    /**
+     * The JVM options that start a worker of {@code jar} on {@code java} with the archive, none when it is off; the
+     * first call makes it, a call while it is being made waits for it.
+     */
+    static List<String> jvmOptions(String java, Path jar) {
+        if (!enabled()) {
+            return List.of();
+        }
+        Path archive = archiveOf(jar);
+        if (!Files.isRegularFile(archive)) {
+            // Bounded: the making gives up after its own timeouts, and then there is no archive.
+            makeInBackground(java, jar).join();
+        }
+        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive) : List.of();
+    }
+
+    /**
+     * Starts making the archive on a thread of its own unless it exists or is being made (what a test discovery
+     * that selects integration tests does: {@link EarlyWorkerClassArchive}); done at once when it is off.
+     */
+    static CompletableFuture<Void> makeInBackground(String java, Path jar) {
+        if (!enabled()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return MAKING.computeIfAbsent(
+                archiveOf(jar),
+                archive -> Files.isRegularFile(archive)
+                        ? CompletableFuture.completedFuture(null)
+                        : CompletableFuture.runAsync(() -> make(java, jar, archive), task -> {
+                            Thread maker = new Thread(task, "worker-class-archive");
+                            maker.setDaemon(true);
+                            maker.start();
+                        }));
+    }
+
+    private static boolean enabled() {
+        return Boolean.parseBoolean(System.getProperty(PROPERTY, "true"));
+    }
+
+    private static Path archiveOf(Path jar) {
+        long modified;
+        try {
+            modified = Files.getLastModifiedTime(jar).toMillis();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        String jdk = Runtime.version().toString().replaceAll("[^A-Za-z0-9.]", "_");
+        return BuildPaths.directory("worker-cds").resolve("worker-" + modified + "-" + jdk + ".jsa");
+    }
+
+    /** Starts a worker that writes the archive at its exit; on any failure, logs it and leaves no archive. */
+    private static void make(String java, Path jar, Path archive) {
+        Path partial = archive.resolveSibling(archive.getFileName() + ".partial");
+        Path log = BuildPaths.directory("launch-logs").resolve("worker-cds-training.log");
+        long started = System.nanoTime();
+        try {
+            Files.deleteIfExists(partial);
+            ProcessBuilder builder = new ProcessBuilder(
+                            java,
+                            "-XX:TieredStopAtLevel=1",
+                            "-Xmx256m",
+                            "-XX:ArchiveClassesAtExit=" + partial,
+                            "-jar",
+                            jar.toString())
+                    .directory(BuildPaths.buildDir().toFile())
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile());
+            builder.environment()
+                    .keySet()
+                    .removeIf(name -> name.startsWith("IMAGE_WORKER_")
+                            || name.startsWith("KAFKA_")
+                            || name.startsWith("QUARKUS_")
+                            || name.startsWith("MP_MESSAGING_")
+                            || name.startsWith("AWS_"));
+            builder.environment().putAll(unreachableSettings());
+            Process worker = builder.start();
+            try {
+                awaitStarted(worker, log);
+            } finally {
+                worker.destroy();
+                if (!worker.waitFor(30, TimeUnit.SECONDS)) {
+                    worker.destroyForcibly();
+                }
+            }
+            if (Files.size(partial) == 0) {
+                throw new IllegalStateException("the worker wrote no archive");
+            }
+            Files.move(partial, archive, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            LOG.infof(
+                    "Made the workers' class archive %s in %d ms",
+                    archive, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+        } catch (IOException | RuntimeException e) {
+            LOG.warnf("No class archive for the workers (%s; see %s): they start without one", e, log);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Until the worker logs that it started; fails if it exits or takes longer than the training's bound. */
+    private static void awaitStarted(Process worker, Path log) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TRAINING_TIMEOUT.toNanos();
+        while (!Files.readString(log, StandardCharsets.UTF_8).contains(" started in ")) {
+            if (!worker.isAlive()) {
+                throw new IllegalStateException("the worker exited with status " + worker.exitValue());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the worker did not start within " + TRAINING_TIMEOUT);
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** The required settings, each pointing at a port nothing listens on, and a free HTTP port. */
+    private static Map<String, String> unreachableSettings() throws IOException {
+        String nowhere = "127.0.0.1:" + closedPort();
+        return Map.of(
+                "KAFKA_BOOTSTRAP_SERVERS", nowhere,
+                "IMAGE_WORKER_GATEWAY_BASE_URL", "http://" + nowhere,
+                "IMAGE_WORKER_GATEWAY_API_KEY", "sk-class-archive",
+                "IMAGE_WORKER_GATEWAY_MODEL", "class-archive",
+                "IMAGE_WORKER_STORAGE_ENDPOINT", "http://" + nowhere,
+                "QUARKUS_HTTP_HOST", "127.0.0.1",
+                "QUARKUS_HTTP_PORT", "0");
+    }
+
+    private static int closedPort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+}
