@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -15,7 +16,11 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 /** What the infrastructure asks of any Kafka cluster, whichever way it runs: is it up, and topic creation. */
@@ -100,25 +105,40 @@ final class KafkaAdmin {
         }
     }
 
-    /** Waits until each partition of {@code topics} has a leader, as the broker's metadata tells it. */
+    /**
+     * Waits until each partition of {@code topics} has a leader, as the broker's metadata tells it, and that leader
+     * serves it: its end offset is listed. The metadata names the leader before the broker has made the partition's
+     * log: 120,000 records written in that window met {@code NOT_LEADER_OR_FOLLOWER}, and the idempotent producer's
+     * retries then {@code OUT_OF_ORDER_SEQUENCE_NUMBER} until its delivery timeout, on a broker busy with the
+     * integration tests beside (November 2026).
+     */
     private static void awaitLeaders(String bootstrapServers, Admin admin, List<String> topics) {
         Readiness.poll(
                 "Kafka at " + bootstrapServers,
-                "leading every partition of " + topics,
+                "leading and serving every partition of " + topics,
                 CALL_TIMEOUT,
                 Duration.ofMillis(50),
                 () -> true,
                 () -> "",
-                // Not known to the broker yet (UnknownTopicOrPartitionException) counts as not yet.
-                () -> admin
-                        .describeTopics(topics)
-                        .allTopicNames()
-                        .get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
-                        .values()
-                        .stream()
-                        .flatMap(topic -> topic.partitions().stream())
-                        .allMatch(partition -> partition.leader() != null
-                                && !partition.leader().isEmpty()));
+                // Not known to the broker yet (UnknownTopicOrPartitionException), or not led there yet
+                // (NotLeaderOrFollowerException), counts as not yet.
+                () -> {
+                    Map<TopicPartition, OffsetSpec> partitions = new HashMap<>();
+                    for (TopicDescription topic : admin.describeTopics(topics)
+                            .allTopicNames()
+                            .get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                            .values()) {
+                        for (TopicPartitionInfo partition : topic.partitions()) {
+                            if (partition.leader() == null || partition.leader().isEmpty()) {
+                                return false;
+                            }
+                            partitions.put(
+                                    new TopicPartition(topic.name(), partition.partition()), OffsetSpec.latest());
+                        }
+                    }
+                    admin.listOffsets(partitions).all().get(CALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+                    return true;
+                });
     }
 
     private static boolean accepts(String host, int port) {
