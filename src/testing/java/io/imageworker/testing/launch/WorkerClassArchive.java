@@ -1,9 +1,11 @@
 package io.imageworker.testing.launch;
 
+import static org.awaitility.Awaitility.await;
+
 import io.imageworker.testing.infra.BuildPaths;
+import io.imageworker.testing.infra.ChildProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -108,13 +110,7 @@ final class WorkerClassArchive {
                     .directory(BuildPaths.buildDir().toFile())
                     .redirectErrorStream(true)
                     .redirectOutput(log.toFile());
-            builder.environment()
-                    .keySet()
-                    .removeIf(name -> name.startsWith("IMAGE_WORKER_")
-                            || name.startsWith("KAFKA_")
-                            || name.startsWith("QUARKUS_")
-                            || name.startsWith("MP_MESSAGING_")
-                            || name.startsWith("AWS_"));
+            builder.environment().keySet().removeIf(WorkerProcess::configuresAWorker);
             builder.environment().putAll(unreachableSettings());
             Process worker = builder.start();
             try {
@@ -140,35 +136,31 @@ final class WorkerClassArchive {
     }
 
     /** Until the worker logs that it started; fails if it exits or takes longer than the training's bound. */
-    private static void awaitStarted(Process worker, Path log) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + TRAINING_TIMEOUT.toNanos();
-        while (!Files.readString(log, StandardCharsets.UTF_8).contains(" started in ")) {
-            if (!worker.isAlive()) {
-                throw new IllegalStateException("the worker exited with status " + worker.exitValue());
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the worker did not start within " + TRAINING_TIMEOUT);
-            }
-            Thread.sleep(100);
-        }
+    private static void awaitStarted(Process worker, Path log) {
+        await("the class archive's worker started")
+                .atMost(TRAINING_TIMEOUT)
+                .pollInterval(Duration.ofMillis(100))
+                .failFast("the worker exited", () -> !worker.isAlive())
+                .until(() -> Files.readString(log, StandardCharsets.UTF_8).contains(" started in "));
     }
 
     /** The required settings, each pointing at a port nothing listens on, and a free HTTP port. */
-    private static Map<String, String> unreachableSettings() throws IOException {
-        String nowhere = "127.0.0.1:" + closedPort();
+    private static Map<String, String> unreachableSettings() {
+        String nowhere = ChildProcess.HOST + ":" + ChildProcess.freePort();
         return Map.of(
-                "KAFKA_BOOTSTRAP_SERVERS", nowhere,
-                "IMAGE_WORKER_GATEWAY_BASE_URL", "http://" + nowhere,
-                "IMAGE_WORKER_GATEWAY_API_KEY", "sk-class-archive",
-                "IMAGE_WORKER_GATEWAY_MODEL", "class-archive",
-                "IMAGE_WORKER_STORAGE_ENDPOINT", "http://" + nowhere,
-                "QUARKUS_HTTP_HOST", "127.0.0.1",
-                "QUARKUS_HTTP_PORT", "0");
-    }
-
-    private static int closedPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        }
+                "KAFKA_BOOTSTRAP_SERVERS",
+                nowhere,
+                "IMAGE_WORKER_GATEWAY_BASE_URL",
+                "http://" + nowhere,
+                "IMAGE_WORKER_GATEWAY_API_KEY",
+                "sk-class-archive",
+                "IMAGE_WORKER_GATEWAY_MODEL",
+                "class-archive",
+                "IMAGE_WORKER_STORAGE_ENDPOINT",
+                "http://" + nowhere,
+                "QUARKUS_HTTP_HOST",
+                ChildProcess.HOST,
+                "QUARKUS_HTTP_PORT",
+                Integer.toString(ChildProcess.freePort()));
     }
 }

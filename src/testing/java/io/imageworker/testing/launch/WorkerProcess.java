@@ -69,6 +69,11 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
     private static final List<String> CLEARED_PREFIXES =
             List.of("IMAGE_WORKER_", "KAFKA_", "QUARKUS_", "MP_MESSAGING_", "AWS_");
 
+    /** Whether an environment variable of this JVM's could configure a worker behind the caller's back. */
+    static boolean configuresAWorker(String variable) {
+        return CLEARED_PREFIXES.stream().anyMatch(variable::startsWith);
+    }
+
     private final String name;
     private final Map<String, String> environment;
     private final List<String> jvmOptions;
@@ -156,8 +161,7 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
         }
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.directory(BuildPaths.buildDir().toFile());
-        builder.environment().keySet().removeIf(variable -> CLEARED_PREFIXES.stream()
-                .anyMatch(variable::startsWith));
+        builder.environment().keySet().removeIf(WorkerProcess::configuresAWorker);
         builder.environment().putAll(environment);
         if (echo) {
             builder.redirectOutput(ProcessBuilder.Redirect.PIPE);
