@@ -45,11 +45,14 @@ public final class EarlyServerStart implements LauncherDiscoveryListener {
 
     /** Whether {@code request} names a {@code @QuarkusTest} class, or a method of one. */
     public static boolean selectsQuarkusTest(LauncherDiscoveryRequest request) {
+        return selectedClassNames(request).anyMatch(EarlyServerStart::isQuarkusTest);
+    }
+
+    /** The classes {@code request} names, alone or by one of their methods. */
+    public static Stream<String> selectedClassNames(LauncherDiscoveryRequest request) {
         return Stream.concat(
-                        request.getSelectorsByType(ClassSelector.class).stream().map(ClassSelector::getClassName),
-                        request.getSelectorsByType(MethodSelector.class).stream()
-                                .map(MethodSelector::getClassName))
-                .anyMatch(EarlyServerStart::isQuarkusTest);
+                request.getSelectorsByType(ClassSelector.class).stream().map(ClassSelector::getClassName),
+                request.getSelectorsByType(MethodSelector.class).stream().map(MethodSelector::getClassName));
     }
 
     /** Read without initialising the class, in this class's loader (Quarkus loads its own copy for the test). */

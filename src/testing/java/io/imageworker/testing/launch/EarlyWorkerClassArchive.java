@@ -2,9 +2,6 @@ package io.imageworker.testing.launch;
 
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.EarlyServerStart;
-import java.util.stream.Stream;
-import org.junit.platform.engine.discovery.ClassSelector;
-import org.junit.platform.engine.discovery.MethodSelector;
 import org.junit.platform.launcher.LauncherDiscoveryListener;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 
@@ -32,10 +29,6 @@ public final class EarlyWorkerClassArchive implements LauncherDiscoveryListener 
 
     /** Whether {@code request} names an integration test class ({@code *IT}), or a method of one. */
     static boolean selectsIntegrationTest(LauncherDiscoveryRequest request) {
-        return Stream.concat(
-                        request.getSelectorsByType(ClassSelector.class).stream().map(ClassSelector::getClassName),
-                        request.getSelectorsByType(MethodSelector.class).stream()
-                                .map(MethodSelector::getClassName))
-                .anyMatch(name -> name.endsWith("IT"));
+        return EarlyServerStart.selectedClassNames(request).anyMatch(name -> name.endsWith("IT"));
     }
 }
