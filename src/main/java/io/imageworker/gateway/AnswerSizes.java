@@ -5,14 +5,21 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 /**
- * How many bytes a gateway call will hold, for its reservation in the memory budget before it is sent
- * ({@code memory.MemoryBudget}): the answer's body while it is read plus the image decoded from it, per pixel of the
- * size sent, learned from the answers seen.
+ * How many bytes a gateway call holds in the memory budget ({@code memory.MemoryBudget}), and when.
  *
- * <p>Before any answer, the guess is an incompressible RGBA image (4 bytes a pixel) read as base64 and decoded beside
- * it: 4 x (1 + 4/3) bytes a pixel, 39 MB for 2048x2048. After that, the largest of the last {@value #REMEMBERED} answers
- * per pixel, with a margin: a model whose PNGs compress well reserves what they take, and a larger answer than
- * reserved is held anyway when it comes (the budget is then briefly exceeded) and raises the next reservations.
+ * <ul>
+ *   <li><b>While it waits for its answer</b> (seconds to minutes), only its read window: what its answer may bring in
+ *       before reading pauses, {@value #WINDOW} bytes at most, less when the answers seen are smaller
+ *       ({@link #beforeCall}). Thousands of calls can wait at once.
+ *   <li><b>When its answer starts to arrive</b>, the answer's body plus the image decoded from it: 7/4 of a declared
+ *       {@code Content-Length} ({@link #forAnswer}), or, for an answer without one, the {@linkplain #estimate
+ *       estimate} learned from the answers seen. The response stays paused until the budget admits them.
+ * </ul>
+ *
+ * <p>The estimate, per pixel of the size sent: before any answer, an incompressible RGBA image (4 bytes a pixel) read as
+ * base64 and decoded beside it, 4 x (1 + 4/3) bytes a pixel, 39 MB for 2048x2048; after that, the largest of the last
+ * {@value #REMEMBERED} answers per pixel, with a margin. A larger answer than estimated is held anyway as it comes
+ * (the budget is then briefly exceeded) and raises the next estimates.
  */
 @ApplicationScoped
 public class AnswerSizes {
@@ -26,8 +33,14 @@ public class AnswerSizes {
     /** Added to the largest answer seen: sizes vary from one picture to the next. */
     static final double MARGIN = 1.1;
 
-    /** The least a call reserves: an error answer, a small image. */
-    static final long FLOOR = 64 * 1024;
+    /** The least an answer is estimated at: an error answer, a small image. */
+    static final long FLOOR = 8 * 1024;
+
+    /**
+     * The most a call reserves before it leaves: what its answer may bring in before reading pauses (Netty's read
+     * buffer and the connection's inbound queue, whose high-water mark is 64 KiB).
+     */
+    static final long WINDOW = 64 * 1024;
 
     private final long most;
     private final double[] perPixel = new double[REMEMBERED];
@@ -46,8 +59,24 @@ public class AnswerSizes {
         this.most = maxResponseBytes + maxResponseBytes * 3 / 4;
     }
 
-    /** The bytes to reserve for a call sent with {@code size} ({@code WIDTHxHEIGHT}). */
-    public long reservation(String size) {
+    /**
+     * The bytes a call sent with {@code size} reserves before it leaves and holds while it waits for its answer: its
+     * read window, or the estimate of its answer when that is smaller.
+     */
+    public long beforeCall(String size) {
+        return Math.min(WINDOW, estimate(size));
+    }
+
+    /**
+     * The bytes an answer that declared {@code contentLength} holds while it is read and decoded: its body and the
+     * image its base64 decodes to (3/4 of it); for an answer without a length ({@code -1}), the {@link #estimate}.
+     */
+    public long forAnswer(String size, long contentLength) {
+        return contentLength >= 0 ? contentLength + contentLength * 3 / 4 : estimate(size);
+    }
+
+    /** The bytes an answer to a call sent with {@code size} ({@code WIDTHxHEIGHT}) is estimated to hold. */
+    public long estimate(String size) {
         long pixels = pixels(size);
         double guess;
         synchronized (this) {

@@ -66,6 +66,7 @@ public class GatewayCalls {
     private final AnswerSizes sizes;
     private final List<CallListener> listeners;
     private final PlacesInProgress places;
+    private final CallStages stages;
 
     GatewayCalls(
             GatewayClient client,
@@ -78,8 +79,10 @@ public class GatewayCalls {
             Tracing tracing,
             AnswerSizes sizes,
             @All List<CallListener> listeners,
-            PlacesInProgress places) {
+            PlacesInProgress places,
+            CallStages stages) {
         this.places = places;
+        this.stages = stages;
         this.client = client;
         this.guard = guard;
         this.budget = budget;
@@ -96,9 +99,9 @@ public class GatewayCalls {
      * Calls the gateway with {@code call}'s {@code request}, for variant {@code variant} of {@code owner}, of {@code
      * lane} (the limiter serves the priority lane first), until it gives an image or the policy gives up; never fails but with
      * {@link AbandonedException} at shutdown. Each call is told to the {@link CallListener}s as it leaves. Each call is
-     * sent only once {@code memory} holds its reservation ({@link AnswerSizes}): while the budget is full, no call is
-     * sent. The lease then holds the answer while it is read and decoded, and the image after it (or nothing after a
-     * failed call); its owner closes it when the image is stored. Each call leaves only if {@code gate} lets it:
+     * sent only once {@code memory} holds its read window ({@link AnswerSizes#beforeCall}): while the budget is full,
+     * no call is sent. The lease is admitted its answer's bytes when they arrive ({@link GatewayClient}), then holds
+     * the image (or nothing after a failed call); its owner closes it when the image is stored. Each call leaves only if {@code gate} lets it:
      * otherwise the loop ends at once, with no call sent, as a {@link FailureKind#CANCELLED} failure.
      */
     public Uni<Result> call(Call call) {
@@ -251,9 +254,7 @@ public class GatewayCalls {
                         unused.set(reservation);
                         // A cancel that comes while the call waits for its slot (or its memory) ends the wait.
                         return gate.unlessCancelled(
-                                limiter.run(call.lane(), owner.producerName(), () -> call.memory()
-                                                .reserve(sizes.reservation(
-                                                        call.request().size()))
+                                limiter.run(call.lane(), owner.producerName(), () -> readWindow()
                                                 .chain(() -> send(queuedSince)))
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)
@@ -263,6 +264,18 @@ public class GatewayCalls {
                                         .recoverWithUni(this::next),
                                 this::cancelled);
                     });
+        }
+
+        /**
+         * The call's read window reserved in the memory budget, in its slot, before it is sent: what it holds while it
+         * waits for its answer ({@link AnswerSizes#beforeCall}); its answer's bytes are admitted when they arrive.
+         */
+        private Uni<Void> readWindow() {
+            stages.move(CallStages.Stage.ENDED, CallStages.Stage.WAITING_FOR_MEMORY_TO_SEND);
+            return call.memory()
+                    .reserve(sizes.beforeCall(call.request().size()))
+                    .onTermination()
+                    .invoke(() -> stages.move(CallStages.Stage.WAITING_FOR_MEMORY_TO_SEND, CallStages.Stage.ENDED));
         }
 
         /**

@@ -7,6 +7,9 @@ import io.imageworker.support.BoundedBody;
 import io.imageworker.support.CpuWork;
 import io.netty.buffer.Unpooled;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
+import io.vertx.core.Future;
+import io.vertx.core.Promise;
 import io.vertx.core.json.JsonObject;
 import io.vertx.ext.web.client.WebClientOptions;
 import io.vertx.mutiny.core.Vertx;
@@ -47,8 +50,13 @@ public class GatewayClient {
     private final CpuWork cpu;
     private final String authorization;
     private final AnswerSizes sizes;
+    private final Vertx vertx;
+    private final CallStages stages;
 
-    GatewayClient(Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu, AnswerSizes sizes) {
+    GatewayClient(
+            Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu, AnswerSizes sizes, CallStages stages) {
+        this.vertx = vertx;
+        this.stages = stages;
         this.config = config.gateway();
         this.cpu = cpu;
         this.sizes = sizes;
@@ -86,10 +94,10 @@ public class GatewayClient {
     }
 
     /**
-     * One call: a generation as JSON or an edit as multipart. {@code memory} holds the answer while it is read and
-     * decoded (more than reserved when the answer is larger: it is on the socket already), then the decoded image, or
-     * nothing after a failure; an answer given as a {@code url} keeps the reservation for its download. A
-     * {@code traceparent} (the call's span, or null when traces are off) goes out as the W3C header.
+     * One call: a generation as JSON or an edit as multipart. {@code memory} holds the call's read window while it
+     * waits (reserved before), then, admitted when the answer's headers come in ({@link AnswerSizes#forAnswer}), the
+     * answer while it is read and decoded, then the decoded image, or nothing after a failure. A {@code traceparent}
+     * (the call's span, or null when traces are off) goes out as the W3C header.
      */
     public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease memory, String traceparent) {
         Context call = new Context(request.size(), memory, traceparent);
@@ -182,27 +190,31 @@ public class GatewayClient {
 
     /**
      * Sends a call and reads its answer: the body into one array on the event loop, then its classification (JSON,
-     * base64) on the CPU pool. {@code memory} holds the body and the image it may decode to (7/4 of the body) from the
-     * moment its length is known, then only the image.
+     * base64) on the CPU pool. While the call waits, {@code memory} holds its read window only; when the answer's
+     * headers come in, the response stays paused until {@code memory} is admitted the body and the image it may decode
+     * to (7/4 of the body), then only the image. The deadline ({@link CallDeadline}) does not run while the answer waits
+     * for memory.
      */
     private Uni<GatewayAnswer> call(
             String path, Context context, Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
         MemoryBudget.Lease memory = context.memory();
         return Uni.createFrom().deferred(() -> {
-            BoundedBody body = new BoundedBody(config.maxResponseBytes(), bytes -> memory.hold(bytes + bytes * 3 / 4));
+            Admission admission = new Admission(memory, context.size());
+            BoundedBody body =
+                    new BoundedBody(config.maxResponseBytes(), admission, bytes -> memory.hold(bytes + bytes * 3 / 4));
             HttpRequest<byte[]> request = client.postAbs(endpoint.resolve(path))
                     .putHeader("Authorization", authorization)
-                    // The socket-level idle timeout closes a hung connection; the deadline below bounds the total.
+                    // Closes a connection that gives no answer; once headers are in, the deadline below bounds it.
                     .idleTimeout(config.timeout().toMillis())
                     .as(body.codec());
             if (context.traceparent() != null) {
                 request.putHeader("traceparent", context.traceparent());
             }
             long started = System.nanoTime();
-            return send.apply(request)
-                    .ifNoItem()
-                    .after(config.timeout())
-                    .fail()
+            stages.move(CallStages.Stage.ENDED, CallStages.Stage.AWAITING_ANSWER);
+            return CallDeadline.bound(vertx, send.apply(request), body, config.timeout())
+                    .onTermination()
+                    .invoke(admission::ended)
                     .onItemOrFailure()
                     .transformToUni((response, failure) -> {
                         long latencyMs = elapsedMs(started);
@@ -219,6 +231,76 @@ public class GatewayClient {
                     })
                     .invoke(answer -> keep(memory, answer));
         });
+    }
+
+    /**
+     * The admission of one call's answer into the memory budget: asked when its headers come in, with its declared
+     * length. It moves the call through its {@link CallStages}; its wait for memory ends when the call does.
+     */
+    private final class Admission implements BoundedBody.Admission {
+        private final MemoryBudget.Lease memory;
+        private final String size;
+        // Guarded by this.
+        private CallStages.Stage stage = CallStages.Stage.AWAITING_ANSWER;
+        private Cancellable wait;
+
+        Admission(MemoryBudget.Lease memory, String size) {
+            this.memory = memory;
+            this.size = size;
+        }
+
+        @Override
+        public Future<Void> admit(long declaredLength) {
+            long bytes = sizes.forAnswer(size, Math.min(declaredLength, config.maxResponseBytes()));
+            synchronized (this) {
+                if (stage != CallStages.Stage.AWAITING_ANSWER) {
+                    return Future.failedFuture("the call has ended");
+                }
+                move(CallStages.Stage.ANSWER_WAITING_FOR_MEMORY);
+            }
+            Promise<Void> admitted = Promise.promise();
+            Cancellable waiting = memory.admit(bytes)
+                    .subscribe()
+                    .with(
+                            ignored -> {
+                                synchronized (this) {
+                                    if (stage == CallStages.Stage.ANSWER_WAITING_FOR_MEMORY) {
+                                        move(CallStages.Stage.READING);
+                                    }
+                                }
+                                admitted.tryComplete();
+                            },
+                            admitted::tryFail);
+            synchronized (this) {
+                if (stage == CallStages.Stage.ENDED) {
+                    waiting.cancel();
+                } else {
+                    wait = waiting;
+                }
+            }
+            return admitted.future();
+        }
+
+        /** The call has ended, answered or not: it leaves its stage, and its wait for memory if any. */
+        void ended() {
+            Cancellable waiting;
+            synchronized (this) {
+                if (stage == CallStages.Stage.ENDED) {
+                    return;
+                }
+                move(CallStages.Stage.ENDED);
+                waiting = wait;
+                wait = null;
+            }
+            if (waiting != null) {
+                waiting.cancel();
+            }
+        }
+
+        private void move(CallStages.Stage next) {
+            stages.move(stage, next);
+            stage = next;
+        }
     }
 
     /** What a call read teaches the reservations of the next: its body and the image decoded from it. */

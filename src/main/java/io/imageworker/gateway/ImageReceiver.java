@@ -51,17 +51,21 @@ public class ImageReceiver {
 
     /**
      * The checked image of an answer that was sent {@code sent}: its decoded bytes, or a download of its {@code url}
-     * held by {@code memory} (the call's lease: the download's bytes, from the moment their length is known);
+     * held by {@code memory} (the call's lease: admitted the image's estimate before the download starts, then the
+     * download's bytes, from the moment their length is known);
      * fails with {@link RequestFailure}.
      */
     public Uni<ReceivedImage> take(
             String requestId, GatewayAnswer.Image answer, ImageSize sent, MemoryBudget.Lease memory) {
         Uni<byte[]> data = answer.bytes() != null
                 ? Uni.createFrom().item(answer.bytes())
-                : download(answer.url(), memory).invoke(bytes -> {
-                    memory.resize(bytes.length);
-                    sizes.observe(sent.toString(), bytes.length);
-                });
+                // The call's lease holds only the answer's JSON now: the image it points to is admitted first.
+                : memory.admit(sizes.estimate(sent.toString()))
+                        .chain(() -> download(answer.url(), memory))
+                        .invoke(bytes -> {
+                            memory.resize(bytes.length);
+                            sizes.observe(sent.toString(), bytes.length);
+                        });
         return tracing.stage("take image", () -> data.chain(bytes -> cpu.run(() -> checked(bytes))), (span, image) -> {
                     span.setAttribute("image_worker.form", answer.bytes() != null ? "b64_json" : "url");
                     span.setAttribute("image_worker.size", image.size().toString());

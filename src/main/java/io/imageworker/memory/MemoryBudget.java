@@ -40,10 +40,20 @@ import java.util.regex.Pattern;
  *       call in the queue is let through.
  * </ul>
  *
- * <p>Bytes already in memory, or on their way on a socket whose reading must not stall (a gateway answer that turned out
- * larger than its call's reservation), are {@linkplain Lease#hold(long) held} without waiting: waiting there would run
- * the call's deadline down and turn a shortage of memory into a failed, billed call. The call's reservation learns
- * from such answers ({@code gateway.AnswerSizes}), so this overshoot happens at most once per size.
+ * <p>A gateway call reserves only its read window before it leaves (what its answer may buffer before reading stops),
+ * not its answer: thousands of calls can wait for the gateway at once. When an answer starts to arrive, its call
+ * {@linkplain Lease#admit(long) asks for the answer's bytes} while the response is paused: such a waiter goes before
+ * every reservation for a call not yet sent (the gateway has billed the call; a new call can wait), and a third rule
+ * keeps it from waiting for ever:
+ *
+ * <ul>
+ *   <li><b>Answers.</b> When no lease holds bytes that come back without more memory (an answer admitted and being read,
+ *       decoded or stored), the first answer waiting is let through, over the budget if need be: the read windows of
+ *       calls whose answers wait, and inputs, come back only after answers are read.
+ * </ul>
+ *
+ * <p>Bytes already in memory, or arriving beyond what an answer declared, are {@linkplain Lease#hold(long) held} without
+ * waiting; the budget may be exceeded by them.
  */
 @ApplicationScoped
 @Startup
@@ -66,10 +76,18 @@ public class MemoryBudget {
     private final long budget;
     private final Timer waits;
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
+    /** Waiters for answers already on the wire ({@link Lease#admit}): served before {@link #queue}. */
+    private final ArrayDeque<Waiter> answers = new ArrayDeque<>();
+
     private final AtomicLong peak = new AtomicLong();
     // Guarded by this.
     private long held;
     private long heldByCalls;
+    /** Bytes held by calls not yet answered: their read windows. */
+    private long heldForCallsInFlight;
+    /** Bytes of admitted answers that no waiter holds: they come back without more memory. */
+    private long heldMoving;
+
     private long waiting;
 
     @Inject
@@ -107,9 +125,16 @@ public class MemoryBudget {
                 "The most bytes of answers, images and references held at once since start");
         bytesGauge(
                 registry,
+                "image_worker_memory_reserved",
+                MemoryBudget::reservedForCalls,
+                "Bytes reserved by gateway calls not yet answered (the read window each holds while it waits), part"
+                        + " of image_worker_memory_held");
+        bytesGauge(
+                registry,
                 "image_worker_memory_waiting",
                 MemoryBudget::waiting,
-                "Bytes asked for and waiting for the budget: calls not sent, references not read");
+                "Bytes asked for and waiting for the budget: answers paused on the wire, calls not sent, references"
+                        + " not read");
         this.waits = Timer.builder("image_worker_memory_wait")
                 .description("Time work waited for the memory budget")
                 .register(registry);
@@ -187,26 +212,59 @@ public class MemoryBudget {
         return waiting;
     }
 
+    /** Bytes held by gateway calls not yet answered: their read windows. */
+    public synchronized long reservedForCalls() {
+        return heldForCallsInFlight;
+    }
+
     /** Leases waiting now. */
     public synchronized int waiters() {
-        return queue.size();
+        return queue.size() + answers.size();
+    }
+
+    /** Answers waiting now: calls whose answer is paused on the wire until its bytes are admitted. */
+    public synchronized int answersWaiting() {
+        return answers.size();
     }
 
     /** The leases' bytes change by {@code delta}; the caller holds the lock. */
     private void change(Lease lease, long delta) {
+        long before = lease.moving();
+        long inFlightBefore = lease.inFlight();
         lease.bytes += delta;
         held += delta;
         if (lease.kind == Kind.CALL) {
             heldByCalls += delta;
         }
+        heldMoving += lease.moving() - before;
+        heldForCallsInFlight += lease.inFlight() - inFlightBefore;
         peak.accumulateAndGet(held, Math::max);
+    }
+
+    /** {@code lease}'s state changes by {@code step}; what it counts as is kept up to date. The caller holds the lock. */
+    private void transition(Lease lease, Runnable step) {
+        long before = lease.moving();
+        long inFlightBefore = lease.inFlight();
+        step.run();
+        heldMoving += lease.moving() - before;
+        heldForCallsInFlight += lease.inFlight() - inFlightBefore;
     }
 
     /** Grants what the rules allow, in order; emits outside the lock. */
     private void grantWaiting() {
         ArrayDeque<Waiter> granted = new ArrayDeque<>();
         synchronized (this) {
-            while (!queue.isEmpty()) {
+            while (!answers.isEmpty()) {
+                Waiter head = answers.peek();
+                if (held + head.extra <= budget || held == 0 || heldMoving == 0) {
+                    // Nothing held comes back without more memory: the first answer goes, over the budget if need be.
+                    grant(answers.poll(), granted);
+                    continue;
+                }
+                break;
+            }
+            // Answers on the wire first: a call not yet sent can wait.
+            while (answers.isEmpty() && !queue.isEmpty()) {
                 Waiter head = queue.peek();
                 if (held + head.extra <= budget || held == 0) {
                     grant(queue.poll(), granted);
@@ -239,15 +297,20 @@ public class MemoryBudget {
 
     private void grant(Waiter waiter, ArrayDeque<Waiter> granted) {
         waiting -= waiter.extra;
-        waiter.lease.waiter = null;
-        if (!waiter.lease.closed) {
-            change(waiter.lease, waiter.extra);
+        Lease lease = waiter.lease;
+        transition(lease, () -> {
+            lease.waiter = null;
+            lease.answered |= waiter.answer;
+        });
+        if (!lease.closed) {
+            change(lease, waiter.extra);
         }
         waits.record(Duration.ofNanos(System.nanoTime() - waiter.since));
         granted.add(waiter);
     }
 
-    private record Waiter(Lease lease, long extra, long since, UniEmitter<? super Void> emitter) {}
+    /** A wait for {@code extra} bytes; {@code answer}: for an answer already on the wire ({@link Lease#admit}). */
+    private record Waiter(Lease lease, long extra, boolean answer, long since, UniEmitter<? super Void> emitter) {}
 
     /**
      * Bytes held for one piece of work. Thread-safe; every change goes through the budget's lock. A lease waits for at
@@ -259,31 +322,66 @@ public class MemoryBudget {
         private long bytes;
         private boolean closed;
         private Waiter waiter;
+        /** Whether the answer of this lease's call was admitted: its bytes are read, decoded, stored, then given back. */
+        private boolean answered;
 
         private Lease(Kind kind) {
             this.kind = kind;
         }
 
+        /** Bytes of this lease that come back without more memory: an admitted answer's, while it waits for nothing. */
+        private long moving() {
+            return answered && waiter == null && !closed ? bytes : 0;
+        }
+
+        /** Bytes of this lease reserved for a call not yet answered: its read window. */
+        private long inFlight() {
+            return kind == Kind.CALL && !answered && !closed ? bytes : 0;
+        }
+
         /**
          * Waits until this lease holds at least {@code total} bytes: at once when they fit, else when other leases have
-         * given enough back (or by the rules above). Cancelling the returned {@code Uni} leaves the queue.
+         * given enough back (or by the rules above). Cancelling the returned {@code Uni} leaves the queue. For a call:
+         * its reservation before it is sent (the lease counts as a call not yet answered from now on).
          */
         public Uni<Void> reserve(long total) {
+            return wait(total, false);
+        }
+
+        /**
+         * Waits until this lease holds at least {@code total} bytes for an answer already on the wire (its body, the
+         * image decoded from it, or the image a {@code url} answer points to): before every reservation of {@link
+         * #reserve}, and let through over the budget when nothing held would come back without more memory. Once
+         * granted, the lease's bytes count as coming back on their own. Cancelling the returned {@code Uni} leaves the
+         * queue.
+         */
+        public Uni<Void> admit(long total) {
+            return wait(total, true);
+        }
+
+        private Uni<Void> wait(long total, boolean answer) {
             return Uni.createFrom().emitter(emitter -> {
                 boolean now;
                 synchronized (MemoryBudget.this) {
+                    if (!answer) {
+                        transition(this, () -> answered = false);
+                    }
                     long extra = total - bytes;
+                    boolean first = answer ? answers.isEmpty() : queue.isEmpty() && answers.isEmpty();
                     if (closed || extra <= 0) {
+                        transition(this, () -> answered |= answer);
                         now = true;
-                    } else if (queue.isEmpty() && (held + extra <= budget || held == 0)) {
+                    } else if (first && (held + extra <= budget || held == 0 || (answer && heldMoving == 0))) {
+                        transition(this, () -> answered |= answer);
                         change(this, extra);
                         now = true;
                     } else {
                         if (waiter != null) {
                             throw new IllegalStateException("a lease waits for one reservation at a time");
                         }
-                        waiter = new Waiter(this, extra, System.nanoTime(), emitter);
-                        queue.add(waiter);
+                        Waiter mine = new Waiter(this, extra, answer, System.nanoTime(), emitter);
+                        transition(this, () -> waiter = mine);
+                        (answer ? answers : queue).add(mine);
                         waiting += extra;
                         now = false;
                     }
@@ -302,10 +400,10 @@ public class MemoryBudget {
             boolean left;
             synchronized (MemoryBudget.this) {
                 Waiter mine = waiter;
-                left = mine != null && queue.remove(mine);
+                left = mine != null && (mine.answer ? answers : queue).remove(mine);
                 if (left) {
                     waiting -= mine.extra;
-                    waiter = null;
+                    transition(this, () -> waiter = null);
                 }
             }
             if (left) {
@@ -351,8 +449,8 @@ public class MemoryBudget {
                 if (closed) {
                     return;
                 }
-                closed = true;
                 change(this, -bytes);
+                transition(this, () -> closed = true);
             }
             leaveQueue();
             grantWaiting();

@@ -1,10 +1,13 @@
 package io.imageworker.support;
 
 import io.vertx.core.AsyncResult;
+import io.vertx.core.Context;
 import io.vertx.core.Future;
 import io.vertx.core.Handler;
 import io.vertx.core.Promise;
+import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClientRequest;
 import io.vertx.core.http.HttpClientResponse;
 import io.vertx.core.http.HttpConnection;
 import io.vertx.core.streams.WriteStream;
@@ -31,6 +34,10 @@ import java.util.function.LongConsumer;
  *       a final copy cost. Without one, the chunks are kept and gathered once at the end.
  *   <li><b>A cap.</b> When a body grows past {@code maxBytes}, the write fails, which makes the Web Client reset the
  *       connection: the rest is never read, whatever the other side sends.
+ *   <li><b>Admission.</b> No byte of the body is read before its {@link Admission} lets it (the memory budget): the
+ *       Web Client hands over the response paused, and it stays paused, TCP pushing back on the sender, until the
+ *       admission completes. What is read before that is only what Vert.x buffers of a paused response (its inbound
+ *       queue, paused past the connection's 64 KiB high-water mark).
  *   <li><b>What happened on the wire.</b> Whether the request went out on a keep-alive connection that had already
  *       carried an exchange, and whether any byte of an answer came back: a reused connection that closes before any
  *       answer is one the server had already closed as idle (see {@link #failedOnReusedConnection()}).
@@ -42,11 +49,30 @@ import java.util.function.LongConsumer;
  */
 public final class BoundedBody implements BodyCodec<byte[]> {
 
+    /**
+     * Whether a body may be read now: asked once, when the answer's headers are in, with its declared length ({@code
+     * -1} without one). The response stays paused until the future completes; a failed one fails the response.
+     */
+    @FunctionalInterface
+    public interface Admission {
+        /** Reads every body at once. */
+        Admission NOW = length -> Future.succeededFuture();
+
+        /** Completes when the body of {@code declaredLength} bytes ({@code -1}: unknown) may be read. */
+        Future<Void> admit(long declaredLength);
+    }
+
     private final long maxBytes;
     private final LongConsumer holding;
+    private final Admission admission;
     private volatile long declaredLength = -1;
     private volatile boolean answered;
     private volatile boolean reusedConnection;
+    /** {@link System#nanoTime()} when the answer's headers came in, and when its body was admitted; 0 until then. */
+    private volatile long answeredAt;
+
+    private volatile long admittedAt;
+    private volatile HttpClientRequest request;
 
     /** A body of at most {@code maxBytes}. */
     public BoundedBody(long maxBytes) {
@@ -59,8 +85,39 @@ public final class BoundedBody implements BodyCodec<byte[]> {
      * what came); for the memory budget. The count only grows; it is called on the event loop and must not block.
      */
     public BoundedBody(long maxBytes, LongConsumer holding) {
+        this(maxBytes, Admission.NOW, holding);
+    }
+
+    /**
+     * A body of at most {@code maxBytes}, read only once {@code admission} lets it, that tells {@code holding} how many
+     * bytes it holds (see {@link #BoundedBody(long, LongConsumer)}).
+     */
+    public BoundedBody(long maxBytes, Admission admission, LongConsumer holding) {
         this.maxBytes = maxBytes;
+        this.admission = admission;
         this.holding = holding;
+    }
+
+    /** {@link System#nanoTime()} when the answer's headers came in; 0 before. */
+    public long answeredAt() {
+        return answeredAt;
+    }
+
+    /** {@link System#nanoTime()} when the body was admitted and its reading began; 0 before. */
+    public long admittedAt() {
+        return admittedAt;
+    }
+
+    /**
+     * Ends the exchange now, whatever it waits for (the answer, its admission, the rest of its body): the request is
+     * reset, its connection closed, and the response fails with {@code cause}. Only with the interceptor of {@link
+     * #install(WebClient)}; otherwise nothing happens.
+     */
+    public void abort(Throwable cause) {
+        HttpClientRequest sent = request;
+        if (sent != null) {
+            sent.reset(0, cause);
+        }
     }
 
     /** This codec for the Mutiny Web Client API. */
@@ -93,8 +150,10 @@ public final class BoundedBody implements BodyCodec<byte[]> {
             if (context.request() instanceof HttpRequestImpl<?> request
                     && request.bodyCodec() instanceof BoundedBody body) {
                 switch (context.phase()) {
-                    case SEND_REQUEST ->
+                    case SEND_REQUEST -> {
+                        body.request = context.clientRequest();
                         body.reusedConnection = used.put(context.clientRequest().connection(), Boolean.TRUE) != null;
+                    }
                     case RECEIVE_RESPONSE -> body.answered(context.clientResponse());
                     default -> {}
                 }
@@ -105,6 +164,7 @@ public final class BoundedBody implements BodyCodec<byte[]> {
 
     private void answered(HttpClientResponse response) {
         answered = true;
+        answeredAt = System.nanoTime();
         String length = response.getHeader("Content-Length");
         if (length != null) {
             try {
@@ -115,9 +175,41 @@ public final class BoundedBody implements BodyCodec<byte[]> {
         }
     }
 
+    /**
+     * The body's stream, once its {@link Admission} lets it be read: until then the Web Client keeps the response
+     * paused (it hands it over paused and resumes it only when piping into this stream). Called on the connection's
+     * context, and answered on it.
+     */
     @Override
     public void create(Handler<AsyncResult<BodyStream<byte[]>>> handler) {
-        handler.handle(Future.succeededFuture(new Stream(declaredLength)));
+        long declared = declaredLength;
+        Future<Void> admitted;
+        try {
+            admitted = admission.admit(declared);
+        } catch (RuntimeException e) {
+            admitted = Future.failedFuture(e);
+        }
+        if (admitted.isComplete()) {
+            open(admitted, declared, handler);
+            return;
+        }
+        Context context = Vertx.currentContext();
+        admitted.onComplete(result -> {
+            if (context == null) {
+                open(result, declared, handler);
+            } else {
+                context.runOnContext(ignored -> open(result, declared, handler));
+            }
+        });
+    }
+
+    private void open(AsyncResult<Void> admitted, long declared, Handler<AsyncResult<BodyStream<byte[]>>> handler) {
+        if (admitted.failed()) {
+            handler.handle(Future.failedFuture(admitted.cause()));
+            return;
+        }
+        admittedAt = System.nanoTime();
+        handler.handle(Future.succeededFuture(new Stream(declared)));
     }
 
     /** Thrown into the response future when a body is larger than the cap. */

@@ -13,7 +13,7 @@ class AnswerSizesTest {
     @Test
     void beforeAnyAnswerAnUncompressedImageAndItsBase64AreReserved() {
         // 2048 x 2048 x 4 bytes, as base64 (4/3) and decoded (1): about 39 MB.
-        assertThat(sizes.reservation("2048x2048")).isEqualTo((long) (2048L * 2048 * 4 * (1 + 4.0 / 3)));
+        assertThat(sizes.estimate("2048x2048")).isEqualTo((long) (2048L * 2048 * 4 * (1 + 4.0 / 3)));
     }
 
     @Test
@@ -22,20 +22,20 @@ class AnswerSizesTest {
         sizes.observe("2048x2048", 22_000_000);
         sizes.observe("1024x1024", 2_000_000);
 
-        long reserved = sizes.reservation("2048x2048");
+        long reserved = sizes.estimate("2048x2048");
 
         assertThat(reserved).isEqualTo((long) (2048L * 2048 * (22_000_000.0 / (2048 * 2048)) * 1.1));
-        assertThat(sizes.reservation("1024x1024")).isEqualTo(reserved / 4);
+        assertThat(sizes.estimate("1024x1024")).isEqualTo(reserved / 4);
     }
 
     @Test
-    void anAnswerLargerThanTheOthersRaisesTheNextReservations() {
+    void anAnswerLargerThanTheOthersRaisesTheNextEstimates() {
         sizes.observe("1024x1024", 2_000_000);
-        long before = sizes.reservation("1024x1024");
+        long before = sizes.estimate("1024x1024");
 
         sizes.observe("1024x1024", 6_000_000);
 
-        assertThat(sizes.reservation("1024x1024")).isGreaterThan(2 * before);
+        assertThat(sizes.estimate("1024x1024")).isGreaterThan(2 * before);
     }
 
     @Test
@@ -45,17 +45,36 @@ class AnswerSizesTest {
             sizes.observe("1024x1024", 1_000_000);
         }
 
-        assertThat(sizes.reservation("1024x1024")).isEqualTo((long) (1_000_000 * 1.1));
+        assertThat(sizes.estimate("1024x1024")).isEqualTo((long) (1_000_000 * 1.1));
     }
 
     @Test
-    void aReservationIsNeverBelowTheFloorNorAboveWhatTheCapAllows() {
+    void anEstimateIsNeverBelowTheFloorNorAboveWhatTheCapAllows() {
         sizes.observe("1024x1024", 10);
-        assertThat(sizes.reservation("1024x1024")).isEqualTo(AnswerSizes.FLOOR);
+        assertThat(sizes.estimate("1024x1024")).isEqualTo(AnswerSizes.FLOOR);
 
         AnswerSizes fresh = new AnswerSizes(CAP);
-        assertThat(fresh.reservation("3840x2160")).isLessThanOrEqualTo(CAP + CAP * 3 / 4);
-        assertThat(new AnswerSizes(1_000_000).reservation("3840x2160")).isEqualTo(1_750_000);
+        assertThat(fresh.estimate("3840x2160")).isLessThanOrEqualTo(CAP + CAP * 3 / 4);
+        assertThat(new AnswerSizes(1_000_000).estimate("3840x2160")).isEqualTo(1_750_000);
+    }
+
+    @Test
+    void aCallWaitingForItsAnswerReservesItsReadWindowAtMostNotItsAnswer() {
+        // Before any answer, 2048x2048 is estimated at 39 MB: the call holds 64 KiB while it waits, not that.
+        assertThat(sizes.beforeCall("2048x2048")).isEqualTo(AnswerSizes.WINDOW);
+        // Answers of 6 KB (an 8 KB body and its 6 KB image) teach a smaller one.
+        sizes.observe("1024x1024", 14_000);
+        assertThat(sizes.beforeCall("1024x1024")).isBetween(15_390L, 15_410L);
+        assertThat(sizes.beforeCall("1024x1024")).isLessThan(AnswerSizes.WINDOW);
+    }
+
+    @Test
+    void anAnswerIsAdmittedForItsDeclaredBodyAndTheImageItDecodesTo() {
+        assertThat(sizes.forAnswer("2048x2048", 12_000_000)).isEqualTo(21_000_000);
+        assertThat(sizes.forAnswer("2048x2048", 0)).isZero();
+        // Without a Content-Length: the estimate learned from the answers seen.
+        sizes.observe("2048x2048", 22_000_000);
+        assertThat(sizes.forAnswer("2048x2048", -1)).isEqualTo(sizes.estimate("2048x2048"));
     }
 
     @Test

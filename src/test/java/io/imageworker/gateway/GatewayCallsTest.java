@@ -88,7 +88,8 @@ class GatewayCallsTest {
                 new Tracing(OpenTelemetry.noop().getTracer("test")),
                 new AnswerSizes(1_000_000),
                 listeners,
-                places);
+                places,
+                CallStages.unregistered());
     }
 
     /** Without a cap the spend guard never asks the log; a call that it did would fail the test. */
@@ -325,7 +326,13 @@ class GatewayCallsTest {
         volatile Runnable afterEachCall = () -> {};
 
         ScriptedGateway() {
-            super(vertx, TestConfig.worker(), new ObjectMapper(), cpu, new AnswerSizes(1_000_000));
+            super(
+                    vertx,
+                    TestConfig.worker(),
+                    new ObjectMapper(),
+                    cpu,
+                    new AnswerSizes(1_000_000),
+                    CallStages.unregistered());
         }
 
         void answer(GatewayAnswer... next) {

@@ -7,6 +7,8 @@ import io.imageworker.memory.MemoryBudget.Kind;
 import io.imageworker.memory.MemoryBudget.Lease;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -172,6 +174,90 @@ class MemoryBudgetTest {
         call.close();
         assertThat(budget.held()).isZero();
         assertThat(budget.peak()).isEqualTo(130 * MIB);
+    }
+
+    private static UniAssertSubscriber<Void> admit(Lease lease, long bytes) {
+        return lease.admit(bytes).subscribe().withSubscriber(UniAssertSubscriber.create());
+    }
+
+    @Test
+    void anAnswerOnTheWireGoesBeforeCallsNotYetSent() {
+        Lease reading = budget.lease(Kind.CALL);
+        admit(reading, 90 * MIB).assertCompleted();
+        Lease inFlight = budget.lease(Kind.CALL);
+        reserve(inFlight, 64 * 1024).assertCompleted();
+        UniAssertSubscriber<Void> nextCall = reserve(Kind.CALL, 20 * MIB);
+        UniAssertSubscriber<Void> answer = admit(inFlight, 30 * MIB);
+        answer.assertNotTerminated();
+
+        reading.resize(70 * MIB);
+
+        // The answer asked after the call, and goes first: the gateway has billed it; the call can wait.
+        answer.assertCompleted();
+        nextCall.assertNotTerminated();
+        assertThat(budget.answersWaiting()).isZero();
+    }
+
+    @Test
+    void thousandsOfCallsInFlightHoldTheirReadWindowsAndAnswersAreReadAsTheBudgetAllows() {
+        // 1,500 calls waiting for the gateway hold 64 KiB each (94 MiB of 100); their answers of 10 MiB each come in.
+        List<Lease> calls = new ArrayList<>();
+        for (int i = 0; i < 1_500; i++) {
+            Lease call = budget.lease(Kind.CALL);
+            reserve(call, 64 * 1024).assertCompleted();
+            calls.add(call);
+        }
+        assertThat(budget.reservedForCalls()).isEqualTo(1_500 * 64 * 1024L);
+        assertThat(gauge("image_worker_memory_reserved")).isEqualTo(1_500 * 64 * 1024.0);
+
+        List<UniAssertSubscriber<Void>> answers = new ArrayList<>();
+        for (Lease call : calls.subList(0, 3)) {
+            answers.add(admit(call, 10 * MIB));
+        }
+
+        // Nothing admitted is being read: the first answer goes, over the budget, rather than wait for ever.
+        answers.get(0).assertCompleted();
+        answers.get(1).assertNotTerminated();
+        answers.get(2).assertNotTerminated();
+        assertThat(budget.answersWaiting()).isEqualTo(2);
+        assertThat(budget.reservedForCalls()).isEqualTo(1_499 * 64 * 1024L);
+        // The first answer read and stored: the next goes, one at a time while only read windows are held besides.
+        calls.get(0).close();
+        answers.get(1).assertCompleted();
+        answers.get(2).assertNotTerminated();
+        calls.get(1).close();
+        answers.get(2).assertCompleted();
+        assertThat(budget.held()).isLessThanOrEqualTo(100 * MIB + 10 * MIB);
+    }
+
+    @Test
+    void anAnswerWaitsWhileAdmittedAnswersAreReadAndGoesWhenTheyGiveBytesBack() {
+        Lease first = budget.lease(Kind.CALL);
+        admit(first, 80 * MIB).assertCompleted();
+        Lease second = budget.lease(Kind.CALL);
+        reserve(second, 64 * 1024).assertCompleted();
+
+        UniAssertSubscriber<Void> answer = admit(second, 30 * MIB);
+
+        answer.assertNotTerminated();
+        first.resize(10 * MIB);
+        answer.assertCompleted();
+        assertThat(budget.held()).isEqualTo(40 * MIB);
+    }
+
+    @Test
+    void aCancelledAnswerLeavesItsQueue() {
+        Lease first = budget.lease(Kind.CALL);
+        admit(first, 80 * MIB).assertCompleted();
+        UniAssertSubscriber<Void> answer = admit(budget.lease(Kind.CALL), 30 * MIB);
+        UniAssertSubscriber<Void> call = reserve(Kind.CALL, 10 * MIB);
+        call.assertNotTerminated();
+
+        answer.cancel();
+
+        call.assertCompleted();
+        assertThat(budget.answersWaiting()).isZero();
+        assertThat(budget.waiting()).isZero();
     }
 
     @Test
