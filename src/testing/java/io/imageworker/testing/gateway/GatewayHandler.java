@@ -537,7 +537,10 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
                             CpuBurn.spend(s.cpuPerAnswer());
                             return kind == Fault.Kind.NON_IMAGE_BYTES
                                     ? AnswerImage.of(NOT_AN_IMAGE)
-                                    : AnswerImage.cached(output.width(), output.height(), s.imageBytes());
+                                    : AnswerImage.cached(
+                                            output.width(),
+                                            output.height(),
+                                            s.imageBytesFor((long) output.width() * output.height()));
                         },
                         false)
                 .onComplete(ar -> {

@@ -35,6 +35,8 @@ import java.util.Objects;
  *     which every decoder skips); 0 answers the smallest PNG of the size
  * @param cpuPerAnswer CPU time the upstream spends on each successful image answer, as a real gateway spends
  *     rendering (burnt on a worker thread); zero for none
+ * @param largeImageBytes size of every answered PNG file of more than {@value #LARGE_PIXELS} pixels (4K-class sizes such
+ *     as 3840x2160), when not 0: a load that mixes small and large answers
  * @param staleAfter a connection that stays idle longer than this is stale: the next request on it is never read
  *     and the connection closes, as when a server's keep-alive timeout races a client reusing the connection;
  *     zero for never
@@ -58,8 +60,12 @@ public record SimulatorSettings(
         String sensitiveWord,
         long maxBodyBytes,
         int imageBytes,
+        int largeImageBytes,
         Duration cpuPerAnswer,
         Duration staleAfter) {
+
+    /** Answers of more pixels than this are {@link #largeImageBytes()} long, when that is set. */
+    public static final long LARGE_PIXELS = 4L * 1024 * 1024;
 
     /** Quota units of one dollar. */
     public static final long UNITS_PER_DOLLAR = 500_000L;
@@ -100,7 +106,7 @@ public record SimulatorSettings(
         if (maxBodyBytes <= 0) {
             throw new IllegalArgumentException("maxBodyBytes must be positive");
         }
-        if (imageBytes < 0 || cpuPerAnswer.isNegative() || staleAfter.isNegative()) {
+        if (imageBytes < 0 || largeImageBytes < 0 || cpuPerAnswer.isNegative() || staleAfter.isNegative()) {
             throw new IllegalArgumentException("imageBytes, cpuPerAnswer and staleAfter must not be negative");
         }
     }
@@ -137,6 +143,7 @@ public record SimulatorSettings(
                 DEFAULT_MODERATION_TRIGGER,
                 "test_sensitive",
                 128L * 1024 * 1024,
+                0,
                 0,
                 Duration.ZERO,
                 Duration.ZERO);
@@ -237,6 +244,19 @@ public record SimulatorSettings(
         return with(b -> b.imageBytes = bytes);
     }
 
+    /**
+     * Answered PNG files of more than {@value #LARGE_PIXELS} pixels are {@code bytes} long (0: as {@link
+     * #imageBytes()}): small and 4K-class answers mixed by the sizes asked.
+     */
+    public SimulatorSettings withLargeImageBytes(int bytes) {
+        return with(b -> b.largeImageBytes = bytes);
+    }
+
+    /** The length of an answered PNG file of {@code pixels} pixels (0: the smallest PNG of its size). */
+    public int imageBytesFor(long pixels) {
+        return largeImageBytes > 0 && pixels > LARGE_PIXELS ? largeImageBytes : imageBytes;
+    }
+
     /** The upstream spends this much CPU time on each successful image answer (as a real gateway renders). */
     public SimulatorSettings withCpuPerAnswer(Duration value) {
         return with(b -> b.cpuPerAnswer = value);
@@ -273,6 +293,7 @@ public record SimulatorSettings(
         String sensitiveWord;
         long maxBodyBytes;
         int imageBytes;
+        int largeImageBytes;
         Duration cpuPerAnswer;
         Duration staleAfter;
 
@@ -295,6 +316,7 @@ public record SimulatorSettings(
             sensitiveWord = s.sensitiveWord;
             maxBodyBytes = s.maxBodyBytes;
             imageBytes = s.imageBytes;
+            largeImageBytes = s.largeImageBytes;
             cpuPerAnswer = s.cpuPerAnswer;
             staleAfter = s.staleAfter;
         }
@@ -319,6 +341,7 @@ public record SimulatorSettings(
                     sensitiveWord,
                     maxBodyBytes,
                     imageBytes,
+                    largeImageBytes,
                     cpuPerAnswer,
                     staleAfter);
         }

@@ -126,12 +126,28 @@ public final class Benchmark {
      */
     static final Regime HUGE = new Regime("huge", 400, 16, 0, 0, 9_400_000, 1, "2048x2048", 32, HUGE_JVM_OPTIONS);
 
+    /**
+     * Calls of real length (issue 47): 6000 requests, 2000 calls at a time, each answered after 30 s with a 6 KB PNG;
+     * no warm-up, as a new replica meets a backlog (no answer seen yet). Little's law gives 90 s.
+     */
+    static final Regime LONG_CALLS =
+            new Regime("long-calls", 6_000, 2_000, 30_000, 0, 6_000, 1, "1024x1024", 0, DEFAULT_JVM_OPTIONS, 0, 0);
+
+    /** {@link #LONG_CALLS} with every fourth request asking for 3840x2160, answered with an 8 MB PNG (10.7 MB answer). */
+    static final Regime LONG_CALLS_4K = new Regime(
+            "long-calls-4k", 6_000, 2_000, 30_000, 0, 6_000, 1, "1024x1024", 0, DEFAULT_JVM_OPTIONS, 4, 8_000_000);
+
+    /** The size a request of a regime with large answers asks for, every {@link Regime#largeEvery()}th request. */
+    static final String LARGE_SIZE = "3840x2160";
+
     private static final Map<String, Regime> REGIMES = Map.of(
             "latency", new Regime("latency", 640, 64, 2_000, 0, 0, 1),
             "latency-burn", new Regime("latency-burn", 640, 64, 2_000, 20, 0, 1),
             "concurrency", new Regime("concurrency", 5_000, 500, 2_000, 0, 4_500, 1),
             "cpu", new Regime("cpu", 3_000, 64, 0, 0, 2_000_000, 1),
             "huge", HUGE,
+            "long-calls", LONG_CALLS,
+            "long-calls-4k", LONG_CALLS_4K,
             "cold-latency", new Regime("cold-latency", 640, 64, 2_000, 0, 0, 1),
             "cold-concurrency", new Regime("cold-concurrency", 5_000, 500, 2_000, 0, 4_500, 1));
 
@@ -238,6 +254,7 @@ public final class Benchmark {
                 .withLatency(Latency.fixedMillis(regime.latencyMs()))
                 .withCpuPerAnswer(Duration.ofMillis(regime.burnMs()))
                 .withImageBytes(regime.imageBytes())
+                .withLargeImageBytes(regime.largeImageBytes())
                 .withQuota(SimulatorSettings.UNLIMITED_QUOTA);
         Path gcLog = dataDir.resolve(contestant.name() + "-" + regime.name() + "-" + round + "-gc.log");
         Duration timeout = timeout(regime);
@@ -270,7 +287,7 @@ public final class Benchmark {
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
                 OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
-                Batch warm = publish(client, "warmup", regime.warmup(), 1, regime.size());
+                Batch warm = publish(client, "warmup", regime.warmup(), 1, regime.size(), 0);
                 awaitAll(client, warm, oom, Duration.ofMinutes(3));
                 if (oom.died()) {
                     // Nothing to measure: the run's requests would find no one to handle them.
@@ -286,7 +303,8 @@ public final class Benchmark {
                 }
                 stack.gateway().reset();
                 ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
-                Batch batch = publish(client, "bench", regime.requests(), regime.count(), regime.size());
+                Batch batch =
+                        publish(client, "bench", regime.requests(), regime.count(), regime.size(), regime.largeEvery());
                 return awaitAndMeasure(
                         new Run(regime, contestant, round, stack, client, process), batch, probe, oom, timeout);
             } finally {
@@ -308,7 +326,8 @@ public final class Benchmark {
             WorkerProcess process,
             Path gcLog,
             Duration timeout) {
-        Batch published = publish(client, "cold", regime.requests(), regime.count(), regime.size());
+        Batch published =
+                publish(client, "cold", regime.requests(), regime.count(), regime.size(), regime.largeEvery());
         say(
                 "%s, round %d, %s: %d requests waiting; launching (log %s)",
                 regime, round, contestant.name(), regime.requests(), process.logFile());
@@ -362,10 +381,11 @@ public final class Benchmark {
     }
 
     /**
-     * Publishes {@code count} requests at once, of {@code variants} images each, waiting only for the broker's
-     * acknowledgements.
+     * Publishes {@code count} requests at once, of {@code variants} images each, of {@code size} but every {@code
+     * largeEvery}th of {@value #LARGE_SIZE} (0: none), waiting only for the broker's acknowledgements.
      */
-    private static Batch publish(PipelineClient client, String prefix, int count, int variants, String size) {
+    private static Batch publish(
+            PipelineClient client, String prefix, int count, int variants, String size, int largeEvery) {
         String runId = UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> sentAt = new LinkedHashMap<>();
         List<CompletableFuture<?>> acks = new ArrayList<>(count);
@@ -373,10 +393,11 @@ public final class Benchmark {
         long first = System.nanoTime();
         for (int i = 1; i <= count; i++) {
             String id = prefix + "-" + runId + "-" + i;
+            String asked = largeEvery > 0 && i % largeEvery == 0 ? LARGE_SIZE : size;
             sentAt.put(id, System.nanoTime());
             acks.add(client.sendAsync(
                     id,
-                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"" + size + "\""
+                    "{\"requestId\":\"" + id + "\",\"prompt\":\"benchmark image " + id + "\",\"size\":\"" + asked + "\""
                             + (variants > 1 ? ",\"count\":" + variants : "") + "}"));
         }
         client.flush();
@@ -503,6 +524,8 @@ public final class Benchmark {
                 heldPeakBytes,
                 reading.peakThreads(),
                 gateway.maxConcurrentImageCalls(),
+                inFlightAt(calls, batch.firstSendAt().plusSeconds(5)),
+                secondsUntilInFlight(calls, batch.firstSendAt(), (int) Math.ceil(0.95 * regime.concurrency())),
                 percentile(callMs, 50),
                 percentile(publishMs, 50),
                 firsts.values().stream().mapToLong(PipelineClient.Result::receivedNanos).min().stream()
@@ -512,12 +535,42 @@ public final class Benchmark {
                 death == null ? null : death + " after " + completed + " of " + requests);
     }
 
+    /** The calls the gateway held at {@code at}: arrived by then, not finished. */
+    static int inFlightAt(List<RecordedCall> calls, Instant at) {
+        return (int) calls.stream()
+                .filter(call -> !call.arrivedAt().isAfter(at)
+                        && (call.finishedAt() == null || call.finishedAt().isAfter(at)))
+                .count();
+    }
+
+    /** Seconds from {@code from} until the gateway first held {@code target} calls at once; NaN when it never did. */
+    static double secondsUntilInFlight(List<RecordedCall> calls, Instant from, int target) {
+        // +1 at each arrival, -1 at each end; ends first at the same instant.
+        List<Map.Entry<Instant, Integer>> steps = new ArrayList<>();
+        for (RecordedCall call : calls) {
+            steps.add(Map.entry(call.arrivedAt(), 1));
+            if (call.finishedAt() != null) {
+                steps.add(Map.entry(call.finishedAt(), -1));
+            }
+        }
+        steps.sort(Map.Entry.<Instant, Integer>comparingByKey().thenComparing(Map.Entry.comparingByValue()));
+        int held = 0;
+        for (Map.Entry<Instant, Integer> step : steps) {
+            held += step.getValue();
+            if (held >= target) {
+                return Duration.between(from, step.getKey()).toMillis() / 1e3;
+            }
+        }
+        return Double.NaN;
+    }
+
     private static void printTable(List<Row> rows) {
         printTable(
                 "| regime | contestant | round | completed / requests | failed | first result s | wall s | req/s | calls"
                         + " | images/s | efficiency"
                         + " | CPU s / 1000 req | rest of the stack CPU s / 1000 req | heap peak / after GC MB | GC pauses s"
-                        + " | most held MB | threads | calls in flight | gateway call p50 ms | answer to result p50 ms |",
+                        + " | most held MB | threads | calls in flight | in flight at 5 s | s to 95% of C"
+                        + " | gateway call p50 ms | answer to result p50 ms |",
                 rows.stream().map(Row::tableLine).toList());
     }
 
@@ -607,8 +660,10 @@ public final class Benchmark {
      * @param imageBytes size of each answered PNG (0: the smallest)
      * @param count the variants each request asks for (1: no {@code count} sent)
      * @param size the {@code size} each request asks for; the simulator answers images of that size
-     * @param warmup the requests each contestant handles before the measured ones (raised to the concurrency)
+     * @param warmup the requests each contestant handles before the measured ones (raised to the concurrency; 0: none)
      * @param jvmOptions the JVM options of both contestants, as one line
+     * @param largeEvery every how many requests one asks for {@value Benchmark#LARGE_SIZE} (0: none)
+     * @param largeImageBytes the size of the PNGs answered to those
      */
     record Regime(
             String name,
@@ -620,7 +675,24 @@ public final class Benchmark {
             int count,
             String size,
             int warmup,
-            String jvmOptions) {
+            String jvmOptions,
+            int largeEvery,
+            int largeImageBytes) {
+
+        /** A regime whose requests all ask for {@code size}. */
+        Regime(
+                String name,
+                int requests,
+                int concurrency,
+                long latencyMs,
+                long burnMs,
+                int imageBytes,
+                int count,
+                String size,
+                int warmup,
+                String jvmOptions) {
+            this(name, requests, concurrency, latencyMs, burnMs, imageBytes, count, size, warmup, jvmOptions, 0, 0);
+        }
 
         /** A regime of 1024x1024 images, {@value Benchmark#WARMUP} warm-up requests and {@value Benchmark#DEFAULT_JVM_OPTIONS}. */
         Regime(String name, int requests, int concurrency, long latencyMs, long burnMs, int imageBytes, int count) {
@@ -658,8 +730,12 @@ public final class Benchmark {
                     Integer.getInteger("bench.image-bytes", imageBytes),
                     Integer.getInteger("bench.count", count),
                     size,
-                    name.startsWith("cold-") ? 0 : Integer.getInteger("bench.warmup", Math.max(warmup, concurrency)),
-                    options.isBlank() ? jvmOptions : options.trim());
+                    name.startsWith("cold-")
+                            ? 0
+                            : Integer.getInteger("bench.warmup", warmup == 0 ? 0 : Math.max(warmup, concurrency)),
+                    options.isBlank() ? jvmOptions : options.trim(),
+                    largeEvery,
+                    Integer.getInteger("bench.large-image-bytes", largeImageBytes));
         }
 
         @Override
@@ -670,7 +746,10 @@ public final class Benchmark {
                     name,
                     requests,
                     count > 1 ? " of count " + count : "",
-                    size,
+                    largeEvery > 0
+                            ? size + " (every " + largeEvery + "th " + LARGE_SIZE + ", " + largeImageBytes
+                                    + "-byte PNGs)"
+                            : size,
                     concurrency,
                     latencyMs,
                     burnMs,
@@ -720,6 +799,8 @@ public final class Benchmark {
             OptionalDouble heldPeakBytes,
             int peakThreads,
             int peakCalls,
+            int callsAt5s,
+            double secondsToFullConcurrency,
             long gatewayCallP50Ms,
             long answerToResultP50Ms,
             double firstResultSeconds,
@@ -748,6 +829,8 @@ public final class Benchmark {
                     OptionalDouble.empty(),
                     0,
                     0,
+                    0,
+                    Double.NaN,
                     -1,
                     -1,
                     Double.NaN,
@@ -759,7 +842,7 @@ public final class Benchmark {
             return String.format(
                     Locale.ROOT,
                     "| %s | %s | %d | %s | %s | %.2f | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d"
-                            + " | %d | %d | %d |",
+                            + " | %d | %d | %s | %d | %d |",
                     regime().name(),
                     contestant(),
                     round(),
@@ -781,8 +864,17 @@ public final class Benchmark {
                     heldPeakMb(),
                     peakThreads(),
                     peakCalls(),
+                    callsAt5s(),
+                    fullConcurrency(),
                     gatewayCallP50Ms(),
                     answerToResultP50Ms());
+        }
+
+        /** Seconds from the first send until the gateway first held 95% of the concurrency, or {@code never}. */
+        String fullConcurrency() {
+            return Double.isNaN(secondsToFullConcurrency)
+                    ? "never"
+                    : String.format(Locale.ROOT, "%.1f", secondsToFullConcurrency);
         }
 
         /** {@code completed / requests}, or how the contestant died. */
@@ -822,7 +914,8 @@ public final class Benchmark {
                             + " %.1f images/s, efficiency"
                             + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC,"
                             + " GC pauses %.2f s, most held %s, %d threads, %d calls in"
-                            + " flight, gateway call p50 %d ms, answer to result p50 %d ms",
+                            + " flight (%d 5 s after the first send, 95%% of the concurrency after %s s),"
+                            + " gateway call p50 %d ms, answer to result p50 %d ms",
                     regime.name(),
                     contestant,
                     round,
@@ -843,6 +936,8 @@ public final class Benchmark {
                     heldPeakBytes.isPresent() ? heldPeakMb() + " MB" : "n/a",
                     peakThreads,
                     peakCalls,
+                    callsAt5s,
+                    fullConcurrency(),
                     gatewayCallP50Ms,
                     answerToResultP50Ms);
         }
