@@ -1,6 +1,7 @@
 package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.memory.MemoryBudget;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
@@ -36,11 +37,8 @@ public class AnswerSizes {
     /** The least an answer is estimated at: an error answer, a small image. */
     static final long FLOOR = 8 * 1024;
 
-    /**
-     * The most a call reserves before it leaves: what its answer may bring in before reading pauses (Netty's read
-     * buffer and the connection's inbound queue, whose high-water mark is 64 KiB).
-     */
-    static final long WINDOW = 64 * 1024;
+    /** The most a call reserves before it leaves ({@link MemoryBudget#READ_WINDOW}). */
+    static final long WINDOW = MemoryBudget.READ_WINDOW;
 
     private final long most;
     private final double[] perPixel = new double[REMEMBERED];

@@ -13,7 +13,6 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Iterator;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -40,11 +39,13 @@ import java.util.regex.Pattern;
  *       call in the queue is let through.
  * </ul>
  *
- * <p>A gateway call reserves only its read window before it leaves (what its answer may buffer before reading stops),
- * not its answer: thousands of calls can wait for the gateway at once. When an answer starts to arrive, its call
- * {@linkplain Lease#admit(long) asks for the answer's bytes} while the response is paused: such a waiter goes before
- * every reservation for a call not yet sent (the gateway has billed the call; a new call can wait), and a third rule
- * keeps it from waiting for ever:
+ * <p>A gateway call reserves only its read window before it leaves (what its answer may buffer before reading stops,
+ * {@value #READ_WINDOW} bytes at most), not its answer: thousands of calls can wait for the gateway at once. Part of the
+ * budget is kept for read windows ({@code windowShare}: a window per call of the concurrency, at most
+ * {@value #WINDOW_SHARE} of the budget), so that calls keep leaving while answers and images fill the rest; windows
+ * beyond it take what is free. When an answer starts to arrive, its call {@linkplain Lease#admit(long) asks for the
+ * answer's bytes} while the response is paused: such a waiter goes first (the gateway has billed the call; a new call
+ * can wait for room beyond its share), and a third rule keeps it from waiting for ever:
  *
  * <ul>
  *   <li><b>Answers.</b> When no lease holds bytes that come back without more memory (an answer admitted and being read,
@@ -70,13 +71,27 @@ public class MemoryBudget {
     /** The default budget, as a share of the JVM's maximum heap. */
     static final double DEFAULT_HEAP_SHARE = 0.5;
 
+    /**
+     * The most bytes a call reserves before it is sent, its read window: what its answer may bring in before reading
+     * pauses (Netty's read buffer and the connection's inbound queue, whose high-water mark is 64 KiB).
+     */
+    public static final long READ_WINDOW = 64 * 1024;
+
+    /** The most of the budget kept for read windows. */
+    static final double WINDOW_SHARE = 0.25;
+
     private static final Pattern SIZE =
             Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(%|b|k|ki|kb|m|mi|mb|g|gi|gb|t|ti|tb)?", Pattern.CASE_INSENSITIVE);
 
     private final long budget;
     private final Timer waits;
+    /** The part of the budget kept for the read windows of calls in flight, whatever else waits. */
+    private final long windowShare;
+    /** Waiters for inputs ({@link Kind#INPUTS}). */
     private final ArrayDeque<Waiter> queue = new ArrayDeque<>();
-    /** Waiters for answers already on the wire ({@link Lease#admit}): served before {@link #queue}. */
+    /** Waiters for the read window of a call not yet sent ({@link Kind#CALL}, {@link Lease#reserve}). */
+    private final ArrayDeque<Waiter> windows = new ArrayDeque<>();
+    /** Waiters for answers already on the wire ({@link Lease#admit}): served first. */
     private final ArrayDeque<Waiter> answers = new ArrayDeque<>();
 
     private final AtomicLong peak = new AtomicLong();
@@ -92,22 +107,38 @@ public class MemoryBudget {
 
     @Inject
     MemoryBudget(WorkerConfig config, MeterRegistry registry) {
-        this(budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory()), registry);
+        this(
+                budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory()),
+                windowShareOf(
+                        budgetOf(config.memoryBudget(), Runtime.getRuntime().maxMemory()),
+                        Math.max(1, config.concurrency())),
+                registry);
         Log.infof(
-                "Memory budget: %d MiB for answers, images and references (%s)",
+                "Memory budget: %d MiB for answers, images and references (%s), %d MiB of it kept for the read windows"
+                        + " of calls in flight",
                 budget >> 20,
                 config.memoryBudget()
                         .map(value -> "IMAGE_WORKER_MEMORY_BUDGET=" + value)
                         .orElse("half of the maximum heap of "
-                                + (Runtime.getRuntime().maxMemory() >> 20) + " MiB"));
+                                + (Runtime.getRuntime().maxMemory() >> 20) + " MiB"),
+                windowShare >> 20);
     }
 
-    /** A budget of {@code budget} bytes, reporting to {@code registry}. */
+    /** A budget of {@code budget} bytes, a quarter of it kept for read windows, reporting to {@code registry}. */
     public MemoryBudget(long budget, MeterRegistry registry) {
-        if (budget <= 0) {
-            throw new IllegalArgumentException("a memory budget must be positive");
+        this(budget, (long) (budget * WINDOW_SHARE), registry);
+    }
+
+    /**
+     * A budget of {@code budget} bytes, of which {@code windowShare} are kept for the read windows of calls in flight,
+     * reporting to {@code registry}.
+     */
+    public MemoryBudget(long budget, long windowShare, MeterRegistry registry) {
+        if (budget <= 0 || windowShare < 0 || windowShare > budget) {
+            throw new IllegalArgumentException("a memory budget must be positive, its window share within it");
         }
         this.budget = budget;
+        this.windowShare = windowShare;
         bytesGauge(
                 registry,
                 "image_worker_memory_budget",
@@ -144,6 +175,14 @@ public class MemoryBudget {
     private void bytesGauge(
             MeterRegistry registry, String name, ToDoubleFunction<MemoryBudget> value, String description) {
         WorkerMetrics.gauge(name, this, value, description).baseUnit("bytes").register(registry);
+    }
+
+    /**
+     * The part of {@code budget} kept for the read windows of {@code concurrency} calls in flight: a window each, at
+     * most {@value #WINDOW_SHARE} of the budget.
+     */
+    static long windowShareOf(long budget, int concurrency) {
+        return Math.min((long) (budget * WINDOW_SHARE), concurrency * READ_WINDOW);
     }
 
     /** A budget of {@code budget} bytes with metrics of its own, for tests and tools. */
@@ -219,7 +258,7 @@ public class MemoryBudget {
 
     /** Leases waiting now. */
     public synchronized int waiters() {
-        return queue.size() + answers.size();
+        return queue.size() + windows.size() + answers.size();
     }
 
     /** Answers waiting now: calls whose answer is paused on the wire until its bytes are admitted. */
@@ -250,49 +289,53 @@ public class MemoryBudget {
         heldForCallsInFlight += lease.inFlight() - inFlightBefore;
     }
 
-    /** Grants what the rules allow, in order; emits outside the lock. */
+    /** Grants what the rules allow, each queue in order, answers first; emits outside the lock. */
     private void grantWaiting() {
         ArrayDeque<Waiter> granted = new ArrayDeque<>();
         synchronized (this) {
-            while (!answers.isEmpty()) {
-                Waiter head = answers.peek();
-                if (held + head.extra <= budget || held == 0 || heldMoving == 0) {
-                    // Nothing held comes back without more memory: the first answer goes, over the budget if need be.
-                    grant(answers.poll(), granted);
-                    continue;
-                }
-                break;
-            }
-            // Answers on the wire first: a call not yet sent can wait.
-            while (answers.isEmpty() && !queue.isEmpty()) {
-                Waiter head = queue.peek();
-                if (held + head.extra <= budget || held == 0) {
-                    grant(queue.poll(), granted);
-                    continue;
-                }
-                if (heldByCalls == 0) {
-                    // Only inputs are held: they come back when their requests end, which takes calls.
-                    Waiter call = firstCall();
-                    if (call != null) {
-                        queue.remove(call);
-                        grant(call, granted);
-                        continue;
-                    }
-                }
-                break;
+            boolean more = true;
+            while (more) {
+                more = grantHead(answers, granted) || grantHead(windows, granted) || grantHead(queue, granted);
             }
         }
         granted.forEach(waiter -> waiter.emitter.complete(null));
     }
 
-    private Waiter firstCall() {
-        for (Iterator<Waiter> it = queue.iterator(); it.hasNext(); ) {
-            Waiter waiter = it.next();
-            if (waiter.lease.kind == Kind.CALL) {
-                return waiter;
-            }
+    /** Grants the head of {@code waiters} if the rules let it; whether they did. The caller holds the lock. */
+    private boolean grantHead(ArrayDeque<Waiter> waiters, ArrayDeque<Waiter> granted) {
+        Waiter head = waiters.peek();
+        if (head == null || !grantable(head)) {
+            return false;
         }
-        return null;
+        grant(waiters.poll(), granted);
+        return true;
+    }
+
+    /** The queue {@code waiter} waits in. */
+    private ArrayDeque<Waiter> queueOf(Waiter waiter) {
+        return waiter.answer ? answers : waiter.lease.kind == Kind.CALL ? windows : queue;
+    }
+
+    /** Whether {@code waiter} may have its bytes now (the rules of the class comment). The caller holds the lock. */
+    private boolean grantable(Waiter waiter) {
+        if (held == 0) {
+            return true;
+        }
+        long windowsHeld = heldForCallsInFlight;
+        if (waiter.answer) {
+            // Its own read window becomes part of the answer's bytes.
+            long own = waiter.lease.inFlight();
+            long room = budget - Math.max(windowShare, windowsHeld - own) - (held - windowsHeld);
+            // Nothing held comes back without more memory: the first answer goes, over the budget if need be.
+            return own + waiter.extra <= room || heldMoving == 0;
+        }
+        if (waiter.lease.kind == Kind.CALL) {
+            return windowsHeld + waiter.extra <= windowShare
+                    || (answers.isEmpty() && held + waiter.extra <= budget)
+                    // Only inputs are held: they come back when their requests end, which takes calls.
+                    || heldByCalls == 0;
+        }
+        return answers.isEmpty() && waiter.extra <= budget - Math.max(windowShare, windowsHeld) - (held - windowsHeld);
     }
 
     private void grant(Waiter waiter, ArrayDeque<Waiter> granted) {
@@ -367,11 +410,11 @@ public class MemoryBudget {
                         transition(this, () -> answered = false);
                     }
                     long extra = total - bytes;
-                    boolean first = answer ? answers.isEmpty() : queue.isEmpty() && answers.isEmpty();
+                    Waiter mine = new Waiter(this, extra, answer, System.nanoTime(), emitter);
                     if (closed || extra <= 0) {
                         transition(this, () -> answered |= answer);
                         now = true;
-                    } else if (first && (held + extra <= budget || held == 0 || (answer && heldMoving == 0))) {
+                    } else if (queueOf(mine).isEmpty() && grantable(mine)) {
                         transition(this, () -> answered |= answer);
                         change(this, extra);
                         now = true;
@@ -379,9 +422,8 @@ public class MemoryBudget {
                         if (waiter != null) {
                             throw new IllegalStateException("a lease waits for one reservation at a time");
                         }
-                        Waiter mine = new Waiter(this, extra, answer, System.nanoTime(), emitter);
                         transition(this, () -> waiter = mine);
-                        (answer ? answers : queue).add(mine);
+                        queueOf(mine).add(mine);
                         waiting += extra;
                         now = false;
                     }
@@ -400,7 +442,7 @@ public class MemoryBudget {
             boolean left;
             synchronized (MemoryBudget.this) {
                 Waiter mine = waiter;
-                left = mine != null && (mine.answer ? answers : queue).remove(mine);
+                left = mine != null && queueOf(mine).remove(mine);
                 if (left) {
                     waiting -= mine.extra;
                     transition(this, () -> waiter = null);

@@ -17,7 +17,8 @@ class MemoryBudgetTest {
     private static final long MIB = 1L << 20;
 
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final MemoryBudget budget = new MemoryBudget(100 * MIB, registry);
+    /** 100 MiB, 1 MiB of it kept for read windows (sixteen calls' worth). */
+    private final MemoryBudget budget = new MemoryBudget(100 * MIB, MIB, registry);
 
     private static UniAssertSubscriber<Void> reserve(Lease lease, long bytes) {
         return lease.reserve(bytes).subscribe().withSubscriber(UniAssertSubscriber.create());
@@ -181,21 +182,48 @@ class MemoryBudgetTest {
     }
 
     @Test
-    void anAnswerOnTheWireGoesBeforeCallsNotYetSent() {
-        Lease reading = budget.lease(Kind.CALL);
+    void anAnswerOnTheWireGoesBeforeCallsBeyondTheirShare() {
+        MemoryBudget small = new MemoryBudget(100 * MIB, 128 * 1024, registry);
+        Lease reading = small.lease(Kind.CALL);
         admit(reading, 90 * MIB).assertCompleted();
-        Lease inFlight = budget.lease(Kind.CALL);
+        Lease inFlight = small.lease(Kind.CALL);
         reserve(inFlight, 64 * 1024).assertCompleted();
-        UniAssertSubscriber<Void> nextCall = reserve(Kind.CALL, 20 * MIB);
+        reserve(small.lease(Kind.CALL), 64 * 1024).assertCompleted();
         UniAssertSubscriber<Void> answer = admit(inFlight, 30 * MIB);
+        UniAssertSubscriber<Void> nextCall = reserve(small.lease(Kind.CALL), 64 * 1024);
+
+        reading.resize(72 * MIB);
+
+        // The share of windows is taken and an answer waits: the call waits, though it would fit.
         answer.assertNotTerminated();
-
-        reading.resize(70 * MIB);
-
-        // The answer asked after the call, and goes first: the gateway has billed it; the call can wait.
-        answer.assertCompleted();
         nextCall.assertNotTerminated();
-        assertThat(budget.answersWaiting()).isZero();
+        reading.resize(60 * MIB);
+        answer.assertCompleted();
+        nextCall.assertCompleted();
+        assertThat(small.answersWaiting()).isZero();
+        assertThat(small.held()).isLessThanOrEqualTo(100 * MIB);
+    }
+
+    @Test
+    void callsTakeTheirShareOfReadWindowsWhileAnswersFillTheRest() {
+        MemoryBudget shared = new MemoryBudget(100 * MIB, 10 * MIB, registry);
+        admit(shared.lease(Kind.CALL), 50 * MIB).assertCompleted();
+        admit(shared.lease(Kind.CALL), 40 * MIB).assertCompleted();
+        UniAssertSubscriber<Void> answer = admit(shared.lease(Kind.CALL), 20 * MIB);
+
+        UniAssertSubscriber<Void> window = reserve(shared.lease(Kind.CALL), 64 * 1024);
+
+        answer.assertNotTerminated();
+        window.assertCompleted();
+        assertThat(shared.reservedForCalls()).isEqualTo(64 * 1024);
+        assertThat(shared.held()).isLessThanOrEqualTo(100 * MIB);
+    }
+
+    @Test
+    void theShareOfReadWindowsIsAWindowPerCallAtMostAQuarterOfTheBudget() {
+        assertThat(MemoryBudget.windowShareOf(512 * MIB, 16)).isEqualTo(16 * MemoryBudget.READ_WINDOW);
+        assertThat(MemoryBudget.windowShareOf(512 * MIB, 2_000)).isEqualTo(2_000 * MemoryBudget.READ_WINDOW);
+        assertThat(MemoryBudget.windowShareOf(256 * MIB, 10_000)).isEqualTo(64 * MIB);
     }
 
     @Test
@@ -248,14 +276,14 @@ class MemoryBudgetTest {
     @Test
     void aCancelledAnswerLeavesItsQueue() {
         Lease first = budget.lease(Kind.CALL);
-        admit(first, 80 * MIB).assertCompleted();
+        admit(first, 75 * MIB).assertCompleted();
         UniAssertSubscriber<Void> answer = admit(budget.lease(Kind.CALL), 30 * MIB);
-        UniAssertSubscriber<Void> call = reserve(Kind.CALL, 10 * MIB);
-        call.assertNotTerminated();
+        UniAssertSubscriber<Void> inputs = reserve(Kind.INPUTS, 10 * MIB);
+        inputs.assertNotTerminated();
 
         answer.cancel();
 
-        call.assertCompleted();
+        inputs.assertCompleted();
         assertThat(budget.answersWaiting()).isZero();
         assertThat(budget.waiting()).isZero();
     }
