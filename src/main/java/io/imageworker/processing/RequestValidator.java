@@ -8,6 +8,7 @@ import io.imageworker.Operation;
 import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.storage.ObjectAddress;
+import io.imageworker.storage.StorageKeys;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -31,7 +32,9 @@ import java.util.regex.Pattern;
  * or {@code https://}, an {@code s3://} address that breaks {@link ObjectAddress}'s rules), {@code INVALID_REQUEST}
  * for the rest, the {@code references} field as a whole included (missing for an edit, empty, over 16, on a generate).
  * Storage keys are built only from what passed here: the {@code requestId} ({@link RequestId}) and an {@code
- * output.keyPrefix} of plain segments under an allowed prefix.
+ * output.keyPrefix} of plain segments under an allowed prefix; and every key the request may be stored under (its
+ * images, its variants' records, its result document) must pass the store's key check ({@link StorageKeys#refusal}):
+ * the ids {@code .} and {@code ..} are refused here, with any {@code count}, before any gateway call.
  */
 @ApplicationScoped
 public class RequestValidator {
@@ -46,9 +49,11 @@ public class RequestValidator {
 
     private final List<String> allowedPrefixes;
     private final String defaultPrefix;
+    private final String resultPrefix;
 
     RequestValidator(WorkerConfig config) {
         this.defaultPrefix = config.storage().keyPrefix();
+        this.resultPrefix = config.storage().resultPrefix();
         this.allowedPrefixes = config.storage().allowedKeyPrefixes().orElse(List.of(defaultPrefix));
     }
 
@@ -131,6 +136,11 @@ public class RequestValidator {
             }
             mask = source(json.get("mask"), "mask");
         }
+        String keyPrefix = keyPrefix(json);
+        int count = count(json);
+        StorageKeys.refusal(keyPrefix, resultPrefix, requestId, count).ifPresent(reason -> {
+            throw new Refusal(reason);
+        });
         return new ImageRequest(
                 requestId,
                 operation,
@@ -139,10 +149,10 @@ public class RequestValidator {
                 quality,
                 references,
                 mask,
-                keyPrefix(json),
+                keyPrefix,
                 deadline(json),
                 metadata(json),
-                count(json),
+                count,
                 producer(json));
     }
 

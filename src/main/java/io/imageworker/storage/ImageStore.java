@@ -23,9 +23,11 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * Object storage of images and of result documents, through the asynchronous S3 client. Every operation is lazy
  * (nothing happens until subscribed, so a retry repeats the call) and bounded by the storage timeout.
  *
- * <p>The keys the worker writes and looks up are built from validated parts only: a {@code requestId} that breaks the
- * contract's rule ({@link RequestId}), or a key that breaks {@link ObjectAddress#keyRefusal}, fails the operation
- * with an {@link IllegalArgumentException} before anything is sent, whoever the caller is.
+ * <p>The keys the worker writes and looks up are built from validated parts only ({@link StorageKeys}): a {@code
+ * requestId} that breaks the contract's rule ({@link RequestId}), or a key that breaks {@link
+ * ObjectAddress#keyRefusal} (an image's, a result document's or a variant record's alike), fails a write with an
+ * {@link IllegalArgumentException} before anything is sent, whoever the caller is; a lookup under such a key finds
+ * nothing, since nothing can have been written there.
  */
 @ApplicationScoped
 public class ImageStore {
@@ -71,6 +73,10 @@ public class ImageStore {
     }
 
     private Uni<Void> putJson(String key, byte[] json) {
+        Optional<String> refusal = ObjectAddress.keyRefusal(key);
+        if (refusal.isPresent()) {
+            return Uni.createFrom().failure(new IllegalArgumentException("a record's key " + refusal.get()));
+        }
         return call(() -> s3.putObject(
                         put -> put.bucket(config.bucket())
                                 .key(key)
@@ -85,9 +91,14 @@ public class ImageStore {
         if (!RequestId.isValid(requestId)) {
             return invalidRequestId();
         }
+        String key = resultKey(requestId);
+        if (ObjectAddress.keyRefusal(key).isPresent()) {
+            // Nothing is ever written under a key the store must not be sent (putResult refuses it): no record. The
+            // request is then refused by its validation (StorageKeys.refusal), before any call.
+            return Uni.createFrom().item(Optional.empty());
+        }
         // Nearly every request has no record yet: a HEAD answers that without an error body for either side to write
         // and parse; the rare record is then read.
-        String key = resultKey(requestId);
         return sizeOf(config.bucket(), key)
                 .chain(size -> size.isPresent()
                         ? getObject(config.bucket(), key)
@@ -115,6 +126,10 @@ public class ImageStore {
             return invalidRequestId();
         }
         String prefix = variantsPrefix(requestId);
+        if (ObjectAddress.keyRefusal(prefix + "1.json").isPresent()) {
+            // No variant record is ever written there (putVariant refuses its keys).
+            return Uni.createFrom().item(List.of());
+        }
         return call(() -> s3.listObjectsV2(list -> list.bucket(config.bucket()).prefix(prefix)))
                 .chain(listing -> {
                     List<Uni<Optional<byte[]>>> reads = listing.contents().stream()
@@ -237,17 +252,17 @@ public class ImageStore {
 
     /** The key of a request's result document under {@code resultPrefix}. */
     static String resultKey(String resultPrefix, String requestId) {
-        return resultPrefix + requestId + ".json";
+        return StorageKeys.resultKey(resultPrefix, requestId);
     }
 
     /** Where the records of a request's variants live: a folder no other request's records can be in. */
     static String variantsPrefix(String resultPrefix, String requestId) {
-        return resultPrefix + requestId + "/";
+        return StorageKeys.variantsPrefix(resultPrefix, requestId);
     }
 
     /** The key of the record of variant {@code variant} of a request. */
     static String variantRecordKey(String resultPrefix, String requestId, int variant) {
-        return variantsPrefix(resultPrefix, requestId) + variant + ".json";
+        return StorageKeys.variantRecordKey(resultPrefix, requestId, variant);
     }
 
     private <T> Uni<T> call(Supplier<CompletableFuture<T>> operation) {

@@ -1,6 +1,7 @@
 package io.imageworker.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Billing;
@@ -215,5 +216,41 @@ class VariantsPipelineTest extends PipelineTestSupport {
                 10L);
         store.putVariant(id, variant, codec.write(id, outcome)).await().atMost(WITHIN);
         return outcome;
+    }
+
+    /**
+     * Issue 48: the ids {@code .} and {@code ..} follow the id rule's alphabet but are no name in a key ({@code
+     * images/./2.png}); with {@code count} above 1 they were refused by the store only after their calls were billed.
+     * They are refused by validation now, with any count and prefix, and answered typed with no call; a copy sent
+     * again replays the refusal. The prompts carry a marker of their own: every prompt holds a '.'.
+     */
+    @Test
+    void idsThatAreNoKeySegmentAreRefusedBeforeAnyCallWithAnyCount() {
+        String marker = newId("dots");
+        send(dotted(".", marker, ""));
+        send(dotted("..", marker, ",\"count\":3,\"output\":{\"keyPrefix\":\"images/\"}"));
+        send(dotted(".", marker, ",\"count\":3"));
+
+        for (String id : List.of(".", "..")) {
+            JsonNode event = body(result(id));
+            assertThat(event.path("error").path("code").asText()).as(id).isEqualTo("INVALID_REQUEST");
+            assertThat(event.path("error").path("message").asText()).as(id).contains("requestId must not be");
+            assertThat(event.path("error").path("retryable").asBoolean()).isFalse();
+            assertThat(event.path("attempts").asInt()).isZero();
+            assertThat(event.path("billing").path("calls").asInt()).isZero();
+        }
+        await().atMost(WITHIN).until(() -> kafka.results(".").size() == 2);
+        assertThat(kafka.results(".")).allSatisfy(record -> assertThat(
+                        body(record).path("error").path("code").asText())
+                .isEqualTo("INVALID_REQUEST"));
+        assertThat(gateway.imageCalls())
+                .as("no call for any of them")
+                .filteredOn(
+                        call -> String.valueOf(call.textFields().get("prompt")).contains(marker))
+                .isEmpty();
+    }
+
+    private static String dotted(String id, String marker, String extraFields) {
+        return "{\"requestId\":\"" + id + "\",\"prompt\":\"a lighthouse, " + marker + "\"" + extraFields + "}";
     }
 }

@@ -183,6 +183,50 @@ class RequestValidatorTest {
         assertThat(invalid.message()).startsWith("output.keyPrefix");
     }
 
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                ".|1|",
+                "..|1|",
+                ".|3|",
+                "..|3|",
+                ".|8|,\"output\":{\"keyPrefix\":\"catalogue/\"}",
+                "..|2|,\"output\":{\"keyPrefix\":\"images/\"}"
+            })
+    void refusesAnIdThatIsNoKeySegmentWithAnyCountAndPrefix(String id, int count, String output) throws Exception {
+        RequestValidator.Result.Invalid invalid = invalid("{\"requestId\":\"" + id + "\",\"prompt\":\"p\",\"count\":"
+                + count + (output == null ? "" : output) + "}");
+
+        assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+        assertThat(invalid.message())
+                .isEqualTo("requestId must not be '" + id + "': it becomes a segment of storage keys");
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"...", ".a", "a.", "a..b", "..a", ":", "-"})
+    void acceptsIdsOfDotsThatAreNamesInAPath(String id) throws Exception {
+        for (int count : new int[] {1, 3}) {
+            assertThat(valid("{\"requestId\":\"" + id + "\",\"prompt\":\"p\",\"count\":" + count + "}")
+                            .requestId())
+                    .isEqualTo(id);
+        }
+    }
+
+    @Test
+    void refusesARequestWhoseResultKeyTheStoreMustNotBeSent() throws Exception {
+        // A result prefix the store's key check refuses: every key it makes is refused, before any call.
+        RequestValidator doubled =
+                new RequestValidator(TestConfig.worker(Map.of("image-worker.storage.result-prefix", "results//")));
+
+        RequestValidator.Result result = doubled.validate(mapper.readTree("{\"requestId\":\"r-1\",\"prompt\":\"p\"}"));
+
+        assertThat(result).isInstanceOfSatisfying(RequestValidator.Result.Invalid.class, invalid -> {
+            assertThat(invalid.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(invalid.message()).contains("'results//r-1.json' has an empty segment");
+        });
+    }
+
     @Test
     void acceptsAKeyPrefixOfPlainSegmentsWithOrWithoutATrailingSlash() throws Exception {
         assertThat(valid("{\"requestId\":\"r\",\"prompt\":\"p\",\"output\":{\"keyPrefix\":\"images/a.b/c\"}}")

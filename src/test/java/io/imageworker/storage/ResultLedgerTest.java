@@ -126,6 +126,33 @@ class ResultLedgerTest {
                 .isEmpty();
     }
 
+    @Test
+    void aRecordsKeyTheStoreMustNotBeSentIsNeitherWrittenNorLookedUp() {
+        store.createBucket(bucket);
+        // Result documents under a prefix whose keys the store's key check refuses (a doubled '/').
+        ImageStore doubled = new ImageStore(
+                s3,
+                null,
+                TestConfig.worker(Map.of(
+                        "image-worker.storage.bucket", bucket, "image-worker.storage.result-prefix", "results//")));
+        ImageStore images = new ImageStore(s3, null, TestConfig.worker(Map.of("image-worker.storage.bucket", bucket)));
+        byte[] json = "{}".getBytes(StandardCharsets.UTF_8);
+
+        assertThatThrownBy(() -> doubled.putResult("r-1", json).await().atMost(WAIT))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty segment");
+        assertThat(doubled.findResult("r-1").await().atMost(WAIT)).isEmpty();
+        // The variant records of the id '.': 'results/./1.json'.
+        assertThatThrownBy(() -> images.putVariant(".", 1, json).await().atMost(WAIT))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'.' segment");
+        assertThat(images.findVariants(".").await().atMost(WAIT)).isEmpty();
+
+        assertThat(s3.listObjectsV2(list -> list.bucket(bucket)).join().contents())
+                .as("nothing written")
+                .isEmpty();
+    }
+
     private ResultLedger ledger(String bucketName) {
         if (bucketName.equals(bucket)) {
             store.createBucket(bucket);

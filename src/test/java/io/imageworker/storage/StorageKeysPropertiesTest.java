@@ -46,6 +46,44 @@ class StorageKeysPropertiesTest {
         assertThat(keys(request, prefix, prefix)).hasSize(expected);
     }
 
+    /**
+     * An id the validation lets through ({@link StorageKeys#refusal} empty) makes only keys the store may be sent, with
+     * any count and any allowed prefix: nothing is refused only once its calls are billed. Ids of dots alone are the
+     * most likely to break that, so half the ids are.
+     */
+    @Property(tries = 3000)
+    void everyKeyOfAnIdTheValidationAcceptsPassesTheStoresCheck(
+            @ForAll("dottedRequests") Request request, @ForAll("prefixes") String prefix) {
+        boolean accepted = StorageKeys.refusal(prefix, "results/", request.requestId(), request.count())
+                .isEmpty();
+
+        assertThat(accepted)
+                .as("accepted")
+                .isEqualTo(
+                        !request.requestId().equals(".") && !request.requestId().equals(".."));
+        if (accepted) {
+            for (String key : keys(request, prefix, "results/")) {
+                assertThat(ObjectAddress.keyRefusal(key)).as(key).isEmpty();
+            }
+            for (String key : keys(request, prefix, prefix)) {
+                assertThat(ObjectAddress.keyRefusal(key)).as(key).isEmpty();
+            }
+        }
+    }
+
+    /** The ids {@code .} and {@code ..}, refused, whatever the count and the prefix. */
+    @Example
+    void theIdsDotAndDotDotAreRefusedWithAnyCount() {
+        for (String id : List.of(".", "..")) {
+            for (int count = 1; count <= ImageRequest.MAX_COUNT; count++) {
+                assertThat(StorageKeys.refusal("images/", "results/", id, count))
+                        .as("%s, count %d", id, count)
+                        .contains("requestId must not be '" + id + "': it becomes a segment of storage keys");
+            }
+        }
+        assertThat(StorageKeys.refusal("images/", "results/", "...", 3)).isEmpty();
+    }
+
     /** The case that was found: request {@code X-2}, then {@code X} with {@code count: 3}, in both orders. */
     @Example
     void variantTwoOfXIsNotRequestX2() {
@@ -64,6 +102,15 @@ class StorageKeysPropertiesTest {
     @Provide
     Arbitrary<String> prefixes() {
         return Arbitraries.of("", "images/", "p/q/", "team-a.");
+    }
+
+    @Provide
+    Arbitrary<Request> dottedRequests() {
+        Arbitrary<String> dotted =
+                Arbitraries.strings().withChars('.').ofMinLength(1).ofMaxLength(4);
+        return Combinators.combine(
+                        Arbitraries.oneOf(ids(), dotted), Arbitraries.integers().between(1, ImageRequest.MAX_COUNT))
+                .as(Request::new);
     }
 
     @Provide
