@@ -28,6 +28,7 @@ import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Channel;
@@ -213,21 +214,48 @@ public class RequestConsumer {
                                             run,
                                             request.requestId(),
                                             ReadAhead.Producer.of(producer)),
+                                    producer,
                                     () -> parking.park(
                                             request.requestId(), producer, message.getPayload(), context, run),
-                                    () -> processPublish(request, context, lane, run, span));
+                                    tooLarge -> processPublish(request, context, lane, run, span, tooLarge),
+                                    () -> processPublish(request, context, lane, run, span, null));
                         },
                         unreadable -> inTurn(
                                 context,
                                 ReadAhead.Asking.notARequest(lane, message, context, run),
+                                null,
                                 () -> parking.park(null, null, message.getPayload(), context, run),
+                                tooLarge -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()),
                                 () -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()))));
     }
 
-    /** {@code work} in its turn, or {@code park} instead when the record may be parked and the read-ahead says so. */
+    /**
+     * {@code work} in its turn, or {@code park} instead when the record may be parked and the read-ahead says so; or,
+     * when its parked copy would be larger than Kafka takes ({@link RequestParking#tooLargeToPark}), {@code
+     * unparkable} of the reason at once instead of the park: a request is refused ({@code INVALID_REQUEST}, no call),
+     * a record that is no request goes to the DLQ (cut to fit there), so that nothing waits in the read-ahead that
+     * parking was to keep free.
+     */
     private Uni<Void> inTurn(
-            RecordContext context, ReadAhead.Asking asking, Supplier<Uni<Void>> park, Supplier<Uni<Void>> work) {
-        return parking.parks(context) ? readAhead.parkedOrInTurn(asking, park, work) : readAhead.inTurn(asking, work);
+            RecordContext context,
+            ReadAhead.Asking asking,
+            String producer,
+            Supplier<Uni<Void>> park,
+            Function<String, Uni<Void>> unparkable,
+            Supplier<Uni<Void>> work) {
+        if (!parking.parks(context)) {
+            return readAhead.inTurn(asking, work);
+        }
+        String tooLarge = parking.tooLargeToPark(producer, asking.message().getPayload(), context);
+        return readAhead.parkedOrInTurn(asking, park, tooLarge == null ? null : () -> unparkable.apply(tooLarge), work);
+    }
+
+    /** The refusal of a request that is {@code tooLargeToPark} and whose result is {@code unpublishable}, or null. */
+    private static String refusal(String tooLargeToPark, String unpublishable) {
+        if (tooLargeToPark == null || unpublishable == null) {
+            return tooLargeToPark == null ? unpublishable : tooLargeToPark;
+        }
+        return tooLargeToPark + "; " + unpublishable;
     }
 
     /**
@@ -235,9 +263,14 @@ public class RequestConsumer {
      * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}).
      */
     private Uni<Void> processPublish(
-            RecordReader.Read.Request request, RecordContext context, Lane lane, InFlight.Run run, Span span) {
+            RecordReader.Read.Request request,
+            RecordContext context,
+            Lane lane,
+            InFlight.Run run,
+            Span span,
+            String tooLargeToPark) {
         String requestId = request.requestId();
-        String unpublishable = sender.unpublishable(requestId, context, span);
+        String unpublishable = refusal(tooLargeToPark, sender.unpublishable(requestId, context, span));
         return sender.tellingStarts(
                         requestId,
                         context,

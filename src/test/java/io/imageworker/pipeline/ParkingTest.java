@@ -3,7 +3,9 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.processing.Cancellations;
+import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,7 +20,18 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.AbstractRecords;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.RecordBatch;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
@@ -137,6 +150,94 @@ class ParkingTest extends PipelineTestSupport {
         assertThat(body(result(last)).path("error").path("code").asText()).isEqualTo("CANCELLED");
         assertThat(kafka.results(last)).as("results of the cancelled request").hasSize(1);
         assertThat(callsFor(last)).as("gateway calls of the cancelled request").isEmpty();
+    }
+
+    /**
+     * Issue 48: a parked copy carries its producer as its key and the record's key in a header, so a record at
+     * Kafka's limit (1 MiB, the producer's {@code max.request.size}) fits the request topic but its copy does not:
+     * Kafka refused it at every try, the lane's transactions waited minutes, then the channel failed. Such a record is
+     * answered at once instead of parked: a request with {@code image-failed} {@code INVALID_REQUEST} and no call, a
+     * record that is no request with its DLQ copy (cut to fit there); the requests around it complete.
+     */
+    @Test
+    void aRecordWhoseParkedCopyKafkaWouldRefuseIsAnsweredAtOnceInsteadOfParked() throws Exception {
+        awaitConsumerOf(TOPIC);
+        // Slow calls: the backlog below is still there when the records at the limit come.
+        gateway.control().setLatency(Duration.ofSeconds(2));
+        // A backlog of producer a on partition 0, past its partition's window of 10, then the two records at the
+        // limit, then one more: sent at once, so that the records after the backlog are read while it waits.
+        List<String> before = new ArrayList<>();
+        List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
+        for (int i = 0; i < 16; i++) {
+            String id = newId("before");
+            before.add(id);
+            records.add(new ProducerRecord<>(TOPIC, 0, bytes(id), bytes(request(id, "\"producer\":\"a\""))));
+        }
+        String large = newId("large");
+        records.add(new ProducerRecord<>(
+                TOPIC,
+                0,
+                bytes(large),
+                atTheLimit(
+                        bytes(large),
+                        "{\"requestId\":\"" + large + "\",\"prompt\":\"a red bicycle, " + large
+                                + "\",\"producer\":\"a\",\"padding\":\"",
+                        "\"}")));
+        records.add(new ProducerRecord<>(TOPIC, 0, null, atTheLimit(null, "not a request ", "")));
+        String after = newId("after");
+        records.add(new ProducerRecord<>(TOPIC, 0, bytes(after), bytes(request(after, "\"producer\":\"a\""))));
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        Infrastructure.get().kafka().bootstrapServers(),
+                        ProducerConfig.LINGER_MS_CONFIG,
+                        50),
+                new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            records.forEach(record -> sent.add(producer.send(record)));
+            producer.flush();
+        }
+        RecordMetadata garbageSent = sent.get(17).get(30, TimeUnit.SECONDS);
+
+        JsonNode refused = body(result(large));
+        assertThat(refused.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
+        assertThat(refused.path("error").path("message").asText())
+                .contains("too large to be queued fairly")
+                .contains("max.request.size");
+        assertThat(refused.path("billing").path("calls").asInt()).isZero();
+        await().atMost(WITHIN).until(() -> kafka.deadLetters().stream()
+                .anyMatch(copy -> TOPIC.equals(KafkaTestClient.header(copy, "dead-letter-topic"))
+                        && String.valueOf(garbageSent.offset())
+                                .equals(KafkaTestClient.header(copy, "dead-letter-offset"))));
+        before.forEach(id ->
+                assertThat(body(result(id)).path("image").isObject()).as(id).isTrue());
+        assertThat(body(result(after)).path("image").isObject()).isTrue();
+        assertThat(kafka.results(large)).as("results of the large request").hasSize(1);
+        assertThat(callsFor(large)).as("gateway calls of the large request").isEmpty();
+    }
+
+    /**
+     * {@code head} + padding + {@code tail} keyed by {@code key}: a record exactly as large as Kafka's producer sends
+     * by default (1 MiB, as it reckons a record's size), give or take the few bytes of a length's encoding.
+     */
+    private static byte[] atTheLimit(byte[] key, String head, String tail) {
+        int limit = 1024 * 1024;
+        int padding = limit - head.length() - tail.length();
+        while (true) {
+            byte[] value = bytes(head + "x".repeat(padding) + tail);
+            int size = AbstractRecords.estimateSizeInBytesUpperBound(
+                    RecordBatch.CURRENT_MAGIC_VALUE, CompressionType.NONE, key, value, new Header[0]);
+            if (size <= limit) {
+                assertThat(size).as("at the limit").isGreaterThan(limit - 4);
+                return value;
+            }
+            padding -= size - limit;
+        }
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
     }
 
     private double parked(String reason) {

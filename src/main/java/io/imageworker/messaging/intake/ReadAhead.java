@@ -378,6 +378,17 @@ public class ReadAhead implements PlacesInProgress {
      * as {@link #inTurn(Asking, Supplier)}. {@code park} holds the record's bytes until it ends, nothing else.
      */
     public <T> Uni<T> parkedOrInTurn(Asking asking, Supplier<Uni<T>> park, Supplier<Uni<T>> work) {
+        return parkedOrInTurn(asking, park, null, work);
+    }
+
+    /**
+     * {@link #parkedOrInTurn(Asking, Supplier, Supplier)}, but {@code unparkable} instead of {@code park} when it is
+     * not null and the record is to be parked: its copy would be larger than Kafka takes ({@code
+     * parking.RequestParking#tooLargeToPark}), so it is answered at once, without a turn, as a park would have been
+     * done; it is not counted as parked. A record that is not to be parked goes in its turn as ever.
+     */
+    public <T> Uni<T> parkedOrInTurn(
+            Asking asking, Supplier<Uni<T>> park, Supplier<Uni<T>> unparkable, Supplier<Uni<T>> work) {
         String why = parking.why(
                 asking.record(),
                 turns.get(asking.lane()).waiting(asking.producer().name()));
@@ -385,6 +396,9 @@ public class ReadAhead implements PlacesInProgress {
             return inTurn(asking, work);
         }
         Held bytesHeld = new Held(() -> bytes.get(asking.lane()).give(size(asking.message())));
+        if (unparkable != null) {
+            return Uni.createFrom().<T>deferred(unparkable::get).onTermination().invoke(bytesHeld::giveBack);
+        }
         return Uni.createFrom()
                 .<T>deferred(park::get)
                 .invoke(() -> {

@@ -5,6 +5,7 @@ import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.results.RecordContext;
+import io.imageworker.messaging.results.ResultPublisher;
 import io.imageworker.messaging.results.ResultTransactions;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -13,17 +14,26 @@ import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.AbstractRecords;
+import org.apache.kafka.common.record.CompressionType;
+import org.apache.kafka.common.record.RecordBatch;
 
 /**
  * Parks records of the request topic (fair shares at any backlog, {@code IMAGE_WORKER_TOPIC_REQUEST_PARKED}): the
@@ -58,6 +68,10 @@ public class RequestParking {
     private final String source;
     private final Optional<String> parked;
     private final ParkedPartitions partitions = new ParkedPartitions(System::nanoTime);
+    /** The largest record the worker's producers send ({@code max.request.size}). */
+    private final int maxRecordBytes;
+    /** The parked topic's {@code max.message.bytes}, once read at start ({@link #missingTopic()}); else no bound. */
+    private volatile int topicMaxBytes = Integer.MAX_VALUE;
     /** The parked topic's partitions, once read. */
     private volatile int partitionCount;
 
@@ -71,6 +85,7 @@ public class RequestParking {
         this.kafkaClients = kafkaClients;
         this.source = config.topic().request();
         this.parked = config.topic().requestParked().filter(topic -> !topic.isBlank());
+        this.maxRecordBytes = ResultPublisher.maxRecordBytes(kafka);
         if (parked.isPresent() && !transactions.enabled()) {
             Log.warnf(
                     "IMAGE_WORKER_TOPIC_REQUEST_PARKED is set but transactions are off: no record is parked (a copy"
@@ -96,9 +111,44 @@ public class RequestParking {
      * line. The broker is asked by an admin client, which creates no topic (a consumer's metadata request may, on a
      * broker that creates topics on first use). A broker that does not answer in time is no reason to refuse: the
      * parks will tell.
+     *
+     * <p>Of a topic that exists, it reads {@code max.message.bytes} too, the largest record batch the broker takes
+     * there, which {@link #tooLargeToPark} holds a copy to beside the producer's {@code max.request.size}.
      */
     public Optional<String> missingTopic() {
-        return parked.flatMap(topic -> missingTopic(kafka, topic));
+        Optional<String> missing = parked.flatMap(topic -> missingTopic(kafka, topic));
+        if (missing.isEmpty() && parked.isPresent()) {
+            topicMaxBytes(kafka, parked.get()).ifPresent(max -> topicMaxBytes = max);
+        }
+        return missing;
+    }
+
+    /**
+     * The {@code max.message.bytes} of {@code topic} on the broker of {@code kafka}, or empty when it cannot be read
+     * (no answer in time, no {@code DescribeConfigs} right): copies are then held to the producer's bound alone.
+     */
+    static OptionalInt topicMaxBytes(Map<String, Object> kafka, String topic) {
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Admin.create(KafkaClientConfig.of(kafka, AdminClientConfig.configNames(), Map.of()))) {
+            Config config = admin.describeConfigs(List.of(resource))
+                    .all()
+                    .get(ADMIN_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+                    .get(resource);
+            ConfigEntry entry = config == null ? null : config.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+            if (entry == null || entry.value() == null) {
+                return OptionalInt.empty();
+            }
+            return OptionalInt.of(Integer.parseInt(entry.value().trim()));
+        } catch (ExecutionException | TimeoutException | NumberFormatException e) {
+            Log.warnf(
+                    "Could not read max.message.bytes of the parked topic %s (%s); parked copies are held to"
+                            + " max.request.size alone",
+                    topic, e.toString());
+            return OptionalInt.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return OptionalInt.empty();
+        }
     }
 
     /** Why {@code topic} cannot be parked into on the broker of {@code kafka}: it does not exist; or empty. */
@@ -131,20 +181,56 @@ public class RequestParking {
      * @param id the request's id, or null for a record that is no request
      */
     public Uni<Void> park(String id, String producer, byte[] value, RecordContext context, InFlight.Run run) {
+        String named = named(producer);
+        return partitionCount().chain(count -> {
+            int partition = partitions.of(named, count);
+            ProducerRecord<byte[], byte[]> copy = copy(named, value, context, partition);
+            Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
+            return transactions.park(id == null ? context.position() : id, run, copy);
+        });
+    }
+
+    /**
+     * Why the record {@code context} of {@code producer} (null: none named), whose bytes are {@code value}, cannot be
+     * parked, or null when it can. Its copy carries its producer as its key and its own key in the header {@link
+     * #KEY_HEADER}: a record near Kafka's limit fits the request topic but its copy may not, and Kafka refuses such a
+     * copy at every try, which held the lane's transactions for the infrastructure patience and then failed the
+     * channel. So the copy's size, as Kafka's producer reckons it, is held to the producer's {@code max.request.size}
+     * and the parked topic's {@code max.message.bytes} before anything is sent; the caller answers a record that
+     * does not fit at once instead of parking it.
+     */
+    public String tooLargeToPark(String producer, byte[] value, RecordContext context) {
+        ProducerRecord<byte[], byte[]> copy = copy(named(producer), value, context, 0);
+        int size = AbstractRecords.estimateSizeInBytesUpperBound(
+                RecordBatch.CURRENT_MAGIC_VALUE,
+                CompressionType.NONE,
+                copy.key(),
+                copy.value(),
+                copy.headers().toArray());
+        int limit = Math.min(maxRecordBytes, topicMaxBytes);
+        if (size <= limit) {
+            return null;
+        }
+        return "the record is too large to be queued fairly: its copy to the parked topic would take " + size
+                + " bytes with its producer as key and its own key in the " + KEY_HEADER + " header, more than Kafka"
+                + " takes there (" + limit + " bytes: "
+                + (limit == maxRecordBytes ? "max.request.size" : "the parked topic's max.message.bytes")
+                + "); send it smaller";
+    }
+
+    private static String named(String producer) {
+        return producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
+    }
+
+    /** The parked copy of the record {@code context} of producer {@code named}, for {@code partition}. */
+    private ProducerRecord<byte[], byte[]> copy(String named, byte[] value, RecordContext context, int partition) {
         Headers headers = new RecordHeaders(context.headers().toArray());
         headers.remove(KEY_HEADER);
         if (context.key() != null) {
             headers.add(KEY_HEADER, context.key());
         }
-        String named = producer == null ? ImageRequest.DEFAULT_PRODUCER : producer;
-        byte[] key = named.getBytes(StandardCharsets.UTF_8);
-        return partitionCount().chain(count -> {
-            int partition = partitions.of(named, count);
-            ProducerRecord<byte[], byte[]> copy =
-                    new ProducerRecord<>(parked.orElseThrow(), partition, key, value, headers);
-            Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
-            return transactions.park(id == null ? context.position() : id, run, copy);
-        });
+        return new ProducerRecord<>(
+                parked.orElseThrow(), partition, named.getBytes(StandardCharsets.UTF_8), value, headers);
     }
 
     /** The parked topic's partitions: read once from its consumer's metadata. */

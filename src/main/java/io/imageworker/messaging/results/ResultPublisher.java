@@ -91,11 +91,19 @@ public class ResultPublisher implements CallListener {
         this.statusOn =
                 config.topic().status().filter(topic -> !topic.isBlank()).isPresent();
         this.maxStatusOnTheirWay = config.inProgressLimit();
+        this.maxRecordBytes = maxRecordBytes(kafka);
+        this.copies = new DeadLetterCopies(maxRecordBytes);
+    }
+
+    /**
+     * The largest record the worker's producers send, from the Kafka settings {@code kafka}: their {@code
+     * max.request.size}, Kafka's default 1 MiB when none is set.
+     */
+    public static int maxRecordBytes(Map<String, Object> kafka) {
         Object max = kafka.get(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-        this.maxRecordBytes = max == null
+        return max == null
                 ? DEFAULT_MAX_RECORD_BYTES
                 : Integer.parseInt(max.toString().trim());
-        this.copies = new DeadLetterCopies(maxRecordBytes);
     }
 
     /**
