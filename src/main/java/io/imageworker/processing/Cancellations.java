@@ -1,6 +1,7 @@
 package io.imageworker.processing;
 
 import io.imageworker.ErrorCode;
+import io.imageworker.ImageRequest;
 import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayCalls;
@@ -29,11 +30,16 @@ import java.util.function.Supplier;
  * and put it behind every real one in the order below.
  *
  * <p>Memory is bounded in bytes whatever is sent: at most {@link #MAX_HELD_BYTES} of cancels are held, each counted as
- * its id's characters plus {@link #ENTRY_BYTES} (the maps' nodes, the entry, the string), and one id holds one entry
- * however often it is sent (a cancel sent again with a later time replaces the first). Beyond the bound the oldest
- * cancels (the nearest to their expiry) are forgotten first, counted in {@code image_worker_cancels_dropped_total}
- * (alert {@code ImageWorkerCancelsDropped}) and logged at most once per {@link #DROP_LOG_EVERY}: a flood of cancels
- * stamped ahead forgets the cancels older than it, never one that comes after it.
+ * its id's characters plus {@link #ENTRY_BYTES} (the maps' nodes, the entry, the string), each producer holding any as
+ * its name's characters plus {@link #PRODUCER_BYTES}, and one id holds one entry however often it is sent (a cancel
+ * sent again with a later time replaces the first). Beyond the bound, cancels are forgotten by producer (the {@code
+ * producer} a cancel names, contract v1.2; none or an invalid one is {@code default}): the producer holding the most
+ * bytes of cancels loses its oldest (the nearest to its expiry) first; among producers holding as many, the one whose
+ * last cancel came latest. So a storm of one producer forgets its own cancels, and another producer's, earlier or
+ * later, are kept while it holds fewer bytes than the storm; a storm spread over many producer names, each holding
+ * as few as the others, forgets its own newest names first, never the cancels of a producer that came before it. What
+ * is forgotten is counted in {@code image_worker_cancels_dropped_total} (alert {@code ImageWorkerCancelsDropped}) and
+ * logged at most once per {@link #DROP_LOG_EVERY}.
  *
  * <p>A request in progress holds a {@link Ticket}: the one place that decides, atomically, whether its next gateway
  * call may leave. Until any call of the request has left, a cancel stops it ({@code CANCELLED}, no call, nothing
@@ -43,13 +49,19 @@ import java.util.function.Supplier;
 @ApplicationScoped
 public class Cancellations {
 
-    /** The most bytes of cancels held at once: some 200,000 ids of 8 to 36 characters, 110,000 of 128. */
+    /** The most bytes of cancels held at once: some 150,000 ids of 8 to 36 characters, 100,000 of 128. */
     public static final long MAX_HELD_BYTES = 32L * 1024 * 1024;
     /**
      * What one cancel held costs beside its id's characters (one byte each: ids are ASCII): a hash-map node and its slot,
-     * a tree node, the entry, the string and its array's header, on a 64-bit JVM with compressed references.
+     * two tree nodes (the order of all cancels, and its producer's), the entry, the string and its array's header, on a
+     * 64-bit JVM with compressed references.
      */
-    public static final int ENTRY_BYTES = 160;
+    public static final int ENTRY_BYTES = 208;
+    /**
+     * What one producer holding cancels costs beside its name's characters: its entry, its hash-map node, its own
+     * ordered set of cancels and its node in the order of producers.
+     */
+    public static final int PRODUCER_BYTES = 256;
     /** At most one log line about forgotten cancels this often. */
     static final Duration DROP_LOG_EVERY = Duration.ofSeconds(30);
 
@@ -61,6 +73,10 @@ public class Cancellations {
     private final Map<String, Held> byId = new HashMap<>();
     /** The same cancels, oldest (nearest to its expiry) first; guarded by {@code this}. */
     private final TreeSet<Held> byTime = new TreeSet<>();
+    /** The producers holding cancels, by name; guarded by {@code this}. */
+    private final Map<String, Producer> producers = new HashMap<>();
+    /** The same producers, the first to lose a cancel first ({@link Producer#compareTo}); guarded by {@code this}. */
+    private final TreeSet<Producer> byLoad = new TreeSet<>();
     /** The tickets of the requests in progress, by request id. */
     private final Map<String, Ticket> tickets = new ConcurrentHashMap<>();
 
@@ -121,12 +137,17 @@ public class Cancellations {
                 registry,
                 "image_worker_cancels_dropped",
                 "Cancels forgotten before their retention ended because the cancels held reached their bound in bytes"
-                        + " (the oldest first): a request they named may still be called");
+                        + " (the oldest of the producer holding the most first): a request they named may still be called");
     }
 
     /** The bytes one cancel of {@code requestId} is counted as. */
     public static long bytesOf(String requestId) {
         return ENTRY_BYTES + (long) requestId.length();
+    }
+
+    /** The bytes a producer named {@code producer} holding cancels is counted as, beside its cancels. */
+    public static long bytesOfProducer(String producer) {
+        return PRODUCER_BYTES + (long) producer.length();
     }
 
     /** Whether cancellation is on ({@code IMAGE_WORKER_TOPIC_CANCEL} names a topic). */
@@ -146,6 +167,14 @@ public class Cancellations {
      * later.
      */
     public void cancel(String requestId, long madeAtMillis) {
+        cancel(requestId, ImageRequest.DEFAULT_PRODUCER, madeAtMillis);
+    }
+
+    /**
+     * {@link #cancel(String, long)} of a cancel sent by {@code producer} (a name of the contract's rule, or {@code
+     * default}): beyond the bound, the producer holding the most loses its cancels first.
+     */
+    public void cancel(String requestId, String producer, long madeAtMillis) {
         long now = clock.millis();
         long madeAt = Math.min(madeAtMillis, now);
         if (madeAt + retention.toMillis() <= now) {
@@ -158,19 +187,16 @@ public class Cancellations {
                 if (known != null) {
                     forget(known);
                 }
-                Held held = new Held(requestId, madeAt, arrivals++);
-                byId.put(requestId, held);
-                byTime.add(held);
-                heldBytes += bytesOf(requestId);
+                hold(new Held(requestId, producer, madeAt, arrivals++));
             }
-            while (heldBytes > maxHeldBytes && !byTime.isEmpty()) {
-                forget(byTime.first());
+            while (heldBytes > maxHeldBytes && !byLoad.isEmpty()) {
+                forget(byLoad.first().cancels.first());
                 dropped.increment();
                 droppedSinceLog++;
                 if (now - lastDropLog >= DROP_LOG_EVERY.toMillis()) {
                     Log.warnf(
-                            "Cancellation: more than %d bytes of cancels held; forgot the oldest %d (%d in all, see"
-                                    + " image_worker_cancels_dropped_total)",
+                            "Cancellation: more than %d bytes of cancels held; forgot %d, the oldest of the producers holding"
+                                    + " the most (%d in all, see image_worker_cancels_dropped_total)",
                             maxHeldBytes, droppedSinceLog, (long) dropped.count());
                     lastDropLog = now;
                     droppedSinceLog = 0;
@@ -208,10 +234,44 @@ public class Cancellations {
         }
     }
 
+    private void hold(Held held) {
+        Producer producer = producers.get(held.producer());
+        if (producer == null) {
+            producer = new Producer(held.producer());
+            producers.put(held.producer(), producer);
+            heldBytes += bytesOfProducer(held.producer());
+        } else {
+            byLoad.remove(producer);
+        }
+        producer.cancels.add(held);
+        producer.bytes += bytesOf(held.requestId());
+        producer.lastArrival = held.arrival();
+        byLoad.add(producer);
+        byId.put(held.requestId(), held);
+        byTime.add(held);
+        heldBytes += bytesOf(held.requestId());
+    }
+
     private void forget(Held held) {
         byTime.remove(held);
         byId.remove(held.requestId());
         heldBytes -= bytesOf(held.requestId());
+        Producer producer = producers.get(held.producer());
+        byLoad.remove(producer);
+        producer.cancels.remove(held);
+        producer.bytes -= bytesOf(held.requestId());
+        if (producer.cancels.isEmpty()) {
+            producers.remove(held.producer());
+            heldBytes -= bytesOfProducer(held.producer());
+        } else {
+            byLoad.add(producer);
+        }
+    }
+
+    /** How many producers hold cancels now (the expired ones forgotten first). */
+    public synchronized int producersHolding() {
+        forgetExpired(clock.millis());
+        return producers.size();
     }
 
     /**
@@ -233,8 +293,34 @@ public class Cancellations {
         }
     }
 
-    /** A cancel, its time, and its place among the cancels of the same time. */
-    private record Held(String requestId, long madeAt, long arrival) implements Comparable<Held> {
+    /**
+     * The cancels of one producer, oldest first, and what orders the producers for forgetting: the most bytes first,
+     * then the one whose last cancel came latest (a storm spread over many names forgets its own newest names, not the
+     * producers that came before it), then by name. Mutable, so taken out of {@link #byLoad} before each change.
+     */
+    private static final class Producer implements Comparable<Producer> {
+        private final String name;
+        private final TreeSet<Held> cancels = new TreeSet<>();
+        private long bytes;
+        private long lastArrival;
+
+        private Producer(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public int compareTo(Producer other) {
+            int byBytes = Long.compare(other.bytes, bytes);
+            if (byBytes != 0) {
+                return byBytes;
+            }
+            int byArrival = Long.compare(other.lastArrival, lastArrival);
+            return byArrival != 0 ? byArrival : name.compareTo(other.name);
+        }
+    }
+
+    /** A cancel, who sent it, its time, and its place among the cancels of the same time. */
+    private record Held(String requestId, String producer, long madeAt, long arrival) implements Comparable<Held> {
         @Override
         public int compareTo(Held other) {
             int byTime = Long.compare(madeAt, other.madeAt);

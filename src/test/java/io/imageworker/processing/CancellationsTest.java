@@ -22,8 +22,10 @@ class CancellationsTest {
 
     private final MovingClock clock = new MovingClock(Instant.parse("2026-01-05T10:00:00Z"));
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final Cancellations cancellations =
-            new Cancellations(clock, RETENTION, 3 * Cancellations.bytesOf("r-1"), true, registry);
+    /** Room for three cancels of one producer, ids of three characters. */
+    private static final long BOUND = 3 * Cancellations.bytesOf("r-1") + Cancellations.bytesOfProducer("default");
+
+    private final Cancellations cancellations = new Cancellations(clock, RETENTION, BOUND, true, registry);
 
     @Test
     void aCancelIsRememberedForTheRetentionFromItsRecordsTimeThenForgotten() {
@@ -94,7 +96,7 @@ class CancellationsTest {
         assertThat(cancellations.isCancelled("r-2")).isTrue();
         assertThat(registry.get("image_worker_cancels_dropped").counter().count())
                 .isEqualTo(1);
-        assertThat(cancellations.heldBytes()).isEqualTo(3 * Cancellations.bytesOf("r-1"));
+        assertThat(cancellations.heldBytes()).isEqualTo(BOUND);
 
         cancellations.cancel("a-5", clock.millis() + Duration.ofMinutes(50).toMillis());
         clock.advance(RETENTION);
@@ -104,6 +106,78 @@ class CancellationsTest {
         assertThat(cancellations.held()).isZero();
     }
 
+    /**
+     * Issue 48: eviction was global, oldest first, so a storm of one producer forgot every earlier cancel of every
+     * producer. Beyond the bound the producer holding the most loses its own oldest first: A's earlier cancels survive
+     * B's storm, and a cancel A sends after it too; memory stays within the bound.
+     */
+    @Test
+    void aStormOfOneProducerForgetsItsOwnCancelsFirstAndAnothersEarlierOnesSurvive() {
+        long bound = 1_000 * Cancellations.bytesOf("storm-0000")
+                + Cancellations.bytesOfProducer("a")
+                + Cancellations.bytesOfProducer("b");
+        Cancellations bounded = new Cancellations(clock, RETENTION, bound, true, registry);
+        bounded.cancel("a-1", "a", clock.millis());
+        bounded.cancel("a-2", "a", clock.millis());
+        clock.advance(Duration.ofMinutes(1));
+        for (int i = 0; i < 20_000; i++) {
+            bounded.cancel(String.format("storm-%04d", i % 10_000) + (i < 10_000 ? "" : "x"), "b", clock.millis());
+        }
+        clock.advance(Duration.ofMinutes(1));
+        bounded.cancel("a-3", "a", clock.millis());
+        bounded.cancel("storm-last", "b", clock.millis());
+
+        assertThat(bounded.isCancelled("a-1")).as("A's earlier cancel").isTrue();
+        assertThat(bounded.isCancelled("a-2")).isTrue();
+        assertThat(bounded.isCancelled("a-3")).as("A's cancel after the storm").isTrue();
+        assertThat(bounded.isCancelled("storm-last")).as("B's newest").isTrue();
+        assertThat(bounded.isCancelled("storm-0000"))
+                .as("B's oldest, forgotten")
+                .isFalse();
+        assertThat(bounded.heldBytes()).isLessThanOrEqualTo(bound);
+        assertThat(bounded.producersHolding()).isEqualTo(2);
+    }
+
+    /**
+     * A storm spread over many producer names, one cancel each: every name holds as little as A, and the one whose
+     * last cancel came latest goes first, so the storm forgets its own newest names and A's earlier cancel stays.
+     */
+    @Test
+    void aStormSpreadOverManyProducerNamesForgetsItsOwnNewestNamesNotAnEarlierProducers() {
+        long bound = 100 * (Cancellations.bytesOf("r-0000") + Cancellations.bytesOfProducer("p-0000"));
+        Cancellations bounded = new Cancellations(clock, RETENTION, bound, true, registry);
+        bounded.cancel("r-aaaa", "a", clock.millis());
+        clock.advance(Duration.ofMinutes(1));
+        for (int i = 0; i < 10_000; i++) {
+            bounded.cancel(String.format("r-%04d", i), String.format("p-%04d", i), clock.millis());
+        }
+
+        assertThat(bounded.isCancelled("r-aaaa")).isTrue();
+        assertThat(bounded.heldBytes()).isLessThanOrEqualTo(bound);
+        assertThat(bounded.producersHolding()).isLessThanOrEqualTo(100);
+    }
+
+    /** A producer holding more than another loses its cancels first, even its newer ones. */
+    @Test
+    void theProducerHoldingTheMostLosesFirst() {
+        long bound = 4 * Cancellations.bytesOf("r-1")
+                + Cancellations.bytesOfProducer("a")
+                + Cancellations.bytesOfProducer("b");
+        Cancellations bounded = new Cancellations(clock, RETENTION, bound, true, registry);
+        bounded.cancel("r-1", "a", clock.millis());
+        clock.advance(Duration.ofMinutes(1));
+        bounded.cancel("r-2", "b", clock.millis());
+        bounded.cancel("r-3", "b", clock.millis());
+        bounded.cancel("r-4", "b", clock.millis());
+        bounded.cancel("r-5", "b", clock.millis());
+
+        assertThat(bounded.isCancelled("r-1")).as("a's, the oldest of all").isTrue();
+        assertThat(bounded.isCancelled("r-2")).as("b's oldest").isFalse();
+        assertThat(bounded.isCancelled("r-5")).isTrue();
+        assertThat(bounded.held()).isEqualTo(4);
+        assertThat(bounded.heldBytes()).isEqualTo(bound);
+    }
+
     @Test
     void anIdSentAgainHoldsOneEntry() {
         for (int i = 0; i < 1_000; i++) {
@@ -111,7 +185,8 @@ class CancellationsTest {
         }
 
         assertThat(cancellations.held()).isEqualTo(1);
-        assertThat(cancellations.heldBytes()).isEqualTo(Cancellations.bytesOf("again"));
+        assertThat(cancellations.heldBytes())
+                .isEqualTo(Cancellations.bytesOf("again") + Cancellations.bytesOfProducer("default"));
         clock.advance(RETENTION.minusMillis(2));
         assertThat(cancellations.isCancelled("again"))
                 .as("kept from its latest time")

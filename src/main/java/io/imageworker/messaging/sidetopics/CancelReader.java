@@ -2,6 +2,7 @@ package io.imageworker.messaging.sidetopics;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.ImageRequest;
 import io.imageworker.RequestId;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.WorkerConfig;
@@ -43,7 +44,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * all the topic's partitions (no consumer group, nothing committed) and hands each cancel to {@link Cancellations}. It
  * starts at the records younger than {@code IMAGE_WORKER_CANCEL_RETENTION} ({@code offsetsForTimes}), so a worker that
  * starts knows the cancels its requests may still meet; start-up waits (at most {@link #CATCH_UP}) until it has read up
- * to the topic's end, before requests are taken. A record is {@code {"requestId": "..."}} keyed by the id; one without
+ * to the topic's end, before requests are taken. A record is {@code {"requestId": "...", "producer": "..."}} keyed by
+ * the id (its {@code producer}, optional, decides whose cancels are forgotten first beyond the memory's bound: {@link
+ * Cancellations}; none, or one that breaks the producer rule, is {@code default}); one without
  * a usable id in its value falls back to its key, a tombstone (compaction's delete) is skipped. One with no usable id
  * in either is skipped too, counted and logged at a bounded rate ({@link SkippedRecords}); a record's time is not
  * trusted beyond the reader's clock ({@link Cancellations#cancel}).
@@ -312,10 +315,18 @@ public class CancelReader {
             return;
         }
         String requestId = null;
+        String producer = ImageRequest.DEFAULT_PRODUCER;
         try {
             JsonNode value = json.readTree(record.value());
             if (value != null && value.path("requestId").isTextual()) {
                 requestId = value.path("requestId").asText();
+            }
+            if (value != null
+                    && value.path("producer").isTextual()
+                    && ImageRequest.PRODUCER
+                            .matcher(value.path("producer").asText())
+                            .matches()) {
+                producer = value.path("producer").asText();
             }
         } catch (IOException | RuntimeException e) {
             // Not JSON: the key may still name the request.
@@ -330,7 +341,8 @@ public class CancelReader {
                     "no requestId (" + RequestId.RULE + ") in its value or key");
             return;
         }
-        cancellations.cancel(requestId, record.timestamp() > 0 ? record.timestamp() : System.currentTimeMillis());
+        cancellations.cancel(
+                requestId, producer, record.timestamp() > 0 ? record.timestamp() : System.currentTimeMillis());
     }
 
     /**

@@ -43,7 +43,10 @@ class CancelStormHeapTest {
 
         assertThat(figures).containsEntry("cancels", Integer.toString(CANCELS));
         assertThat(figures).containsEntry("held", "1");
-        assertThat(figures).containsEntry("held-bytes", Long.toString(Cancellations.bytesOf("same")));
+        assertThat(figures)
+                .containsEntry(
+                        "held-bytes",
+                        Long.toString(Cancellations.bytesOf("same") + Cancellations.bytesOfProducer("default")));
         assertThat(figures).containsEntry("cancelled", "true");
         assertThat(Long.parseLong(figures.get("heap-grown")))
                 .as("heap grown by the storm, in bytes")

@@ -165,7 +165,7 @@ class HostileSideTopicsTest {
         Infrastructure.get().kafka().createTopics(3, topic);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // Room for 100,000 cancels of ids of this length: the storm overflows it by a fifth.
-        long bound = 100_000 * Cancellations.bytesOf("forged-000000");
+        long bound = 100_000 * Cancellations.bytesOf("forged-000000") + Cancellations.bytesOfProducer("default");
         Cancellations cancellations = new Cancellations(Clock.systemUTC(), Duration.ofHours(1), bound, true, registry);
         CancelReader reader = cancelReader(topic, cancellations, registry);
         reader.startReading();
@@ -207,11 +207,11 @@ class HostileSideTopicsTest {
                 new Cancellations(
                         Clock.systemUTC(), Duration.ofHours(1), Cancellations.MAX_HELD_BYTES, true, registry) {
                     @Override
-                    public void cancel(String requestId, long madeAtMillis) {
+                    public void cancel(String requestId, String producer, long madeAtMillis) {
                         if (requestId.equals("boom")) {
                             throw new IllegalStateException("a bug, for the test");
                         }
-                        super.cancel(requestId, madeAtMillis);
+                        super.cancel(requestId, producer, madeAtMillis);
                     }
                 };
         CancelReader reader = cancelReader(topic, cancellations, registry);
