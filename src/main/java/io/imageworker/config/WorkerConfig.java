@@ -283,6 +283,14 @@ public interface WorkerConfig {
         @WithDefault("67108864")
         int maxResponseBytes();
 
+        /**
+         * The socket receive buffer of each gateway connection ({@code SO_RCVBUF}), in bytes: the most of an answer
+         * the kernel holds for a call whose answer waits, paused, for the memory budget (Linux reserves up to twice
+         * it), and the TCP window that bounds one answer's download speed (bytes per round trip).
+         */
+        @WithDefault("1048576")
+        int receiveBuffer();
+
         /** How much of a gateway answer is kept in an event's {@code gatewayBody}. */
         @WithDefault("2048")
         int keepBodyChars();

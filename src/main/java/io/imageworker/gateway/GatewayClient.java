@@ -74,6 +74,8 @@ public class GatewayClient {
                         // worker would no longer close before a Node.js server does at 5 s.
                         .setPoolCleanerPeriod(POOL_CLEANER_PERIOD_MS)
                         .setMaxPoolSize(Math.max(1, config.concurrency()))
+                        // Bounds what the kernel holds of an answer paused for memory (autotuned, up to 6 MB each).
+                        .setReceiveBufferSize(Math.max(64 * 1024, this.config.receiveBuffer()))
                         .setConnectTimeout((int) this.config.connectTimeout().toMillis())
                         .setUserAgent("image-worker"));
         BoundedBody.install(client);
