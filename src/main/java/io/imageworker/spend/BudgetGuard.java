@@ -20,7 +20,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 import java.util.function.ToIntFunction;
@@ -178,7 +177,7 @@ public class BudgetGuard {
                 }
                 if (own != null) {
                     // Not held while the fleet's window is full: claimed again, in the window the call leaves in.
-                    log.release(own.scope(), own.claim(), own.window());
+                    log.release(own.scope(), own.secret(), own.window());
                 }
                 if (!pause) {
                     return Uni.createFrom().item(Reservation.REFUSED_BY_FLEET);
@@ -228,10 +227,11 @@ public class BudgetGuard {
             // Known to be full as far as this replica has read: no claim written.
             return Uni.createFrom().item(refused(scope, used, limit));
         }
-        String claim = UUID.randomUUID().toString();
-        return log.claim(scope, claim, window, limit)
+        // The claim's id shows nothing of its secret, which alone can release it (BudgetLedger).
+        String secret = BudgetLedger.newSecret();
+        return log.claim(scope, BudgetLedger.claimOf(secret), window, limit)
                 .map(accepted ->
-                        accepted ? new Place(scope, claim, window) : refused(scope, log.used(scope, window), limit))
+                        accepted ? new Place(scope, secret, window) : refused(scope, log.used(scope, window), limit))
                 .onFailure()
                 .recoverWithUni(error -> {
                     Log.warnf(
@@ -332,7 +332,7 @@ public class BudgetGuard {
         }
         for (Place place : reservation.places()) {
             if (place.window() == window(place.scope())) {
-                log.release(place.scope(), place.claim(), place.window());
+                log.release(place.scope(), place.secret(), place.window());
             }
         }
     }
@@ -381,8 +381,16 @@ public class BudgetGuard {
         return maxCalls.isEmpty() && budgets.isEmpty() ? Optional.empty() : log.stall();
     }
 
-    /** A place taken: its scope ({@link BudgetLedger#FLEET} or a producer), its claim in the log, its window. */
-    private record Place(String scope, String claim, long window) {}
+    /**
+     * A place taken: its scope ({@link BudgetLedger#FLEET} or a producer), the secret of its claim in the log (the one
+     * proof that gives the place back: never printed), its window.
+     */
+    private record Place(String scope, String secret, long window) {
+        @Override
+        public String toString() {
+            return "Place[" + (scope == null ? "the fleet" : scope) + ", window " + window + "]";
+        }
+    }
 
     /** The mark of a place refused with {@code fail}. */
     private static final Place REFUSED = new Place(null, "refused", -1);

@@ -24,11 +24,16 @@ public interface BudgetLog {
     /**
      * Writes a claim of one place in {@code window} of {@code scope} under {@code limit}, and completes, once it is
      * read back in the log's order, with whether it was accepted; fails when the log cannot be written or read in time.
+     * {@code claim} is the claim's id, {@link BudgetLedger#claimOf(String)} of a secret the caller keeps to release it.
      */
     Uni<Boolean> claim(String scope, String claim, long window, int limit);
 
-    /** Gives an accepted claim's place back (its call cannot have been billed); written, not awaited. */
-    void release(String scope, String claim, long window);
+    /**
+     * Gives the place of the accepted claim whose secret is {@code secret} back (its call cannot have been billed): the
+     * release names the claim {@link BudgetLedger#claimOf(String)} and shows the secret, which only the claim's writer
+     * knows ({@link BudgetLedger}); written, not awaited.
+     */
+    void release(String scope, String secret, long window);
 
     /** Places held in {@code window} of {@code scope} as far as this replica has read the log. */
     int used(String scope, long window);
@@ -39,8 +44,8 @@ public interface BudgetLog {
     }
 
     /** A release in the fleet's scope. */
-    default void release(String claim, long window) {
-        release(BudgetLedger.FLEET, claim, window);
+    default void release(String secret, long window) {
+        release(BudgetLedger.FLEET, secret, window);
     }
 
     /** Places held in the fleet's {@code window}. */

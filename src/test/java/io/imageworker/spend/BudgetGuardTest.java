@@ -163,8 +163,8 @@ class BudgetGuardTest {
             }
 
             @Override
-            public void release(String scope, String claim, long window) {
-                log.release(scope, claim, window);
+            public void release(String scope, String secret, long window) {
+                log.release(scope, secret, window);
             }
 
             @Override

@@ -30,11 +30,12 @@ class BudgetLedgerScopeTest {
 
     @Test
     void aReleaseGivesBackAPlaceOfItsOwnScopeOnly() {
-        ledger.apply(new Entry(Kind.CLAIM, "a", "same", 7, 5));
-        ledger.apply(new Entry(Kind.CLAIM, "same", 7, 5));
+        String same = BudgetLedger.claimOf("same");
+        ledger.apply(new Entry(Kind.CLAIM, "a", same, 7, 5));
+        ledger.apply(new Entry(Kind.CLAIM, same, 7, 5));
 
-        assertThat(ledger.apply(new Entry(Kind.RELEASE, "b", "same", 7, 0))).isEqualTo(Verdict.IGNORED);
-        assertThat(ledger.apply(new Entry(Kind.RELEASE, "a", "same", 7, 0))).isEqualTo(Verdict.RELEASED);
+        assertThat(ledger.apply(Entry.release("b", "same", 7))).isEqualTo(Verdict.IGNORED);
+        assertThat(ledger.apply(Entry.release("a", "same", 7))).isEqualTo(Verdict.RELEASED);
         assertThat(ledger.used("a", 7)).isZero();
         assertThat(ledger.used(7))
                 .as("the fleet's place of the same claim stays")

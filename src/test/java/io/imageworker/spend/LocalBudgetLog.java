@@ -23,8 +23,8 @@ final class LocalBudgetLog implements BudgetLog {
     }
 
     @Override
-    public synchronized void release(String scope, String claim, long window) {
-        BudgetLedger.Entry entry = new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0);
+    public synchronized void release(String scope, String secret, long window) {
+        BudgetLedger.Entry entry = BudgetLedger.Entry.release(scope, secret, window);
         entries.add(entry);
         ledger.apply(entry);
     }

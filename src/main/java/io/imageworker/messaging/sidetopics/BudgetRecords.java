@@ -21,7 +21,9 @@ final class BudgetRecords {
     /**
      * The entry {@code value} holds, read strictly: a JSON object whose {@code kind} is {@code CLAIM} or {@code
      * RELEASE}, whose {@code claim} and {@code replica} are strings of 1 to {@value #MAX_ID_LENGTH} characters,
-     * whose {@code window} is a whole number, and whose {@code scope}, if any, a string. {@code limit} is not read.
+     * whose {@code window} is a whole number, whose {@code scope}, if any, is a string, and whose {@code secret}, if
+     * any, is a string of 1 to {@value #MAX_ID_LENGTH} characters. {@code limit} is not read. A release without a
+     * secret reads, and the ledger gives nothing back for it ({@code BudgetLedger}).
      */
     static KafkaBudgetLog.Record read(ObjectMapper json, byte[] value) throws Unusable {
         JsonNode node;
@@ -51,13 +53,15 @@ final class BudgetRecords {
         if (!scope.isMissingNode() && !scope.isNull() && !scope.isTextual()) {
             throw new Unusable(SkippedRecords.Reason.UNREADABLE, "scope is not a string");
         }
+        String secret = node.has("secret") && !node.get("secret").isNull() ? text(node, "secret") : null;
         return new KafkaBudgetLog.Record(
                 BudgetLedger.Kind.valueOf(kind),
                 claim,
                 window.asLong(),
                 0,
                 writer,
-                scope.isTextual() ? scope.asText() : null);
+                scope.isTextual() ? scope.asText() : null,
+                secret);
     }
 
     /** The string field {@code name} of {@code node}: present, a string, 1 to {@value #MAX_ID_LENGTH} long. */

@@ -15,8 +15,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * The writing half of the budget log ({@link KafkaBudgetLog}): this replica's claims and releases, each keyed by the
- * replica and stamped with its window's time, written to partition 0 of the budget topic. Whether a claim holds is not
- * known here: it is decided when the reader reads it back.
+ * replica and stamped with its window's time, written to partition 0 of the budget topic; a release with its claim's
+ * secret. Whether a claim holds is not known here: it is decided when the reader reads it back.
  */
 final class BudgetWriter {
 
@@ -48,7 +48,13 @@ final class BudgetWriter {
         byte[] value;
         try {
             value = json.writeValueAsBytes(new KafkaBudgetLog.Record(
-                    entry.kind(), entry.claim(), entry.window(), entry.limit(), replica, entry.scope()));
+                    entry.kind(),
+                    entry.claim(),
+                    entry.window(),
+                    entry.limit(),
+                    replica,
+                    entry.scope(),
+                    entry.secret()));
         } catch (IOException e) {
             throw new IllegalStateException("cannot write a budget entry", e);
         }

@@ -67,8 +67,11 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * way by a reader that starts later. A window is judged by the reader's own cap ({@code IMAGE_WORKER_BUDGET_MAX_CALLS},
  * a producer's in {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}), never by the {@code limit} a record carries (written for
  * older replicas only); records of a scope without a cap here hold nothing. A record for a window beyond the next one
- * by the reader's clock is skipped, so no one can fill windows ahead or grow the ledger with them. A release gives back
- * only a claim of its own writer ({@code replica}, an id each worker draws at start), else it is skipped.
+ * by the reader's clock is skipped, so no one can fill windows ahead or grow the ledger with them. A release gives a
+ * place back only when it shows the claim's {@code secret}, whose SHA-256 is the claim's id and which only the claim's
+ * writer knows until it releases the claim ({@link BudgetLedger}); any other release of a claim holding a place is
+ * skipped and counted ({@code foreign_release}). So a writer of the topic can take free places (spend stops), never
+ * give back a place whose call was made (spend beyond the cap).
  *
  * <p>Started by the spend guard only when a cap is set. Clients get the worker's Kafka settings ({@code kafka.*}:
  * brokers, TLS, SASL). A missing topic is created with one partition (best effort: the chart's topic job or Strimzi
@@ -150,8 +153,8 @@ public class KafkaBudgetLog implements BudgetLog {
         this.fleetLimit = config.budget().maxCalls();
         this.kafka = kafka;
         this.json = json;
-        // The host name for people reading the topic, and a part drawn at start that no one who cannot read the topic
-        // can guess: a release must name the writer of the claim it gives back.
+        // The host name for people reading the topic, and a part drawn at start so that two lives of one pod differ:
+        // it finds this replica's claims when they are read back, and proves nothing (a claim's secret does).
         this.replica = System.getenv().getOrDefault("HOSTNAME", "worker") + "-"
                 + UUID.randomUUID().toString().substring(0, 8);
         this.partition = new TopicPartition(topic, 0);
@@ -238,8 +241,8 @@ public class KafkaBudgetLog implements BudgetLog {
     }
 
     @Override
-    public void release(String scope, String claim, long window) {
-        writer.write(new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, scope, claim, window, 0), null);
+    public void release(String scope, String secret, long window) {
+        writer.write(BudgetLedger.Entry.release(scope, secret, window), null);
     }
 
     @Override
@@ -336,12 +339,13 @@ public class KafkaBudgetLog implements BudgetLog {
             return;
         }
         BudgetLedger.Verdict verdict = ledger.apply(new BudgetLedger.Entry(
-                entry.kind(), entry.scope(), entry.claim(), entry.window(), limit.get(), entry.replica()));
+                entry.kind(), entry.scope(), entry.claim(), entry.window(), limit.get(), entry.secret()));
         if (verdict == BudgetLedger.Verdict.FOREIGN) {
             skipped.skip(
                     record,
                     SkippedRecords.Reason.FOREIGN_RELEASE,
-                    "replica " + entry.replica() + " cannot release another writer's claim " + entry.claim());
+                    "a release of claim " + entry.claim() + " (by replica " + entry.replica()
+                            + ") without the claim's secret");
         }
         if (waiting != null) {
             waiting.complete(verdict == BudgetLedger.Verdict.ACCEPTED);
@@ -389,9 +393,11 @@ public class KafkaBudgetLog implements BudgetLog {
     }
 
     /**
-     * A log entry as written: the ledger's entry and the replica that wrote it (the writer of a claim, who alone may
-     * release it); {@code scope} the producer whose cap it counts against, absent (not written) for the fleet's; {@code
-     * limit} the writer's cap, which no reader of this version judges by (older replicas do).
+     * A log entry as written: the ledger's entry and the replica that wrote it (for people, and to find this replica's
+     * claims when they are read back; older replicas let a release give back only a claim of the same {@code
+     * replica}); {@code scope} the producer whose cap it counts against, absent (not written) for the fleet's; {@code
+     * limit} the writer's cap, which no reader of this version judges by (older replicas do); {@code secret} a
+     * release's proof, the secret whose SHA-256 is {@code claim} (absent from claims).
      */
     record Record(
             BudgetLedger.Kind kind,
@@ -399,9 +405,15 @@ public class KafkaBudgetLog implements BudgetLog {
             long window,
             int limit,
             String replica,
-            @JsonInclude(JsonInclude.Include.NON_NULL) String scope) {
+            @JsonInclude(JsonInclude.Include.NON_NULL) String scope,
+            @JsonInclude(JsonInclude.Include.NON_NULL) String secret) {
 
-        /** An entry of the fleet's scope. */
+        /** An entry without a secret. */
+        Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica, String scope) {
+            this(kind, claim, window, limit, replica, scope, null);
+        }
+
+        /** An entry of the fleet's scope, without a secret. */
         Record(BudgetLedger.Kind kind, String claim, long window, int limit, String replica) {
             this(kind, claim, window, limit, replica, null);
         }

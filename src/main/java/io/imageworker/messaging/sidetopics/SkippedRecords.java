@@ -34,7 +34,7 @@ final class SkippedRecords {
         INCOMPLETE("incomplete"),
         /** A budget claim or release for a window beyond the next one, by the reader's clock. */
         WINDOW_AHEAD("window_ahead"),
-        /** A budget release naming a claim held by another writer. */
+        /** A budget release of a claim that holds a place, without the claim's secret: not by the claim's writer. */
         FOREIGN_RELEASE("foreign_release"),
         /** The reader failed on the record in a way it did not foresee (a bug): passed rather than read forever. */
         FAILED("failed");

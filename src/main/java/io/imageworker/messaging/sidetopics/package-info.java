@@ -1,6 +1,6 @@
 /**
  * The side topics, read beside the request topics: {@link io.imageworker.messaging.sidetopics.KafkaBudgetLog} is the
- * spend guard's {@code spend.BudgetLog} on a compacted Kafka topic (its records written by {@link
+ * spend guard's {@code spend.BudgetLog} on a Kafka topic kept by time (its records written by {@link
  * io.imageworker.messaging.sidetopics.BudgetWriter} and read strictly by {@link
  * io.imageworker.messaging.sidetopics.BudgetRecords}), and {@link
  * io.imageworker.messaging.sidetopics.CancelReader} reads the optional cancel topic (contract v1.2) from every

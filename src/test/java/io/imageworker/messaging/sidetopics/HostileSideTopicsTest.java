@@ -138,24 +138,29 @@ class HostileSideTopicsTest {
     }
 
     @Test
-    void aReleaseByAnotherWriterGivesNoPlaceBack() throws Exception {
+    void aReleaseWithoutItsClaimsSecretGivesNoPlaceBackWhateverWriterItNames() throws Exception {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         KafkaBudgetLog log = budgetLog(registry);
-        assertThat(log.claim("call-1", window, CAP).await().atMost(DECIDED_WITHIN))
-                .isTrue();
-        assertThat(log.claim("call-2", window, CAP).await().atMost(DECIDED_WITHIN))
+        String first = BudgetLedger.claimOf("secret-1");
+        assertThat(log.claim(first, window, CAP).await().atMost(DECIDED_WITHIN)).isTrue();
+        assertThat(log.claim(BudgetLedger.claimOf("secret-2"), window, CAP).await().atMost(DECIDED_WITHIN))
                 .isTrue();
 
-        writeBudget(entry("RELEASE", "call-1", window, "forger"));
+        // What anyone who reads the claim can write: its writer's name is in it, its secret is not.
+        writeBudget(
+                entry("RELEASE", first, window, "forger"),
+                entry("RELEASE", first, window, log.replica()),
+                release(first, window, log.replica(), first),
+                release(first, window, log.replica(), "secret-2"));
 
-        assertThat(log.claim("call-3", window, CAP).await().atMost(DECIDED_WITHIN))
-                .as("over the cap: the forged release freed nothing")
+        assertThat(log.claim(BudgetLedger.claimOf("secret-3"), window, CAP).await().atMost(DECIDED_WITHIN))
+                .as("over the cap: the forged releases freed nothing")
                 .isFalse();
-        assertThat(skipped(registry, "budget", "foreign_release")).isEqualTo(1);
+        assertThat(skipped(registry, "budget", "foreign_release")).isEqualTo(4);
         assertThat(log.used(window)).isEqualTo(CAP);
 
-        // The writer's own release does give its place back.
-        log.release("call-1", window);
+        // The writer's own release, with the claim's secret, does give its place back.
+        log.release("secret-1", window);
         await().atMost(DECIDED_WITHIN).until(() -> log.used(window) == 1);
     }
 
@@ -280,6 +285,14 @@ class HostileSideTopicsTest {
         return String.format(
                 "{\"kind\":\"%s\",\"claim\":\"%s\",\"window\":%d,\"limit\":0,\"replica\":\"%s\"}",
                 kind, claim, window, replica);
+    }
+
+    /** A release of {@code claim} that shows {@code secret}. */
+    private static String release(String claim, long window, String replica, String secret) {
+        return String.format(
+                "{\"kind\":\"RELEASE\",\"claim\":\"%s\",\"window\":%d,\"limit\":0,\"replica\":\"%s\","
+                        + "\"secret\":\"%s\"}",
+                claim, window, replica, secret);
     }
 
     private static String cancel(String requestId) {

@@ -140,7 +140,9 @@ class KafkaBudgetLogBrokerTest {
         log.start();
 
         await().atMost(Duration.ofSeconds(30)).until(() -> log.used("a", aWindow) == 1 && log.used(fleetWindow) == 1);
-        assertThat(log.claim("a", "new", aWindow, 2).await().atMost(Duration.ofSeconds(30)))
+        assertThat(log.claim("a", BudgetLedger.claimOf("new"), aWindow, 2)
+                        .await()
+                        .atMost(Duration.ofSeconds(30)))
                 .isTrue();
         assertThat(log.claim("a", "one-too-many", aWindow, 2).await().atMost(Duration.ofSeconds(30)))
                 .isFalse();

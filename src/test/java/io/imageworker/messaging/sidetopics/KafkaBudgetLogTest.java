@@ -184,12 +184,14 @@ class KafkaBudgetLogTest {
         return registry.get("image_worker_budget_reader_restarts").counter().count();
     }
 
-    private BudgetLedger.Entry claim(String claim) {
-        return new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, claim, window, CAP);
+    /** The claim whose secret is {@code secret}. */
+    private BudgetLedger.Entry claim(String secret) {
+        return new BudgetLedger.Entry(BudgetLedger.Kind.CLAIM, BudgetLedger.claimOf(secret), window, CAP);
     }
 
-    private BudgetLedger.Entry release(String claim) {
-        return new BudgetLedger.Entry(BudgetLedger.Kind.RELEASE, claim, window, 0);
+    /** The release of the claim of {@code secret}, as its writer writes it. */
+    private BudgetLedger.Entry release(String secret) {
+        return BudgetLedger.Entry.release(BudgetLedger.FLEET, secret, window);
     }
 
     private ConsumerRecord<byte[], byte[]> record(long offset, BudgetLedger.Entry entry) {
@@ -200,7 +202,13 @@ class KafkaBudgetLogTest {
                     offset,
                     new byte[0],
                     json.writeValueAsBytes(new KafkaBudgetLog.Record(
-                            entry.kind(), entry.claim(), entry.window(), entry.limit(), "test")));
+                            entry.kind(),
+                            entry.claim(),
+                            entry.window(),
+                            entry.limit(),
+                            "test",
+                            entry.scope(),
+                            entry.secret())));
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }
