@@ -124,16 +124,21 @@ class BudgetLedgerPropertiesTest {
                 BudgetLedger.Entry seen = log.get(move.pick() % log.size());
                 long other = 1 - seen.window();
                 entry = switch (move.how() % 5) {
-                    case 0 -> new BudgetLedger.Entry(
-                            BudgetLedger.Kind.RELEASE, seen.scope(), seen.claim(), seen.window(), 0, seen.secret());
-                    case 1 -> new BudgetLedger.Entry(
-                            BudgetLedger.Kind.CLAIM, seen.scope(), seen.claim(), seen.window(), limit, null);
-                    case 2 -> new BudgetLedger.Entry(
-                            BudgetLedger.Kind.RELEASE, seen.scope(), seen.claim(), seen.window(), 0, seen.claim());
-                    case 3 -> new BudgetLedger.Entry(
-                            seen.kind(), seen.scope(), seen.claim(), other, seen.limit(), seen.secret());
-                    default -> new BudgetLedger.Entry(
-                            seen.kind(), seen.scope(), seen.claim(), seen.window(), limit, seen.secret());
+                    case 0 ->
+                        new BudgetLedger.Entry(
+                                BudgetLedger.Kind.RELEASE, seen.scope(), seen.claim(), seen.window(), 0, seen.secret());
+                    case 1 ->
+                        new BudgetLedger.Entry(
+                                BudgetLedger.Kind.CLAIM, seen.scope(), seen.claim(), seen.window(), limit, null);
+                    case 2 ->
+                        new BudgetLedger.Entry(
+                                BudgetLedger.Kind.RELEASE, seen.scope(), seen.claim(), seen.window(), 0, seen.claim());
+                    case 3 ->
+                        new BudgetLedger.Entry(
+                                seen.kind(), seen.scope(), seen.claim(), other, seen.limit(), seen.secret());
+                    default ->
+                        new BudgetLedger.Entry(
+                                seen.kind(), seen.scope(), seen.claim(), seen.window(), limit, seen.secret());
                 };
                 ledger.apply(entry);
             }

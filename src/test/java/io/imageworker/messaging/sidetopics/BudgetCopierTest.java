@@ -101,7 +101,9 @@ class BudgetCopierTest {
         assertThat(givenBack).isEqualTo(1);
         assertThat(refused).isEqualTo(REQUESTS - CAP - givenBack);
         for (KafkaBudgetLog log : logs) {
-            assertThat(log.used(window())).as("places held, as each replica reads them").isEqualTo(CAP);
+            assertThat(log.used(window()))
+                    .as("places held, as each replica reads them")
+                    .isEqualTo(CAP);
         }
     }
 
@@ -145,10 +147,14 @@ class BudgetCopierTest {
     /** A replica's spend guard on a budget log of its own (its own writer id), failing the calls over the cap. */
     private BudgetGuard guard() {
         var config = TestConfig.worker(Map.of(
-                "image-worker.topic.budget", topic,
-                "image-worker.budget.window", "3650d",
-                "image-worker.budget.max-calls", Integer.toString(CAP),
-                "image-worker.budget.on-exceeded", "fail"));
+                "image-worker.topic.budget",
+                topic,
+                "image-worker.budget.window",
+                "3650d",
+                "image-worker.budget.max-calls",
+                Integer.toString(CAP),
+                "image-worker.budget.on-exceeded",
+                "fail"));
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         KafkaBudgetLog log = new KafkaBudgetLog(
                 config,
@@ -160,8 +166,7 @@ class BudgetCopierTest {
                 Duration.ofMillis(100));
         logs.add(log);
         log.start();
-        return new BudgetGuard(
-                config.budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), log);
+        return new BudgetGuard(config.budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), log);
     }
 
     /**
@@ -213,8 +218,8 @@ class BudgetCopierTest {
                     List<Future<?>> written = new ArrayList<>();
                     for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
                         for (ObjectNode copy : copies(record)) {
-                            written.add(producer.send(new ProducerRecord<>(
-                                    topic, 0, null, bytes(COPIER), json.writeValueAsBytes(copy))));
+                            written.add(producer.send(
+                                    new ProducerRecord<>(topic, 0, null, bytes(COPIER), json.writeValueAsBytes(copy))));
                         }
                     }
                     for (Future<?> future : written) {
@@ -242,7 +247,9 @@ class BudgetCopierTest {
                 // The claim as its writer's release: the old format needed nothing more.
                 copies.add(read.deepCopy().put("kind", "RELEASE"));
                 // With the claim's id, or any other made-up value, as the secret.
-                copies.add(read.deepCopy().put("kind", "RELEASE").put("secret", read.path("claim").asText()));
+                copies.add(read.deepCopy()
+                        .put("kind", "RELEASE")
+                        .put("secret", read.path("claim").asText()));
                 copies.add(read.deepCopy().put("kind", "RELEASE").put("secret", "0".repeat(32)));
             } else {
                 // A release again; the claim it released claimed again, and released again with the release's proof.

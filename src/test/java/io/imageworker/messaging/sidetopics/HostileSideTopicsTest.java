@@ -143,7 +143,9 @@ class HostileSideTopicsTest {
         KafkaBudgetLog log = budgetLog(registry);
         String first = BudgetLedger.claimOf("secret-1");
         assertThat(log.claim(first, window, CAP).await().atMost(DECIDED_WITHIN)).isTrue();
-        assertThat(log.claim(BudgetLedger.claimOf("secret-2"), window, CAP).await().atMost(DECIDED_WITHIN))
+        assertThat(log.claim(BudgetLedger.claimOf("secret-2"), window, CAP)
+                        .await()
+                        .atMost(DECIDED_WITHIN))
                 .isTrue();
 
         // What anyone who reads the claim can write: its writer's name is in it, its secret is not.
@@ -153,7 +155,9 @@ class HostileSideTopicsTest {
                 release(first, window, log.replica(), first),
                 release(first, window, log.replica(), "secret-2"));
 
-        assertThat(log.claim(BudgetLedger.claimOf("secret-3"), window, CAP).await().atMost(DECIDED_WITHIN))
+        assertThat(log.claim(BudgetLedger.claimOf("secret-3"), window, CAP)
+                        .await()
+                        .atMost(DECIDED_WITHIN))
                 .as("over the cap: the forged releases freed nothing")
                 .isFalse();
         assertThat(skipped(registry, "budget", "foreign_release")).isEqualTo(4);
