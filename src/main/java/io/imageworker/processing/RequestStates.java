@@ -46,7 +46,7 @@ public class RequestStates implements CallListener {
     }
 
     /** How many of the requests parked last are remembered as {@link State#QUEUED}. */
-    static final int PARKED_KEPT = 10_000;
+    public static final int PARKED_KEPT = 10_000;
 
     private final Map<String, State> held = new ConcurrentHashMap<>();
     /** The requests parked here last, oldest first. */

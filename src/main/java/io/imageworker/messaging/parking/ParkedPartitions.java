@@ -1,8 +1,10 @@
 package io.imageworker.messaging.parking;
 
+import io.imageworker.processing.RequestStates;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.kafka.common.utils.Utils;
@@ -15,14 +17,34 @@ import org.apache.kafka.common.utils.Utils;
  * producer parked recently holds that one, the next free one. A partition is held from a producer's last parked
  * record for {@link #HELD}; a producer that finds none free shares its hashed one. Per replica: two replicas may place
  * two producers differently only when both hash to one partition, and then in the order they first met them.
+ *
+ * <p>One request, one partition: a request parked here before (among the last {@link #REQUESTS_KEPT}) is parked
+ * again into the partition it went to then, whatever its producer's partition is now (its hold may have ended and
+ * another been picked, or the copy may name another producer). So every copy of one request id this replica parks
+ * lies in one partition, read by one owner at a time and in order, where the second copy joins the first in flight
+ * or replays its recorded result: never two gateway calls of one id from two replicas reading two parked partitions
+ * (issue 48).
  */
 final class ParkedPartitions {
 
     /** How long a producer holds its partition after its last record parked. */
     static final Duration HELD = Duration.ofMinutes(1);
 
+    /**
+     * How many requests parked last keep their partition: as many as the replica remembers as parked here ({@link
+     * RequestStates#PARKED_KEPT}).
+     */
+    static final int REQUESTS_KEPT = RequestStates.PARKED_KEPT;
+
     private final LongSupplier nanos;
     private final Map<Integer, Holder> holders = new HashMap<>();
+    /** The partition of each request parked last, the one parked or looked up longest ago first. */
+    private final Map<String, Integer> ofRequest = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Integer> eldest) {
+            return size() > REQUESTS_KEPT;
+        }
+    };
 
     /** @param nanos the clock, {@link System#nanoTime} but in tests */
     ParkedPartitions(LongSupplier nanos) {
@@ -52,6 +74,25 @@ final class ParkedPartitions {
         }
         holders.put(free, new Holder(producer, now));
         return free;
+    }
+
+    /**
+     * The partition, of {@code partitions}, for the record of request {@code requestId} (null: a record that is no
+     * request) of {@code producer} parked now: the one a copy of the request parked here lately went to, else its
+     * producer's ({@link #of(String, int)}), remembered for the request's later copies. A partition remembered beyond
+     * the topic's partitions now (it shrank, which Kafka does not do) is not reused.
+     */
+    synchronized int of(String producer, String requestId, int partitions) {
+        if (requestId == null) {
+            return of(producer, partitions);
+        }
+        Integer before = ofRequest.get(requestId);
+        if (before != null && before < partitions) {
+            return before;
+        }
+        int partition = of(producer, partitions);
+        ofRequest.put(requestId, partition);
+        return partition;
     }
 
     private record Holder(String producer, long lastParked) {}

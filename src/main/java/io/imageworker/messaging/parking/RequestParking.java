@@ -39,7 +39,8 @@ import org.apache.kafka.common.record.RecordBatch;
  * Parks records of the request topic (fair shares at any backlog, {@code IMAGE_WORKER_TOPIC_REQUEST_PARKED}): the
  * record is copied byte for byte, its headers too, to the parked topic, keyed by its producer and in a partition of
  * its producer's own while there are enough ({@link ParkedPartitions}: a producer's parked backlog sits in one
- * partition, and the others' parked records are not behind it), in the same Kafka
+ * partition, and the others' parked records are not behind it; a request parked here lately goes where it went
+ * then, so that one owner reads all its copies), in the same Kafka
  * transaction as the offsets it completes ({@link ResultTransactions#park}, as a result is, in batches of thousands): the copy is visible
  * if and only if the source record is committed as done, so a record is parked exactly once, through kills and
  * rebalances, and costs no gateway call. The record's own key travels in the header {@link #KEY_HEADER}, so that the
@@ -176,14 +177,15 @@ public class RequestParking {
 
     /**
      * Parks the record {@code context} of {@code producer} (null: none named), whose bytes are {@code value}: done
-     * once its copy and its offset are committed together.
+     * once its copy and its offset are committed together. A request parked here lately goes into the partition its
+     * earlier copy went to ({@link ParkedPartitions#of(String, String, int)}).
      *
      * @param id the request's id, or null for a record that is no request
      */
     public Uni<Void> park(String id, String producer, byte[] value, RecordContext context, InFlight.Run run) {
         String named = named(producer);
         return partitionCount().chain(count -> {
-            int partition = partitions.of(named, count);
+            int partition = partitions.of(named, id, count);
             ProducerRecord<byte[], byte[]> copy = copy(named, value, context, partition);
             Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
             return transactions.park(id == null ? context.position() : id, run, copy);

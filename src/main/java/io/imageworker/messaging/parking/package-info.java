@@ -2,7 +2,8 @@
  * Parking (fair shares at any backlog): the records of the request topic that would otherwise wait beyond their
  * partition's window, or past their producer's share of the read-ahead, copied to the parked topic in the transaction
  * of their offsets ({@link io.imageworker.messaging.parking.RequestParking}), each producer's in a partition of its
- * own while there are enough ({@link io.imageworker.messaging.parking.ParkedPartitions}), and read back with each
+ * own while there are enough and each request's copies in one ({@link
+ * io.imageworker.messaging.parking.ParkedPartitions}), and read back with each
  * partition of the parked topic held to its share ({@link io.imageworker.messaging.parking.ParkedHolds}, counting
  * polls through {@link io.imageworker.messaging.parking.ParkedPolls}). Which record is parked is decided in {@code
  * messaging.intake}; the consumer in {@code messaging} hands it here.
