@@ -142,9 +142,14 @@ public class RequestStates implements CallListener {
     /** Partitions of the request topics: {@code owned} by this replica of {@code total} (-1: not known). */
     public record Owned(int owned, int total) {}
 
-    /** {@code requestId} was parked: it reads {@link State#QUEUED} while it is among the last parked here. */
+    /**
+     * {@code requestId} was parked: it reads {@link State#QUEUED} while it is among the last parked here, counted from
+     * its last park (a copy parked again is remembered as long as the parked topic's partitions remember it, {@code
+     * messaging.parking.ParkedPartitions}).
+     */
     public void parked(String requestId) {
         synchronized (parked) {
+            parked.remove(requestId);
             parked.put(requestId, Boolean.TRUE);
         }
     }

@@ -88,4 +88,25 @@ class RequestStatesTest {
         assertThat(states.size()).isEqualTo(1);
         assertThat(states.of("r-7")).contains(State.QUEUED);
     }
+
+    @Test
+    void theLastRequestsParkedAreRememberedCountedFromTheirLastPark() {
+        states.parked("first");
+        states.parked("again");
+        // Two more than it keeps: the two parked longest ago are forgotten.
+        for (int i = 0; i < RequestStates.PARKED_KEPT; i++) {
+            if (i == RequestStates.PARKED_KEPT / 2) {
+                states.parked("again");
+            }
+            states.parked("p-" + i);
+        }
+
+        assertThat(states.parkedHere("first"))
+                .as("parked longest ago: forgotten")
+                .isFalse();
+        assertThat(states.parkedHere("again")).as("parked again since").isTrue();
+        assertThat(states.parkedHere("p-0")).as("the next one").isFalse();
+        assertThat(states.parkedHere("p-1")).isTrue();
+        assertThat(states.of("again")).contains(State.QUEUED);
+    }
 }
