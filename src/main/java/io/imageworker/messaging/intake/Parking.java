@@ -10,7 +10,8 @@ import java.util.function.Predicate;
  * Which records offered for parking are parked instead of read ahead (fair shares at any backlog): a record beyond its
  * partition's window ({@code offsets.PartitionWork#within}), which would otherwise wait there and, once the read-ahead
  * is full of such records, hold every producer behind it; or a record of a producer that already has {@code
- * IMAGE_WORKER_PARK_AFTER} records waiting for their turn, so that one producer's backlog never fills the read-ahead.
+ * IMAGE_WORKER_PARK_AFTER} records waiting for their turn, so that one producer's backlog never fills the read-ahead;
+ * or a copy of a request this replica parked lately ({@link #AGAIN}), so that the two copies have one owner.
  * Parking itself (the copy to the parked topic in the transaction of the record's offset) is the consumer's; this
  * decides and counts ({@code image_worker_requests_parked{reason}}).
  *
@@ -26,6 +27,13 @@ final class Parking {
     /** Why a record was parked: its producer had its share of the read-ahead waiting already. */
     static final String SHARE = "share";
 
+    /**
+     * Why a record was parked: it is a copy of a request parked here lately, parked after it (into the partition the
+     * first copy went to, {@code parking.ParkedPartitions}) so that one owner reads both, in order; worked here at
+     * once, it could run while the parked copy runs on the replica that reads it back (issue 48).
+     */
+    static final String AGAIN = "again";
+
     private final int after;
     private final Predicate<RecordCopy> fits;
     private final Map<String, Counter> parked;
@@ -37,14 +45,15 @@ final class Parking {
     Parking(int after, Predicate<RecordCopy> fits, MeterRegistry registry) {
         this.after = Math.max(1, after);
         this.fits = fits;
-        this.parked = Map.of(WINDOW, counter(registry, WINDOW), SHARE, counter(registry, SHARE));
+        this.parked = Map.of(
+                WINDOW, counter(registry, WINDOW), SHARE, counter(registry, SHARE), AGAIN, counter(registry, AGAIN));
     }
 
     private static Counter counter(MeterRegistry registry, String reason) {
         return Counter.builder("image_worker_requests_parked")
                 .description("Records of the request topic copied to the parked topic (in the transaction of their"
-                        + " offset) instead of read ahead: beyond their partition's window, or past their producer's"
-                        + " share of the read-ahead")
+                        + " offset) instead of read ahead: beyond their partition's window, past their producer's"
+                        + " share of the read-ahead, or copies of a request parked lately")
                 .tag("reason", reason)
                 .register(registry);
     }

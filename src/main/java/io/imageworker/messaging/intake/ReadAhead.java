@@ -70,7 +70,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * <p>Parking (fair shares at any backlog, {@link #parkedOrInTurn}): a record of the request topic beyond its
  * partition's window, or of a producer that has its share waiting already ({@link Parking}), takes no place here: the
  * consumer parks it (its copy to the parked topic, committed with its offset), and it comes back from the parked topic
- * to take its turn like any other.
+ * to take its turn like any other. A copy of a request parked here lately is parked too, after the first copy, so
+ * that one replica reads both.
  *
  * <p>Longer than 400 lines: the turns, the bytes, the window, parking and the caps' waits aside are one decision about
  * each record taken, and share its bookkeeping.
@@ -374,7 +375,8 @@ public class ReadAhead implements PlacesInProgress {
 
     /**
      * {@code park} of the record {@code asking} at once, without a turn, when it is to be parked ({@link Parking}:
-     * beyond its partition's window, or its producer has its share waiting already); else {@code work} in its turn,
+     * beyond its partition's window, its producer has its share waiting already, or it is a copy of a request parked
+     * here lately); else {@code work} in its turn,
      * as {@link #inTurn(Asking, Supplier)}. {@code park} holds the record's bytes until it ends, nothing else.
      */
     public <T> Uni<T> parkedOrInTurn(Asking asking, Supplier<Uni<T>> park, Supplier<Uni<T>> work) {
@@ -389,9 +391,7 @@ public class ReadAhead implements PlacesInProgress {
      */
     public <T> Uni<T> parkedOrInTurn(
             Asking asking, Supplier<Uni<T>> park, Supplier<Uni<T>> unparkable, Supplier<Uni<T>> work) {
-        String why = parking.why(
-                asking.record(),
-                turns.get(asking.lane()).waiting(asking.producer().name()));
+        String why = whyParked(asking);
         if (why == null) {
             return inTurn(asking, work);
         }
@@ -409,6 +409,23 @@ public class ReadAhead implements PlacesInProgress {
                 })
                 .onTermination()
                 .invoke(bytesHeld::giveBack);
+    }
+
+    /**
+     * Why the record {@code asking} is parked ({@link Parking#why}), or null when it goes in its turn. A copy of a
+     * request parked here lately (among the last {@link RequestStates} remembers) is parked too, after the first copy
+     * and into the same partition of the parked topic: worked here at once, it could run while the parked copy runs
+     * on the replica that reads it back, two calls (issue 48); parked, one owner reads both, in order, and the second
+     * joins or replays the first.
+     */
+    private String whyParked(Asking asking) {
+        String why = parking.why(
+                asking.record(),
+                turns.get(asking.lane()).waiting(asking.producer().name()));
+        if (why == null && asking.requestId() != null && states.parkedHere(asking.requestId())) {
+            return Parking.AGAIN;
+        }
+        return why;
     }
 
     /**

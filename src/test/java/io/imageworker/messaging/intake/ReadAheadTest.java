@@ -127,6 +127,42 @@ class ReadAheadTest {
         assertThat(failures).isEmpty();
     }
 
+    /**
+     * Issue 48: a copy of a request parked here lately, read within its partition's window and its producer's share, is
+     * parked too (after the first copy, into the same parked partition) instead of worked here at once, where it
+     * could run while the first copy runs on the replica that reads the parked partition back.
+     */
+    @Test
+    void aCopyOfARequestParkedHereLatelyIsParkedAfterItEvenWithinItsWindowAndShare() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // Room for 4 in progress and a share of 100: only the first offset lies beyond its window.
+        ReadAhead parking = new ReadAhead(
+                4,
+                ProducerWeights.parse(""),
+                1_000_000,
+                record -> Uni.createFrom().voidItem(),
+                states,
+                new Parking(100, record -> record.offset() != 0, registry));
+        List<String> parked = new ArrayList<>();
+
+        offer(parking, "a", 0, "x", parked);
+        offer(parking, "a", 1, "x", parked);
+        offer(parking, "a", 2, "y", parked);
+
+        assertThat(parked)
+                .as("the first copy beyond the window, the second after it")
+                .containsExactly("x", "x");
+        assertThat(started)
+                .as("another request within the window goes in its turn")
+                .containsExactly("y");
+        assertThat(registry.get("image_worker_requests_parked")
+                        .tag("reason", "again")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+        assertThat(failures).isEmpty();
+    }
+
     /** The request {@code id} of {@code producer}, a record of 10 bytes, asking for its turn. */
     private static ReadAhead.Asking asking(String producer, RecordContext context, InFlight.Run run, String id) {
         return new ReadAhead.Asking(
@@ -135,9 +171,13 @@ class ReadAheadTest {
 
     /** Offers the record of {@code producer} at {@code at} to {@code intake} for parking; parked ones go to {@code parked}. */
     private void offer(ReadAhead intake, String producer, long at, List<String> parked) {
+        offer(intake, producer, at, producer + at, parked);
+    }
+
+    /** The same, of the request {@code id}. */
+    private void offer(ReadAhead intake, String producer, long at, String id, List<String> parked) {
         RecordContext context = new RecordContext(null, null, "image-request", 0, at, Instant.now());
         InFlight.Run run = offsets.inFlight().take(context);
-        String id = producer + at;
         intake.parkedOrInTurn(
                         asking(producer, context, run, id),
                         () -> Uni.createFrom().voidItem().invoke(() -> parked.add(id)),
