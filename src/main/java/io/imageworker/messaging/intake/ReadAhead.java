@@ -113,6 +113,11 @@ public class ReadAhead implements PlacesInProgress {
      * ({@link #released}).
      */
     private final Map<InFlight.Run, Held> waitingInLine = new ConcurrentHashMap<>();
+    /**
+     * The requests whose park is under way here (its transaction not yet committed), by id, with how many copies: a
+     * copy read meanwhile is parked after them too ({@link #whyParked}).
+     */
+    private final Map<String, Integer> parksUnderWay = new ConcurrentHashMap<>();
     /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
     private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
@@ -399,21 +404,41 @@ public class ReadAhead implements PlacesInProgress {
         if (unparkable != null) {
             return Uni.createFrom().<T>deferred(unparkable::get).onTermination().invoke(bytesHeld::giveBack);
         }
+        String requestId = asking.requestId();
         return Uni.createFrom()
-                .<T>deferred(park::get)
+                .<T>deferred(() -> {
+                    underWay(requestId, true);
+                    return park.get();
+                })
                 .invoke(() -> {
                     parking.counted(why);
-                    if (asking.requestId() != null) {
-                        states.parked(asking.requestId());
+                    if (requestId != null) {
+                        states.parked(requestId);
                     }
                 })
                 .onTermination()
-                .invoke(bytesHeld::giveBack);
+                .invoke(() -> {
+                    underWay(requestId, false);
+                    bytesHeld.giveBack();
+                });
+    }
+
+    /** One more ({@code more}) or one fewer (not {@code more}) park of {@code requestId} (null: none) under way. */
+    private void underWay(String requestId, boolean more) {
+        if (requestId == null) {
+            return;
+        }
+        if (more) {
+            parksUnderWay.merge(requestId, 1, Integer::sum);
+        } else {
+            parksUnderWay.computeIfPresent(requestId, (id, parks) -> parks > 1 ? parks - 1 : null);
+        }
     }
 
     /**
      * Why the record {@code asking} is parked ({@link Parking#why}), or null when it goes in its turn. A copy of a
-     * request parked here lately (among the last {@link RequestStates} remembers) is parked too, after the first copy
+     * request parked here lately (among the last {@link RequestStates} remembers, or its park still under way, its
+     * transaction not committed yet) is parked too, after the first copy
      * and into the same partition of the parked topic: worked here at once, it could run while the parked copy runs
      * on the replica that reads it back, two calls (issue 48); parked, one owner reads both, in order, and the second
      * joins or replays the first.
@@ -422,7 +447,10 @@ public class ReadAhead implements PlacesInProgress {
         String why = parking.why(
                 asking.record(),
                 turns.get(asking.lane()).waiting(asking.producer().name()));
-        if (why == null && asking.requestId() != null && states.parkedHere(asking.requestId())) {
+        String requestId = asking.requestId();
+        if (why == null
+                && requestId != null
+                && (parksUnderWay.containsKey(requestId) || states.parkedHere(requestId))) {
             return Parking.AGAIN;
         }
         return why;

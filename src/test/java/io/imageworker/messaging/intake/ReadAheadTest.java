@@ -163,6 +163,47 @@ class ReadAheadTest {
         assertThat(failures).isEmpty();
     }
 
+    /**
+     * A copy read while the park of its first copy is under way (its transaction not committed yet) is parked after it
+     * too; once a park is given up (its transaction failed), the next copy goes in its turn unless it was parked before.
+     */
+    @Test
+    void aCopyReadWhileItsFirstCopysParkIsUnderWayIsParkedAfterIt() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        // Only the offsets below 2 lie beyond their window.
+        ReadAhead parking = new ReadAhead(
+                4,
+                ProducerWeights.parse(""),
+                1_000_000,
+                record -> Uni.createFrom().voidItem(),
+                states,
+                new Parking(100, record -> record.offset() >= 2, registry));
+        List<String> parked = new ArrayList<>();
+        List<UniEmitter<? super Void>> parks = new ArrayList<>();
+        Supplier<Uni<Void>> underWay = () -> Uni.createFrom().emitter(parks::add);
+
+        offer(parking, "a", 0, "x", parked, underWay);
+        offer(parking, "a", 1, "z", parked, underWay);
+        offer(parking, "a", 2, "x", parked);
+        parks.get(1).fail(new IllegalStateException("the park's transaction failed"));
+        offer(parking, "a", 3, "z", parked);
+        parks.get(0).complete(null);
+        offer(parking, "a", 4, "x", parked);
+
+        assertThat(parked)
+                .as("x beyond its window, z beyond it, x while the first park is under way, x again once parked")
+                .containsExactly("x", "z", "x", "x");
+        assertThat(started)
+                .as("z's park was given up: its copy goes in its turn")
+                .containsExactly("z");
+        assertThat(registry.get("image_worker_requests_parked")
+                        .tag("reason", "again")
+                        .counter()
+                        .count())
+                .isEqualTo(2);
+        assertThat(failures).hasSize(1);
+    }
+
     /** The request {@code id} of {@code producer}, a record of 10 bytes, asking for its turn. */
     private static ReadAhead.Asking asking(String producer, RecordContext context, InFlight.Run run, String id) {
         return new ReadAhead.Asking(
@@ -176,11 +217,20 @@ class ReadAheadTest {
 
     /** The same, of the request {@code id}. */
     private void offer(ReadAhead intake, String producer, long at, String id, List<String> parked) {
+        offer(intake, producer, at, id, parked, () -> Uni.createFrom().voidItem());
+    }
+
+    /** The same, its park ending as {@code park} does. */
+    private void offer(
+            ReadAhead intake, String producer, long at, String id, List<String> parked, Supplier<Uni<Void>> park) {
         RecordContext context = new RecordContext(null, null, "image-request", 0, at, Instant.now());
         InFlight.Run run = offsets.inFlight().take(context);
         intake.parkedOrInTurn(
                         asking(producer, context, run, id),
-                        () -> Uni.createFrom().voidItem().invoke(() -> parked.add(id)),
+                        () -> {
+                            parked.add(id);
+                            return park.get();
+                        },
                         () -> {
                             started.add(id);
                             return Uni.createFrom().<Void>nothing();
