@@ -174,6 +174,14 @@ public class GatewayCalls {
     public record Result(
             GatewayAnswer.Image image, GatewayFailure failure, int attempts, Billing billing, long gatewayMs) {}
 
+    /** A call's exchange, over, and the call's span. */
+    private record Exchanged(GatewayClient.Exchanged exchange, Span span) {
+        /** The call's answer, read now (its slot given back first). */
+        Uni<Sent> read() {
+            return exchange.answer().map(answer -> new Sent(answer, span));
+        }
+    }
+
     /** A call's answer and the call's span. */
     private record Sent(GatewayAnswer answer, Span span) {}
 
@@ -256,6 +264,9 @@ public class GatewayCalls {
                         return gate.unlessCancelled(
                                 limiter.run(call.lane(), owner.producerName(), () -> readWindow()
                                                 .chain(() -> send(queuedSince)))
+                                        // Its slot is given back once the answer is off the connection: reading it
+                                        // is CPU work, which may wait its turn on the pool.
+                                        .chain(Exchanged::read)
                                         .chain(this::onAnswer)
                                         .onFailure(CancelledBeforeCall.class)
                                         .recoverWithItem(this::cancelled)
@@ -290,7 +301,7 @@ public class GatewayCalls {
         }
 
         /** One call, in a span of its own that {@link #onAnswer} ends once it knows what comes next. */
-        private Uni<Sent> send(long queuedSince) {
+        private Uni<Exchanged> send(long queuedSince) {
             if (!shutdown.callsAllowed()) {
                 // Draining: a call started now could be cut off by the exit, then billed again by the next worker.
                 giveBackUnused();
@@ -325,8 +336,8 @@ public class GatewayCalls {
                 span.setAttribute("image_worker.queued_ms", queuedMs);
                 span.setAttribute("image_worker.lane", call.lane().name());
                 tellSent(attempts + 1, queuedMs);
-                return client.send(call.request(), call.memory(), Tracing.traceparentOf(span))
-                        .map(answer -> new Sent(answer, span));
+                return client.exchange(call.request(), call.memory(), Tracing.traceparentOf(span))
+                        .map(exchange -> new Exchanged(exchange, span));
             });
         }
 

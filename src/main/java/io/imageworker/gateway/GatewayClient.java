@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * The only code that talks to the gateway. Non-blocking (Vert.x Web Client), one deadline per call, redirects never
@@ -102,11 +103,44 @@ public class GatewayClient {
      * (the call's span, or null when traces are off) goes out as the W3C header.
      */
     public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease memory, String traceparent) {
+        return exchange(request, memory, traceparent).chain(Exchanged::answer);
+    }
+
+    /**
+     * {@link #send}'s exchange alone: it ends when the answer is off the connection (or the call failed), before the
+     * answer is read as JSON and base64 on the CPU pool ({@link Exchanged#answer}). What a slot of the gateway's
+     * concurrency covers: once the answer is read the gateway holds nothing of the call, and a slot held while the
+     * answer waits its turn on the CPU pool is a call not made (issue 47: at each wave of 2,000 answers of 30 s calls,
+     * half the slots stood empty for seconds behind the decoding of the others).
+     */
+    public Uni<Exchanged> exchange(GatewayRequest request, MemoryBudget.Lease memory, String traceparent) {
         Context call = new Context(request.size(), memory, traceparent);
-        Uni<GatewayAnswer> answer = request instanceof GatewayRequest.Generate generate
+        Uni<Exchanged> exchange = request instanceof GatewayRequest.Generate generate
                 ? generate(generate, call)
                 : edit((GatewayRequest.Edit) request, call);
-        return answer.onFailure().invoke(() -> memory.resize(0));
+        return exchange.onFailure().invoke(() -> memory.resize(0));
+    }
+
+    /**
+     * A call whose exchange is over: its answer, read when asked for, on the CPU pool for an answer that came, and
+     * asked for once.
+     */
+    public static final class Exchanged {
+        private final Supplier<Uni<GatewayAnswer>> answer;
+        private final MemoryBudget.Lease memory;
+
+        Exchanged(Supplier<Uni<GatewayAnswer>> answer, MemoryBudget.Lease memory) {
+            this.answer = answer;
+            this.memory = memory;
+        }
+
+        /** The answer: an image, or a failure classified; the call's lease holds what {@link #send} says. */
+        public Uni<GatewayAnswer> answer() {
+            return Uni.createFrom()
+                    .<GatewayAnswer>deferred(() -> answer.get())
+                    .onFailure()
+                    .invoke(() -> memory.resize(0));
+        }
     }
 
     /**
@@ -117,7 +151,7 @@ public class GatewayClient {
     /** What one call carries besides its request: the size sent, its lease, its trace. */
     private record Context(String size, MemoryBudget.Lease memory, String traceparent) {}
 
-    private Uni<GatewayAnswer> generate(GatewayRequest.Generate request, Context context) {
+    private Uni<Exchanged> generate(GatewayRequest.Generate request, Context context) {
         JsonObject body = new JsonObject();
         fields(request.prompt(), request.size(), request.quality()).forEach(body::put);
         return call(GatewayEndpoint.GENERATIONS, context, http -> http.putHeader("Content-Type", "application/json")
@@ -150,7 +184,7 @@ public class GatewayClient {
      * multipart/mixed} part, which the gateway reads as no image at all; HTML5 mode ({@code multipartMixed(false)})
      * does not. The images' bytes are wrapped, not copied, so a retry costs no memory.
      */
-    private Uni<GatewayAnswer> edit(GatewayRequest.Edit request, Context context) {
+    private Uni<Exchanged> edit(GatewayRequest.Edit request, Context context) {
         MultipartForm form = MultipartForm.create();
         fields(request.prompt(), request.size(), request.quality()).forEach(form::attribute);
         for (GatewayRequest.FilePart part : request.single() ? request.images().subList(0, 1) : request.images()) {
@@ -197,7 +231,7 @@ public class GatewayClient {
      * to (7/4 of the body), then only the image. The deadline ({@link CallDeadline}) does not run while the answer waits
      * for memory.
      */
-    private Uni<GatewayAnswer> call(
+    private Uni<Exchanged> call(
             String path, Context context, Function<HttpRequest<byte[]>, Uni<HttpResponse<byte[]>>> send) {
         MemoryBudget.Lease memory = context.memory();
         return Uni.createFrom().deferred(() -> {
@@ -218,20 +252,20 @@ public class GatewayClient {
                     .onTermination()
                     .invoke(admission::ended)
                     .onItemOrFailure()
-                    .transformToUni((response, failure) -> {
+                    .transform((response, failure) -> {
                         long latencyMs = elapsedMs(started);
-                        return failure != null
-                                ? Uni.createFrom()
+                        Supplier<Uni<GatewayAnswer>> answer = failure != null
+                                ? () -> Uni.createFrom()
                                         .item(classifier.classify(failure, body.failedOnReusedConnection(), latencyMs))
-                                : cpu.run(() -> classifier.classify(
+                                : () -> cpu.run(() -> classifier.classify(
                                                 response.statusCode(),
                                                 response.getHeader("Content-Type"),
                                                 response.getHeader("Retry-After"),
                                                 response.body(),
                                                 latencyMs))
-                                        .invoke(answer -> learn(context.size(), response.body(), answer));
-                    })
-                    .invoke(answer -> keep(memory, answer));
+                                        .invoke(read -> learn(context.size(), response.body(), read));
+                        return new Exchanged(() -> answer.get().invoke(read -> keep(memory, read)), memory);
+                    });
         });
     }
 

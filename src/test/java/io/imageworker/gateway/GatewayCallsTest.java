@@ -2,6 +2,7 @@ package io.imageworker.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.Billing;
@@ -30,9 +31,11 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -58,6 +61,7 @@ class GatewayCallsTest {
     private final Handover places = new Handover();
     private final List<ImageStarted> told = new CopyOnWriteArrayList<>();
     private final MemoryBudget memory = new MemoryBudget(1L << 30, registry);
+    private final ConcurrencyLimiter limiter = new ConcurrencyLimiter(1, 2);
 
     @AfterEach
     void close() {
@@ -81,7 +85,7 @@ class GatewayCallsTest {
                 gateway,
                 new GatewayGuard(config, gateway, vertx, registry, pauses),
                 budget,
-                new ConcurrencyLimiter(1, 2),
+                limiter,
                 new RetryPolicy(config),
                 new WorkerMetrics(registry),
                 shutdown,
@@ -116,17 +120,19 @@ class GatewayCallsTest {
     };
 
     private GatewayCalls.Result run(GatewayCalls calls, GatewayCalls.CallGate gate) {
+        return runAsync(calls, gate).await().atMost(PATIENCE);
+    }
+
+    private Uni<GatewayCalls.Result> runAsync(GatewayCalls calls, GatewayCalls.CallGate gate) {
         ImageRequest request = new ImageRequest(
                 "r-1", Operation.GENERATE, "a cat", null, null, List.of(), null, "images/", null, Map.of(), 1, null);
         return calls.call(new GatewayCalls.Call(
-                        request,
-                        1,
-                        new GatewayRequest.Generate("a cat", "1024x1024", null),
-                        Lane.NORMAL,
-                        memory.lease(MemoryBudget.Kind.CALL),
-                        gate))
-                .await()
-                .atMost(PATIENCE);
+                request,
+                1,
+                new GatewayRequest.Generate("a cat", "1024x1024", null),
+                Lane.NORMAL,
+                memory.lease(MemoryBudget.Kind.CALL),
+                gate));
     }
 
     private GatewayCalls.Result run(GatewayCalls calls) {
@@ -135,6 +141,30 @@ class GatewayCallsTest {
 
     private static GatewayAnswer failure(FailureKind kind) {
         return new GatewayAnswer.Failure(GatewayFailure.noAnswer(kind, kind.name()), 5);
+    }
+
+    /**
+     * Issue 47: a slot is a call at the gateway. Once the answer is off the connection the gateway holds nothing of
+     * it, so the slot goes back before the answer is read as JSON and base64 on the CPU pool, where it may wait its
+     * turn behind thousands of others (which held half the slots empty at each wave of 30 s calls).
+     */
+    @Test
+    void aCallGivesItsSlotBackOnceItsAnswerIsOffTheConnectionBeforeItIsRead() {
+        CompletableFuture<GatewayAnswer> read = new CompletableFuture<>();
+        gateway.reading = answer -> Uni.createFrom().completionStage(read);
+        gateway.answer(IMAGE);
+
+        CompletableFuture<GatewayCalls.Result> result =
+                runAsync(calls(), GatewayCalls.CallGate.OPEN).subscribeAsCompletionStage();
+
+        await().atMost(PATIENCE).until(() -> gateway.sent == 1);
+        assertThat(limiter.inFlight())
+                .as("slots held while the answer waits to be read")
+                .isZero();
+        assertThat(result).isNotDone();
+
+        read.complete(IMAGE);
+        assertThat(result.join().image()).isSameAs(IMAGE);
     }
 
     @Test
@@ -324,6 +354,9 @@ class GatewayCallsTest {
         final List<Long> sentAt = new CopyOnWriteArrayList<>();
         volatile int sent;
         volatile Runnable afterEachCall = () -> {};
+        /** How each answer is read once its exchange is over: at once, but where a test says otherwise. */
+        volatile Function<GatewayAnswer, Uni<GatewayAnswer>> reading =
+                answer -> Uni.createFrom().item(answer);
 
         ScriptedGateway() {
             super(
@@ -340,12 +373,12 @@ class GatewayCallsTest {
         }
 
         @Override
-        public Uni<GatewayAnswer> send(GatewayRequest request, MemoryBudget.Lease lease, String traceparent) {
+        public Uni<Exchanged> exchange(GatewayRequest request, MemoryBudget.Lease lease, String traceparent) {
             sentAt.add(System.nanoTime());
             sent++;
             GatewayAnswer answer = answers.remove();
             afterEachCall.run();
-            return Uni.createFrom().item(answer);
+            return Uni.createFrom().item(new Exchanged(() -> reading.apply(answer), lease));
         }
     }
 }
