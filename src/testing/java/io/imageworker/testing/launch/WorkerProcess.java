@@ -146,6 +146,12 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
         return this;
     }
 
+    /** Whether this worker's JVM options, on its command or in its {@code JAVA_TOOL_OPTIONS}, name an AOT cache. */
+    private boolean usesAnAotCache() {
+        return jvmOptions.stream().anyMatch(option -> option.startsWith("-XX:AOTCache="))
+                || environment.getOrDefault("JAVA_TOOL_OPTIONS", "").contains("-XX:AOTCache=");
+    }
+
     private void launch() {
         List<String> command = new ArrayList<>();
         if (this.command != null) {
@@ -154,7 +160,10 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
             String java = javaCommand();
             Path jar = BuildPaths.workerJar();
             command.add(java);
-            command.addAll(WorkerClassArchive.jvmOptions(java, jar));
+            if (!usesAnAotCache()) {
+                // A JVM takes one of the two: the AOT cache (the benchmark's contestant as the image starts it) wins.
+                command.addAll(WorkerClassArchive.jvmOptions(java, jar));
+            }
             command.addAll(jvmOptions);
             command.add("-jar");
             command.add(jar.toString());

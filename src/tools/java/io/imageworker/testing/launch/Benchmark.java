@@ -192,7 +192,7 @@ public final class Benchmark {
                 for (int round = 1; round <= rounds; round++) {
                     // Worker first in odd rounds, yardstick first in even ones: the shared broker and S3 server keep
                     // warming up through the first runs, and neither contestant should always meet them colder.
-                    List<Contestant> order = new ArrayList<>(regime.cold() ? coldContestants : contestants);
+                    List<Contestant> order = new ArrayList<>(regime.fresh() ? coldContestants : contestants);
                     if (round % 2 == 0) {
                         Collections.reverse(order);
                     }
@@ -503,6 +503,9 @@ public final class Benchmark {
                     callMs.length == 0 ? -1 : callMs[callMs.length - 1],
                     Duration.between(lastAnswer, lastResult).toMillis());
         });
+        say(
+                "  calls at the gateway each second of the first 10 from the first send, then every 5 s: %s",
+                timeline(calls, batch.firstSendAt(), wall));
         return new Row(
                 regime,
                 contestant,
@@ -533,6 +536,18 @@ public final class Benchmark {
                         .findFirst()
                         .orElse(Double.NaN),
                 death == null ? null : death + " after " + completed + " of " + requests);
+    }
+
+    /**
+     * The calls the gateway held each second of the first 10 from {@code from}, then every 5 s for {@code seconds}:
+     * how fast a run fills its slots, and where it loses time between waves of calls (a dip).
+     */
+    static String timeline(List<RecordedCall> calls, Instant from, double seconds) {
+        StringBuilder line = new StringBuilder();
+        for (int at = 1; at <= seconds + 5; at += at < 10 ? 1 : 5) {
+            line.append(line.length() == 0 ? "" : " ").append(inFlightAt(calls, from.plusSeconds(at)));
+        }
+        return line.toString();
     }
 
     /** The calls the gateway held at {@code at}: arrived by then, not finished. */
@@ -707,6 +722,16 @@ public final class Benchmark {
                     "1024x1024",
                     WARMUP,
                     DEFAULT_JVM_OPTIONS);
+        }
+
+        /**
+         * Whether this regime meets a replica just started, as the image starts it: the worker once with its AOT cache
+         * (when one was trained) and once without. The cold regimes, measured from the launch, and the regimes of
+         * calls of real length, measured from the backlog's first record once the worker is ready: a replica KEDA
+         * has just started for the lag.
+         */
+        boolean fresh() {
+            return cold() || name.startsWith("long-calls");
         }
 
         /** Whether this is a cold regime: a fresh contestant measured from its launch, no warm-up. */
