@@ -109,7 +109,7 @@ public class GatewayClient {
     /**
      * {@link #send}'s exchange alone: it ends when the answer is off the connection (or the call failed), before the
      * answer is read as JSON and base64 on the CPU pool ({@link Exchanged#answer}). What a slot of the gateway's
-     * concurrency covers: once the answer is read the gateway holds nothing of the call, and a slot held while the
+     * concurrency covers: once the answer is off the connection the gateway holds nothing of the call, and a slot held while the
      * answer waits its turn on the CPU pool is a call not made (issue 47: at each wave of 2,000 answers of 30 s calls,
      * half the slots stood empty for seconds behind the decoding of the others).
      */
