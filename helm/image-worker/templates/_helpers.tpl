@@ -154,6 +154,59 @@ budget.perProducer), at least a day.
 {{- end }}
 
 {{/*
+The activation lag of the parked topic's KEDA trigger: keda.parkedActivationLagThreshold, else the most commit markers
+its drained partitions can keep (one per replica parking into a partition at once): topics.partitions x
+keda.maxReplicaCount.
+*/}}
+{{- define "image-worker.parkedActivationLagThreshold" -}}
+{{- if kindIs "invalid" .Values.keda.parkedActivationLagThreshold }}
+{{- mul (int .Values.topics.partitions) (int .Values.keda.maxReplicaCount) }}
+{{- else }}
+{{- int .Values.keda.parkedActivationLagThreshold }}
+{{- end }}
+{{- end }}
+
+{{/*
+KEDA's formula (scalingModifiers) with the pause guard on, over the triggers of scaledobject.yaml (by name): the lag the
+triggers would scale on (the largest, as the autoscaler takes the largest of its metrics), at least 1 while one of them
+is above its activation threshold and 0 otherwise (the formula decides activation: above 0), and, while a pod is
+paused, at most one pod's worth (keda.lagThreshold). Written for expr (KEDA casts the result to a float).
+*/}}
+{{- define "image-worker.kedaFormula" -}}
+{{- $wake := list }}
+{{- $lags := list }}
+{{- range .triggers }}
+{{- if eq .name "parked" }}
+{{- $lags = append $lags .name }}
+{{- else if eq .name "parkedBacklog" }}
+{{- $wake = append $wake (printf "%s > %d" .name (int .activation)) }}
+{{- else }}
+{{- $lags = append $lags .name }}
+{{- $wake = append $wake (printf "%s > %d" .name (int .activation)) }}
+{{- end }}
+{{- end }}
+{{- $lag := first $lags }}
+{{- if gt (len $lags) 1 }}
+{{- $lag = printf "max(%s)" (join ", " $lags) }}
+{{- end }}
+{{- printf "(%s) ? (paused > 0 ? min(max(%s, 1), %d) : max(%s, 1)) : 0" (join " || " $wake) $lag (int .root.Values.keda.lagThreshold) $lag }}
+{{- end }}
+
+{{/*
+The pause guard's PromQL query: 1 while a pod of the release is paused (intake on a dead token or a wrong address, or
+requests held by the fleet's spend cap), else 0; keda.pauseGuard.query when set. The pods' series by the labels the
+Prometheus Operator gives a ServiceMonitor's targets.
+*/}}
+{{- define "image-worker.pauseQuery" -}}
+{{- if .Values.keda.pauseGuard.query }}
+{{- .Values.keda.pauseGuard.query }}
+{{- else }}
+{{- $selector := printf "{namespace=%q,service=%q}" .Release.Namespace (include "image-worker.fullname" .) }}
+{{- printf "max(clamp_max(image_worker_intake_paused%s + image_worker_budget_held_requests%s, 1))" $selector $selector }}
+{{- end }}
+{{- end }}
+
+{{/*
 True (non-empty) when the chart creates the Secret from values.
 */}}
 {{- define "image-worker.createSecret" -}}

@@ -113,6 +113,14 @@ wait + 60 s gets the pod thrown out of the group mid-wait (and the worker refuse
 {{- fail (printf "topics.minInsyncReplicas (%d) exceeds topics.replicationFactor (%d): with acks=all every result would be refused; lower it (2 with 3 replicas, 1 with 1)" (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor)) }}
 {{- end }}
 
+{{- /* Each topic's partitions go to one pod each: a pod beyond the partitions idles, started and paid for nothing. */}}
+{{- if and .Values.keda.enabled (gt (int .Values.keda.maxReplicaCount) (int .Values.topics.partitions)) }}
+{{- fail (printf "keda.maxReplicaCount (%d) exceeds topics.partitions (%d): each partition of %s goes to one pod, so the pods beyond it would idle; lower keda.maxReplicaCount, or raise topics.partitions" (int .Values.keda.maxReplicaCount) (int .Values.topics.partitions) .Values.kafka.topics.request) }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (gt (int .Values.autoscaling.maxReplicas) (int .Values.topics.partitions)) }}
+{{- fail (printf "autoscaling.maxReplicas (%d) exceeds topics.partitions (%d): each partition of %s goes to one pod, so the pods beyond it would idle; lower autoscaling.maxReplicas, or raise topics.partitions" (int .Values.autoscaling.maxReplicas) (int .Values.topics.partitions) .Values.kafka.topics.request) }}
+{{- end }}
+
 {{- /* The Topic Operator only acts on KafkaTopics labelled with its cluster's name. */}}
 {{- if and (eq .Values.topics.create "strimzi") (not .Values.topics.strimzi.cluster) }}
 {{- fail "topics.strimzi.cluster is required with topics.create=strimzi: the name of the Strimzi Kafka cluster (label strimzi.io/cluster)" }}
@@ -140,8 +148,8 @@ wait + 60 s gets the pod thrown out of the group mid-wait (and the worker refuse
 {{- fail (printf "extraEnv must not carry %s as a literal value: put it in the Secret (secret.existingSecret) or use valueFrom.secretKeyRef" .name) }}
 {{- end }}
 {{- /* The KEDA trigger reads kafka.*: a worker consuming another group, topic or cluster would be scaled on a lag it does not have. */}}
-{{- if has .name (list "KAFKA_BOOTSTRAP_SERVERS" "IMAGE_WORKER_CONSUMER_GROUP" "IMAGE_WORKER_TOPIC_REQUEST" "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY") }}
-{{- fail (printf "extraEnv must not set %s: set kafka.bootstrapServers, kafka.consumerGroup, kafka.topics.request or kafka.topics.requestPriority instead, which the KEDA triggers read as well" .name) }}
+{{- if has .name (list "KAFKA_BOOTSTRAP_SERVERS" "IMAGE_WORKER_CONSUMER_GROUP" "IMAGE_WORKER_TOPIC_REQUEST" "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY" "IMAGE_WORKER_TOPIC_REQUEST_PARKED") }}
+{{- fail (printf "extraEnv must not set %s: set kafka.bootstrapServers, kafka.consumerGroup, kafka.topics.request, kafka.topics.requestPriority or kafka.topics.requestParked instead, which the KEDA triggers read as well" .name) }}
 {{- end }}
 {{- end }}
 

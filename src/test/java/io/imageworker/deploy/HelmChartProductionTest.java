@@ -246,6 +246,143 @@ class HelmChartProductionTest {
                 .isEqualTo(300);
     }
 
+    @Test
+    void kedaWakesOnTheParkedTopicOnlyAboveItsCommitMarkersAndAddsPodsOnlyForPartitionsWithLag() {
+        Map<String, Map<String, String>> triggers = kafkaTriggers(Map.of("keda.enabled", true));
+
+        assertThat(triggers).containsOnlyKeys("request", "parked");
+        assertThat(triggers.get("request"))
+                .containsEntry("topic", "image-request")
+                .containsEntry("activationLagThreshold", "0")
+                .containsEntry("limitToPartitionsWithLag", "true")
+                .doesNotContainKey("excludePersistentLag");
+        // Written in transactions: a drained partition keeps up to one marker per replica parking into it.
+        assertThat(triggers.get("parked"))
+                .containsEntry("topic", "image-request-parked")
+                .containsEntry("activationLagThreshold", Integer.toString(6 * 3))
+                .containsEntry("limitToPartitionsWithLag", "true")
+                .containsEntry("excludePersistentLag", "true");
+        assertThat(kafkaTriggers(Map.of("keda.enabled", true, "keda.maxReplicaCount", 6))
+                        .get("parked"))
+                .containsEntry("activationLagThreshold", "36");
+        assertThat(kafkaTriggers(Map.of("keda.enabled", true, "keda.parkedActivationLagThreshold", 4))
+                        .get("parked"))
+                .containsEntry("activationLagThreshold", "4");
+        assertThat(kafkaTriggers(Map.of(
+                                "keda.enabled", true,
+                                "kafka.topics.requestParked", "",
+                                "kafka.topics.requestPriority", "image-request-priority"))
+                        .get("priority"))
+                .containsEntry("activationLagThreshold", "0")
+                .containsEntry("limitToPartitionsWithLag", "true");
+        // The parked topic is a trigger's and the topic job's: extraEnv cannot move the worker away from it.
+        assertThat(HelmChart.refusal(
+                        DEFAULTS,
+                        Map.of(
+                                "extraEnv[0].name", "IMAGE_WORKER_TOPIC_REQUEST_PARKED",
+                                "extraEnv[0].value", "elsewhere")))
+                .contains("extraEnv must not set IMAGE_WORKER_TOPIC_REQUEST_PARKED");
+        StrictManifests.ScaledObject withoutGuard =
+                HelmChart.render(DEFAULTS, Map.of("keda.enabled", true)).one(StrictManifests.ScaledObject.class);
+        assertThat(withoutGuard.spec().advanced().has("scalingModifiers")).isFalse();
+    }
+
+    private static Map<String, Map<String, String>> kafkaTriggers(Map<String, Object> values) {
+        Map<String, Map<String, String>> triggers = new java.util.LinkedHashMap<>();
+        HelmChart.render(DEFAULTS, values)
+                .one(StrictManifests.ScaledObject.class)
+                .spec()
+                .triggers()
+                .forEach(trigger -> {
+                    assertThat(trigger.type()).isEqualTo("kafka");
+                    triggers.put(trigger.name(), trigger.metadata());
+                });
+        return triggers;
+    }
+
+    /**
+     * With a Prometheus that scrapes the pods, the release does not scale out while they are paused: the formula KEDA
+     * runs (read here by {@link KedaFormula}) gives at most one pod's worth of lag while a pod reports a pause, keeps
+     * the triggers' activation thresholds (the parked topic's whole lag against its markers), and otherwise the most
+     * lag any trigger reports, as the autoscaler would scale on without a formula.
+     */
+    @Test
+    void thePauseGuardHoldsTheReleaseAtOnePodWhileIntakeIsPaused() {
+        StrictManifests.ScaledObject scaler = HelmChart.render(
+                        DEFAULTS,
+                        Map.of(
+                                "keda.enabled",
+                                true,
+                                "keda.minReplicaCount",
+                                0,
+                                "kafka.topics.requestPriority",
+                                "image-request-priority",
+                                "keda.pauseGuard.serverAddress",
+                                "http://prometheus.monitoring:9090"))
+                .one(StrictManifests.ScaledObject.class);
+        Map<String, StrictManifests.ScaledObject.Trigger> triggers = new java.util.LinkedHashMap<>();
+        scaler.spec().triggers().forEach(trigger -> triggers.put(trigger.name(), trigger));
+
+        assertThat(triggers).containsOnlyKeys("request", "priority", "parked", "parkedBacklog", "paused");
+        StrictManifests.ScaledObject.Trigger paused = triggers.get("paused");
+        assertThat(paused.type()).isEqualTo("prometheus");
+        assertThat(paused.metadata())
+                .containsEntry("serverAddress", "http://prometheus.monitoring:9090")
+                .containsEntry(
+                        "query",
+                        "max(clamp_max(image_worker_intake_paused{namespace=\"image-worker\",service=\"image-worker\"}"
+                                + " + image_worker_budget_held_requests{namespace=\"image-worker\",service=\"image-worker\"},"
+                                + " 1))");
+        assertThat(triggers.get("parkedBacklog").metadata())
+                .containsEntry("topic", "image-request-parked")
+                .containsEntry("activationLagThreshold", "18")
+                .doesNotContainKeys("excludePersistentLag", "limitToPartitionsWithLag");
+        var modifiers = scaler.spec().advanced().path("scalingModifiers");
+        assertThat(modifiers.path("target").asText()).isEqualTo("32");
+        assertThat(modifiers.path("activationTarget").asText()).isEqualTo("0");
+        assertThat(modifiers.path("metricType").asText()).isEqualTo("AverageValue");
+        String formula = modifiers.path("formula").asText();
+
+        // Nothing but commit markers (18 at most, the parked trigger leaves them out of its metric): 0, inactive.
+        assertThat(composite(formula, 0, 0, 0, 18, 0)).isZero();
+        // A request waiting wakes the release; so does a parked backlog above the markers, even unmoving.
+        assertThat(composite(formula, 1, 0, 0, 0, 0)).isEqualTo(1);
+        assertThat(composite(formula, 0, 0, 0, 19, 0)).isEqualTo(1);
+        // Working: the largest lag, as without a formula (here 6 pods' worth).
+        assertThat(composite(formula, 100, 192, 40, 300, 0)).isEqualTo(192);
+        // Paused: one pod's worth, whatever the lag; and nothing at all without lag.
+        assertThat(composite(formula, 100, 192, 40, 300, 1)).isEqualTo(32);
+        assertThat(composite(formula, 0, 0, 0, 19, 1)).isEqualTo(1);
+        assertThat(composite(formula, 0, 0, 0, 5, 1)).isZero();
+    }
+
+    private static double composite(
+            String formula, double request, double priority, double parked, double parkedBacklog, double paused) {
+        return KedaFormula.evaluate(
+                formula,
+                Map.of(
+                        "request", request,
+                        "priority", priority,
+                        "parked", parked,
+                        "parkedBacklog", parkedBacklog,
+                        "paused", paused));
+    }
+
+    @Test
+    void theNotesNameEveryTriggerAndWhetherAPauseScalesOut() {
+        String notes = HelmChart.notes(
+                DEFAULTS, Map.of("keda.enabled", true, "kafka.topics.requestPriority", "image-request-priority"));
+        String guarded = HelmChart.notes(
+                DEFAULTS, Map.of("keda.enabled", true, "keda.pauseGuard.serverAddress", "http://prometheus:9090"));
+
+        assertThat(notes)
+                .contains("image-request (wakes the release above a lag of 0)")
+                .contains("image-request-priority (wakes the release above a lag of 0)")
+                .contains("image-request-parked (written in transactions: wakes the release above a lag of 18")
+                .contains("the request lag still adds pods");
+        assertThat(guarded).contains("the release holds at one pod");
+    }
+
     private static String workerProperty(String name) throws IOException {
         Properties properties = new Properties();
         try (InputStream in = Files.newInputStream(Path.of("src/main/resources/application.properties"))) {
