@@ -154,6 +154,48 @@ budget.perProducer), at least a day.
 {{- end }}
 
 {{/*
+Retention of the parked topic in milliseconds (topics.parkedRetention). A parked request's source offset is committed
+when it is parked: a copy the broker deletes before it is read back is lost. _validate.tpl checks it against the
+longest a parked request may wait.
+*/}}
+{{- define "image-worker.parkedRetentionMs" -}}
+{{- mul (include "image-worker.durationSeconds" .Values.topics.parkedRetention | int64) 1000 }}
+{{- end }}
+
+{{/*
+The least the parked topic must keep, in milliseconds: a pause on a dead token over a weekend (3 days), and, with the
+spend guard on, two of its longest windows (a request held for the next window, and that window full too).
+*/}}
+{{- define "image-worker.parkedRetentionLeastMs" -}}
+{{- $least := int64 259200000 }}
+{{- if include "image-worker.spendGuardOn" . }}
+{{- $least = max $least (include "image-worker.budgetRetentionMs" . | int64) }}
+{{- end }}
+{{- $least }}
+{{- end }}
+
+{{/*
+Retention of the cancel topic in milliseconds: twice cancel.retention (how far back a starting pod reads it), at least
+a day. The topic is compact,delete: every requestId is new, so compaction alone would keep every cancel forever.
+cancel.retention may be fractional (1.5h) or ISO-8601 (PT1H30M), as the worker reads it.
+*/}}
+{{- define "image-worker.cancelTopicRetentionMs" -}}
+{{- $text := toString .Values.cancel.retention | trim }}
+{{- $seconds := 0.0 }}
+{{- $units := dict "ms" 0.001 "s" 1.0 "m" 60.0 "h" 3600.0 "d" 86400.0 "" 1.0 "S" 1.0 "M" 60.0 "H" 3600.0 "D" 86400.0 }}
+{{- if hasPrefix "P" $text }}
+{{- range regexFindAll "[0-9.]+[DHMS]" $text -1 }}
+{{- $unit := regexFind "[DHMS]$" . }}
+{{- $seconds = addf $seconds (mulf (trimSuffix $unit . | float64) (get $units $unit)) }}
+{{- end }}
+{{- else }}
+{{- $unit := regexFind "(ms|s|m|h|d)?$" $text }}
+{{- $seconds = mulf (trimSuffix $unit $text | float64) (get $units $unit) }}
+{{- end }}
+{{- max (mul (ceil $seconds | int64) 2000) 86400000 }}
+{{- end }}
+
+{{/*
 The activation lag of the parked topic's KEDA trigger: keda.parkedActivationLagThreshold, else the most commit markers
 its drained partitions can keep (one per replica parking into a partition at once): topics.partitions x
 keda.maxReplicaCount.

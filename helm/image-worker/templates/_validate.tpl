@@ -113,6 +113,16 @@ wait + 60 s gets the pod thrown out of the group mid-wait (and the worker refuse
 {{- fail (printf "topics.minInsyncReplicas (%d) exceeds topics.replicationFactor (%d): with acks=all every result would be refused; lower it (2 with 3 replicas, 1 with 1)" (int .Values.topics.minInsyncReplicas) (int .Values.topics.replicationFactor)) }}
 {{- end }}
 
+{{- /* A parked request's source offset is committed when it is parked: a copy deleted before it is read back is lost
+without a word, so the parked topic must keep its records longer than any of them may wait. */}}
+{{- if .Values.kafka.topics.requestParked }}
+{{- $kept := include "image-worker.parkedRetentionMs" . | int64 }}
+{{- $least := include "image-worker.parkedRetentionLeastMs" . | int64 }}
+{{- if lt $kept $least }}
+{{- fail (printf "topics.parkedRetention (%s, %d ms) is shorter than the longest a parked request may wait (%d ms: a pause on a dead token over a weekend, 3 days, and with the spend guard two of its longest windows): a parked copy deleted before it is read back is a request lost without a word, its offset in %s already committed. Raise it, e.g. to 7d" (toString .Values.topics.parkedRetention) $kept $least .Values.kafka.topics.request) }}
+{{- end }}
+{{- end }}
+
 {{- /* Each topic's partitions go to one pod each: a pod beyond the partitions idles, started and paid for nothing. */}}
 {{- if and .Values.keda.enabled (gt (int .Values.keda.maxReplicaCount) (int .Values.topics.partitions)) }}
 {{- fail (printf "keda.maxReplicaCount (%d) exceeds topics.partitions (%d): each partition of %s goes to one pod, so the pods beyond it would idle; lower keda.maxReplicaCount, or raise topics.partitions" (int .Values.keda.maxReplicaCount) (int .Values.topics.partitions) .Values.kafka.topics.request) }}

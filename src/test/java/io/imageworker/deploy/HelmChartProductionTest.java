@@ -14,11 +14,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The chart's production settings: topics as code (a hook Job, or Strimzi KafkaTopics), KEDA's reset policy,
@@ -93,7 +96,7 @@ class HelmChartProductionTest {
     }
 
     @Test
-    void theCancelTopicOfContractOnePointTwoIsOffUntilNamedThenCreatedCompacted() {
+    void theCancelTopicOfContractOnePointTwoIsOffUntilNamedThenCreatedCompactedAndDeletedByTime() {
         Map<String, Rendering.Variable> off =
                 HelmChart.render(DEFAULTS, Map.of()).environment();
         assertThat(off.get("IMAGE_WORKER_TOPIC_CANCEL").value()).isEmpty();
@@ -103,8 +106,13 @@ class HelmChartProductionTest {
         Rendering withHooks = HelmChart.renderWithHooks(DEFAULTS, values);
         Container topics = containerOf(withHooks.one(Job.class));
         assertThat(env(topics).get("TOPICS").split(" ")).contains("image-cancel:1");
-        assertThat(env(topics)).containsEntry("CANCEL_TOPIC", "image-cancel");
-        assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact");
+        // Every requestId is new: compaction alone would keep every cancel. Deleted after twice the readers' look-back
+        // (cancel.retention), a day at least.
+        assertThat(env(topics))
+                .containsEntry("CANCEL_TOPIC", "image-cancel")
+                .containsEntry(
+                        "CANCEL_RETENTION_MS", Long.toString(Duration.ofDays(1).toMillis()));
+        assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact,delete");
         Map<String, Rendering.Variable> on = HelmChart.render(DEFAULTS, values).environment();
         assertThat(on.get("IMAGE_WORKER_TOPIC_CANCEL").value()).isEqualTo("image-cancel");
         assertThat(on.get("IMAGE_WORKER_CANCEL_RETENTION").value()).isEqualTo("2h");
@@ -120,7 +128,111 @@ class HelmChartProductionTest {
                 .toList();
         assertThat(strimzi).hasSize(1);
         assertThat(strimzi.get(0).spec().partitions()).isEqualTo(1);
-        assertThat(strimzi.get(0).spec().config()).containsEntry("cleanup.policy", "compact");
+        assertThat(strimzi.get(0).spec().config())
+                .containsEntry("cleanup.policy", "compact,delete")
+                .containsEntry(
+                        "retention.ms", Math.toIntExact(Duration.ofDays(1).toMillis()));
+
+        // A look-back beyond half a day sets the retention to twice it, in each form the worker reads.
+        for (Map.Entry<String, Duration> lookBack : Map.of(
+                        "18h", Duration.ofHours(18),
+                        "1.5d", Duration.ofHours(36),
+                        "PT20H", Duration.ofHours(20),
+                        "P1DT2H", Duration.ofHours(26))
+                .entrySet()) {
+            Container job = containerOf(HelmChart.renderWithHooks(
+                            DEFAULTS,
+                            Map.of("kafka.topics.cancel", "image-cancel", "cancel.retention", lookBack.getKey()))
+                    .one(Job.class));
+            assertThat(env(job))
+                    .as(lookBack.getKey())
+                    .containsEntry(
+                            "CANCEL_RETENTION_MS",
+                            Long.toString(lookBack.getValue().multipliedBy(2).toMillis()));
+        }
+    }
+
+    @Test
+    void theParkedTopicKeepsItsRecordsForAnExplicitRetention() {
+        Container job =
+                containerOf(HelmChart.renderWithHooks(DEFAULTS, Map.of()).one(Job.class));
+        assertThat(env(job))
+                .containsEntry("PARKED_TOPIC", "image-request-parked")
+                .containsEntry(
+                        "PARKED_RETENTION_MS", Long.toString(Duration.ofDays(7).toMillis()));
+
+        List<StrictManifests.KafkaTopic> strimzi = HelmChart.renderWithHooks(
+                        DEFAULTS,
+                        Map.of(
+                                "topics.create", "strimzi",
+                                "topics.strimzi.cluster", "events",
+                                "topics.parkedRetention", "96h"))
+                .all(StrictManifests.KafkaTopic.class)
+                .filter(topic -> topic.spec().topicName().equals("image-request-parked"))
+                .toList();
+        assertThat(strimzi).hasSize(1);
+        assertThat(strimzi.get(0).spec().config())
+                .containsEntry("cleanup.policy", "delete")
+                .containsEntry(
+                        "retention.ms", Math.toIntExact(Duration.ofHours(96).toMillis()));
+
+        // With the spend guard, a request may wait two of its longest windows: the retention must cover them too.
+        HelmChart.render(DEFAULTS, Map.of("budget.perProducer", "archive=10/2d", "topics.parkedRetention", "4d"));
+        assertThat(HelmChart.refusal(
+                        DEFAULTS, Map.of("budget.perProducer", "archive=10/2d", "topics.parkedRetention", "3d")))
+                .contains("shorter than the longest a parked request may wait (345600000 ms");
+        // Without parking there is nothing to keep.
+        HelmChart.render(DEFAULTS, Map.of("kafka.topics.requestParked", "", "topics.parkedRetention", "1d"));
+    }
+
+    /**
+     * The topic Job's script, run with stand-ins for Kafka's admin tools that log their arguments: each config goes to
+     * the topic's creation and, for a topic that exists already, to {@code kafka-configs.sh}, a value holding commas
+     * in square brackets there ({@code cleanup.policy=[compact,delete]}).
+     */
+    @Test
+    void theTopicJobWritesEachConfigOnNewAndExistingTopicsCommasIncluded(@TempDir Path bin) throws Exception {
+        Container job = containerOf(HelmChart.renderWithHooks(
+                        DEFAULTS,
+                        Map.of(
+                                "kafka.topics.cancel", "image-cancel",
+                                "budget.maxCalls", 100,
+                                "topics.parkedRetention", "4d"))
+                .one(Job.class));
+        Path log = bin.resolve("calls.log");
+        for (String tool : List.of("kafka-topics.sh", "kafka-configs.sh")) {
+            Path stub = bin.resolve(tool);
+            Files.writeString(
+                    stub,
+                    "#!/bin/sh\necho \"$(basename \"$0\") $*\" >> '" + log + "'\n"
+                            + "case \"$*\" in *--describe*) echo 'Topic: t PartitionCount: 6' ;; esac\n");
+            Files.setPosixFilePermissions(stub, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        String script = String.join("\n", job.getArgs()).replace("/opt/kafka/bin", bin.toString());
+        ProcessBuilder shell = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true);
+        shell.environment().putAll(env(job));
+        Process process = shell.start();
+        String output = new String(process.getInputStream().readAllBytes());
+        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+
+        List<String> calls = Files.readAllLines(log);
+        assertThat(calls)
+                .contains(
+                        "kafka-topics.sh --bootstrap-server kafka.example.svc:9092 --create --if-not-exists --topic"
+                                + " image-cancel --partitions 1 --replication-factor 3 --config min.insync.replicas=2"
+                                + " --config cleanup.policy=compact,delete --config retention.ms=86400000",
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-cancel --add-config"
+                                + " min.insync.replicas=2,cleanup.policy=[compact,delete],retention.ms=86400000",
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-request-parked --add-config"
+                                + " min.insync.replicas=2,cleanup.policy=delete,retention.ms=345600000",
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-worker-budget --add-config"
+                                + " min.insync.replicas=2,cleanup.policy=delete,retention.ms=86400000",
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-request --add-config min.insync.replicas=2");
     }
 
     @Test
@@ -379,7 +491,8 @@ class HelmChartProductionTest {
                 .contains("image-request (wakes the release above a lag of 0)")
                 .contains("image-request-priority (wakes the release above a lag of 0)")
                 .contains("image-request-parked (written in transactions: wakes the release above a lag of 18")
-                .contains("the request lag still adds pods");
+                .contains("the request lag still adds pods")
+                .contains("image-request-parked keeps its records 7d");
         assertThat(guarded).contains("the release holds at one pod");
     }
 

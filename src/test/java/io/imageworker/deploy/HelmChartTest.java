@@ -484,6 +484,11 @@ class HelmChartTest {
                         Map.of("topics.replicationFactor", 1, "topics.minInsyncReplicas", 1),
                         Map.of("topics.minInsyncReplicas", 2)),
                 new Refusal(
+                        "a parked topic kept less than a parked request may wait",
+                        "topics.parkedRetention (2d, 172800000 ms) is shorter than the longest a parked request may wait",
+                        Map.of("topics.parkedRetention", "3d"),
+                        Map.of("topics.parkedRetention", "2d")),
+                new Refusal(
                         "more KEDA replicas than partitions",
                         "keda.maxReplicaCount (7) exceeds topics.partitions (6)",
                         Map.of("keda.enabled", true, "keda.maxReplicaCount", 6),
