@@ -127,6 +127,88 @@ class ComposeFileTest {
                                 .replaceAll("[\\[\\]\" ]", ""));
     }
 
+    /**
+     * {@code kafka-init} creates every topic the worker reads or writes, those it uses only when a variable switches
+     * them on included, by the name the worker would use (the same host variable, with a default where the worker has
+     * none); the broker's auto-creation would give them its own partitions and configs. The cancel topic is
+     * compacted and deleted after twice the readers' look-back at least, the parked topic kept long enough for a
+     * parked request to be read back, the budget topic kept by time.
+     */
+    @Test
+    void theInitCreatesEveryTopicTheWorkerUsesWithItsConfigs() {
+        Map<String, String> init = compose.environment("kafka-init");
+        Map<String, String[]> created = new java.util.LinkedHashMap<>();
+        Matcher create = Pattern.compile("(?m)^create (\\S+) (\\d+)(.*)$")
+                .matcher(compose.service("kafka-init").path("command").get(0).asText());
+        while (create.find()) {
+            String name = create.group(1).replace("\"", "");
+            if (name.startsWith("$$")) {
+                String variable = name.substring(2);
+                assertThat(init).as(create.group(1)).containsKey(variable);
+                name = ComposeFile.withDefaults(init.get(variable));
+            }
+            created.put(name, new String[] {create.group(2), create.group(3).strip()});
+        }
+
+        Map<String, String> worker = compose.environment(WORKER);
+        Map<String, String> topics = new java.util.LinkedHashMap<>();
+        worker.forEach((variable, value) -> {
+            if (variable.startsWith("IMAGE_WORKER_TOPIC_")) {
+                String name = ComposeFile.withDefaults(value);
+                if (ComposeFile.fromHost(value)) {
+                    // Named by the host: the init's name comes from the same variable, its default where the worker's
+                    // is empty (the topic off).
+                    String hostVariable = value.replaceAll("^\\$\\{([A-Za-z0-9_]+).*$", "$1");
+                    String initName = init.values().stream()
+                            .filter(v -> v.startsWith("${" + hostVariable + ":-"))
+                            .findFirst()
+                            .orElseThrow(() -> new AssertionError("kafka-init does not follow " + hostVariable));
+                    name = ComposeFile.withDefaults(initName);
+                }
+                topics.put(variable, name);
+            }
+        });
+
+        assertThat(topics)
+                .containsKeys(
+                        "IMAGE_WORKER_TOPIC_REQUEST",
+                        "IMAGE_WORKER_TOPIC_REQUEST_PRIORITY",
+                        "IMAGE_WORKER_TOPIC_REQUEST_PARKED",
+                        "IMAGE_WORKER_TOPIC_COMPLETED",
+                        "IMAGE_WORKER_TOPIC_FAILED",
+                        "IMAGE_WORKER_TOPIC_DLQ",
+                        "IMAGE_WORKER_TOPIC_STATUS",
+                        "IMAGE_WORKER_TOPIC_CANCEL",
+                        "IMAGE_WORKER_TOPIC_BUDGET");
+        assertThat(created.keySet()).containsExactlyInAnyOrderElementsOf(topics.values());
+        assertThat(created.get(topics.get("IMAGE_WORKER_TOPIC_REQUEST"))[0]).isEqualTo("3");
+        assertThat(created.get(topics.get("IMAGE_WORKER_TOPIC_CANCEL"))[0]).isEqualTo("1");
+        assertThat(created.get(topics.get("IMAGE_WORKER_TOPIC_BUDGET"))[0]).isEqualTo("1");
+
+        Map<String, String> cancel = configs(created.get(topics.get("IMAGE_WORKER_TOPIC_CANCEL"))[1]);
+        assertThat(cancel).containsEntry("cleanup.policy", "compact,delete");
+        Duration lookBack = WorkerEnvironment.duration(worker.get("IMAGE_WORKER_CANCEL_RETENTION"));
+        assertThat(Long.parseLong(cancel.get("retention.ms")))
+                .isGreaterThanOrEqualTo(lookBack.multipliedBy(2).toMillis());
+        Map<String, String> parked = configs(created.get(topics.get("IMAGE_WORKER_TOPIC_REQUEST_PARKED"))[1]);
+        assertThat(parked).containsEntry("cleanup.policy", "delete");
+        assertThat(Long.parseLong(parked.get("retention.ms")))
+                .isGreaterThanOrEqualTo(Duration.ofDays(3).toMillis());
+        assertThat(configs(created.get(topics.get("IMAGE_WORKER_TOPIC_BUDGET"))[1]))
+                .containsEntry("cleanup.policy", "delete")
+                .containsKey("retention.ms");
+    }
+
+    private static Map<String, String> configs(String pairs) {
+        Map<String, String> configs = new java.util.LinkedHashMap<>();
+        for (String pair : pairs.split("\\s+")) {
+            if (!pair.isEmpty()) {
+                configs.put(pair.substring(0, pair.indexOf('=')), pair.substring(pair.indexOf('=') + 1));
+            }
+        }
+        return configs;
+    }
+
     @Test
     void theDemoRequestsFileIsMountedIntoTheProducer() {
         assertThat(compose.service("demo-producer").path("volumes").get(0).asText())
