@@ -3,6 +3,8 @@ package io.imageworker.config;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import org.eclipse.microprofile.config.Config;
 
 /**
@@ -26,6 +28,17 @@ public final class ConfigurationCheck {
      */
     public static final String MAX_POLL_INTERVAL_PROPERTY = "mp.messaging.incoming.requests.max.poll.interval.ms";
 
+    /**
+     * The same setting of the priority lane's channel: a consumer of its own in the same group, with the same rebalance
+     * listener, so a rebalance waits between two of its polls too. It follows the request channel's unless set.
+     */
+    public static final String PRIORITY_MAX_POLL_INTERVAL_PROPERTY =
+            "mp.messaging.incoming.priority-requests.max.poll.interval.ms";
+
+    /** The same setting of the parked topic's channel (parking on), which shares the group and the listener as well. */
+    public static final String PARKED_MAX_POLL_INTERVAL_PROPERTY =
+            "mp.messaging.incoming.parked-requests.max.poll.interval.ms";
+
     /** Kafka's default of {@link #MAX_POLL_INTERVAL_PROPERTY}, in milliseconds. */
     static final long DEFAULT_MAX_POLL_INTERVAL_MS = 300_000L;
 
@@ -37,7 +50,7 @@ public final class ConfigurationCheck {
 
     private ConfigurationCheck() {}
 
-    /** Each problem of {@code config} (and of the request channel's {@code channels} settings), in one line each. */
+    /** Each problem of {@code config} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(WorkerConfig config, Config channels) {
         List<String> problems = new ArrayList<>();
         if (config.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
@@ -103,8 +116,9 @@ public final class ConfigurationCheck {
     }
 
     /**
-     * The problems of the request channel's consumer timings beside the worker's own: how long a record may be in
-     * progress, and how long a rebalance waits between two polls.
+     * The problems of the request channels' consumer timings beside the worker's own: how long a record may be in
+     * progress, and how long a rebalance waits between two polls of each consumer of the group (the request channel's,
+     * and the priority lane's and the parked topic's when they are on).
      */
     private static List<String> timingProblems(WorkerConfig config, Config channels) {
         List<String> problems = new ArrayList<>();
@@ -121,20 +135,40 @@ public final class ConfigurationCheck {
         }
         // A rebalance waits for the calls in flight on the partitions it takes away inside Kafka's rebalance
         // callback, between two polls: a wait past max.poll.interval.ms makes the consumer leave the group, and every
-        // request in progress here is then done again by the partitions' next owners.
+        // request in progress here is then done again by the partitions' next owners. Every consumer of the group that
+        // is on polls with that listener: the request channel's, the priority lane's and the parked topic's. The last
+        // two follow the request channel's setting unless set themselves; one set nowhere gets Kafka's default.
+        List<String> pollIntervals = new ArrayList<>(List.of(MAX_POLL_INTERVAL_PROPERTY));
+        if (named(config.topic().requestPriority())) {
+            pollIntervals.add(PRIORITY_MAX_POLL_INTERVAL_PROPERTY);
+        }
+        if (named(config.topic().requestParked())) {
+            pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
+        }
         Duration rebalanceWait = config.rebalanceWait();
-        long maxPollMs = channels.getOptionalValue(MAX_POLL_INTERVAL_PROPERTY, Long.class)
-                .orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
-        if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {
-            problems.add("IMAGE_WORKER_REBALANCE_GRACE (" + rebalanceWait
-                    + (config.rebalanceGrace().isPresent()
-                            ? ""
-                            : ", by default IMAGE_WORKER_GATEWAY_TIMEOUT plus IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE")
-                    + ") plus " + POLL_MARGIN.toSeconds() + " s must not exceed " + MAX_POLL_INTERVAL_PROPERTY + " ("
-                    + maxPollMs + " ms, MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS): a rebalance waits for"
-                    + " the calls in flight between two polls, and a longer wait would put this worker out of the"
-                    + " group");
+        for (String property : pollIntervals) {
+            long maxPollMs = channels.getOptionalValue(property, Long.class).orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
+            if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {
+                problems.add("IMAGE_WORKER_REBALANCE_GRACE (" + rebalanceWait
+                        + (config.rebalanceGrace().isPresent()
+                                ? ""
+                                : ", by default IMAGE_WORKER_GATEWAY_TIMEOUT plus"
+                                        + " IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE")
+                        + ") plus " + POLL_MARGIN.toSeconds() + " s must not exceed " + property + " (" + maxPollMs
+                        + " ms, " + environmentName(property) + "): a rebalance waits for the calls in flight between"
+                        + " two polls, and a longer wait would put this worker out of the group");
+            }
         }
         return problems;
+    }
+
+    /** Whether an optional topic setting names a topic (empty or blank: the feature is off). */
+    private static boolean named(Optional<String> topic) {
+        return topic.filter(name -> !name.isBlank()).isPresent();
+    }
+
+    /** The environment variable that sets a property: MicroProfile Config's mapping, upper case, {@code _} for the rest. */
+    static String environmentName(String property) {
+        return property.toUpperCase(Locale.ROOT).replaceAll("[^A-Z0-9]", "_");
     }
 }

@@ -3,12 +3,16 @@ package io.imageworker.health;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.config.ConfigurationCheck;
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.testing.TestConfig;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
+import java.util.HashMap;
 import java.util.Map;
 import org.eclipse.microprofile.config.Config;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Start-up refuses settings that are missing, and settings that contradict each other. */
 class StartupCheckTest {
@@ -53,6 +57,56 @@ class StartupCheckTest {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of("image-worker.rebalance-grace", "9m")), channels("1200000")))
                 .isEmpty();
+    }
+
+    /**
+     * The priority lane's and the parked topic's consumers join the group with the same rebalance listener, so a
+     * rebalance waits between two of their polls too: each poll interval is checked while its channel is on, whether it
+     * follows the request channel's (as application.properties has it) or is set on its own.
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "image-worker.topic.request-parked, " + ConfigurationCheck.PARKED_MAX_POLL_INTERVAL_PROPERTY
+                + ", MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS",
+        "image-worker.topic.request-priority, " + ConfigurationCheck.PRIORITY_MAX_POLL_INTERVAL_PROPERTY
+                + ", MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS"
+    })
+    void refusesAPollIntervalOfTheParkedOrPriorityChannelThatCannotHoldTheRebalanceWait(
+            String topic, String property, String variable) {
+        WorkerConfig on = TestConfig.worker(Map.of(topic, "image-request-other"));
+
+        // As shipped: the channel follows the request channel's interval.
+        assertThat(StartupCheck.problems(
+                        on, channels(Map.of(property, "${" + ConfigurationCheck.MAX_POLL_INTERVAL_PROPERTY + "}"))))
+                .isEmpty();
+        // Set on its own below the default wait (5 minutes) + 60 s.
+        assertThat(StartupCheck.problems(on, channels(Map.of(property, "300000"))))
+                .singleElement()
+                .asString()
+                .contains(
+                        "IMAGE_WORKER_REBALANCE_GRACE (PT5M, by default", property + " (300000 ms, " + variable + ")");
+        // Set nowhere: Kafka's default, 5 minutes, is what that consumer would poll with.
+        assertThat(StartupCheck.problems(on, channels(Map.of())))
+                .singleElement()
+                .asString()
+                .contains(property + " (300000 ms");
+        assertThat(StartupCheck.problems(on, channels(Map.of(property, "360000"))))
+                .isEmpty();
+        // The channel off (its topic empty): its consumer does not exist, its setting is not read.
+        assertThat(StartupCheck.problems(TestConfig.worker(Map.of(topic, "")), channels(Map.of(property, "300000"))))
+                .isEmpty();
+    }
+
+    /** The shipped request channel's settings, and {@code more}. */
+    private static Config channels(Map<String, String> more) {
+        Map<String, String> properties = new HashMap<>(more);
+        properties.put(ConfigurationCheck.MAX_AGE_PROPERTY, "1200000");
+        properties.put(ConfigurationCheck.MAX_POLL_INTERVAL_PROPERTY, "600000");
+        return new SmallRyeConfigBuilder()
+                // Expressions expanded, as in the application.
+                .addDefaultInterceptors()
+                .withSources(new PropertiesConfigSource(properties, "channels", 500))
+                .build();
     }
 
     @Test
