@@ -360,28 +360,79 @@ IMAGE_WORKER_GATEWAY_TIMEOUT IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE IMAGE_WO
 {{- end }}
 
 {{/*
-The `env` entries of the pinned settings, with the values the guards checked.
+What else could replace a checked setting from a source the chart cannot read, which the chart therefore writes in
+`env` too: the priority lane's and the parked topic's poll intervals (their consumers join the group with the same
+rebalance listener; written with the request channel's value, which they follow), the other JVM option variables
+(their `-D` options outrank the environment; an extraEnv literal, checked, or empty), and the Quarkus profile and its
+parent (they decide which profile-prefixed names count: each checked setting is written under each profile as well, see
+image-worker.profiles). A space-separated list.
 */}}
-{{- define "image-worker.pinnedEnv" -}}
-- name: IMAGE_WORKER_GATEWAY_TIMEOUT
-  value: {{ include "image-worker.gatewayTimeout" . | quote }}
-- name: IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE
-  value: {{ include "image-worker.infrastructurePatience" . | quote }}
-- name: IMAGE_WORKER_SHUTDOWN_GRACE
-  value: {{ include "image-worker.shutdownGrace" . | quote }}
-- name: IMAGE_WORKER_REBALANCE_GRACE
-  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_REBALANCE_GRACE" "default" (printf "%ss" (include "image-worker.rebalanceGraceSeconds" .))) | quote }}
-- name: MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS
-  value: {{ include "image-worker.maxPollIntervalMs" . | quote }}
-- name: JAVA_OPTS_APPEND
-  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "JAVA_OPTS_APPEND" "default" (include "image-worker.javaOpts" .)) | quote }}
+{{- define "image-worker.guardEnvNames" -}}
+MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS JAVA_OPTS JAVA_TOOL_OPTIONS JDK_JAVA_OPTIONS QUARKUS_PROFILE QUARKUS_CONFIG_PROFILE_PARENT
 {{- end }}
 
 {{/*
-extraEnv without the pinned settings (the chart writes those itself, with the same value), as a YAML list or nothing.
+The Quarkus profiles the pod runs with: QUARKUS_PROFILE (an extraEnv literal, else `prod`, the packaged worker's own)
+and QUARKUS_CONFIG_PROFILE_PARENT (an extraEnv literal, else none), comma lists. A space-separated list.
+*/}}
+{{- define "image-worker.profiles" -}}
+{{- $profiles := list }}
+{{- range (list (dict "name" "QUARKUS_PROFILE" "default" "prod") (dict "name" "QUARKUS_CONFIG_PROFILE_PARENT" "default" "")) }}
+{{- range splitList "," (include "image-worker.effectiveEnv" (dict "root" $ "name" .name "default" .default)) }}
+{{- if trim . }}
+{{- $profiles = append $profiles (trim .) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- join " " (uniq $profiles) }}
+{{- end }}
+
+{{/*
+The `env` entries of the pinned settings, with the values the guards checked; then the other names that could replace
+them (image-worker.guardEnvNames); then each checked setting of the worker's configuration again under each profile's
+prefix (`_PROD_IMAGE_WORKER_SHUTDOWN_GRACE` is `%prod.image-worker.shutdown-grace`, which wins over the plain name),
+with the same value.
+*/}}
+{{- define "image-worker.pinnedEnv" -}}
+{{- $pollMs := include "image-worker.maxPollIntervalMs" . }}
+{{- $settings := list
+  (list "IMAGE_WORKER_GATEWAY_TIMEOUT" (include "image-worker.gatewayTimeout" .))
+  (list "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE" (include "image-worker.infrastructurePatience" .))
+  (list "IMAGE_WORKER_SHUTDOWN_GRACE" (include "image-worker.shutdownGrace" .))
+  (list "IMAGE_WORKER_REBALANCE_GRACE" (include "image-worker.effectiveEnv" (dict "root" . "name" "IMAGE_WORKER_REBALANCE_GRACE" "default" (printf "%ss" (include "image-worker.rebalanceGraceSeconds" .)))))
+  (list "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS" $pollMs)
+  (list "MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS" $pollMs)
+  (list "MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS" $pollMs) }}
+{{- range $settings }}
+- name: {{ index . 0 }}
+  value: {{ index . 1 | quote }}
+{{- end }}
+- name: JAVA_OPTS_APPEND
+  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "JAVA_OPTS_APPEND" "default" (include "image-worker.javaOpts" .)) | quote }}
+{{- range list "JAVA_OPTS" "JAVA_TOOL_OPTIONS" "JDK_JAVA_OPTIONS" }}
+- name: {{ . }}
+  value: {{ include "image-worker.effectiveEnv" (dict "root" $ "name" . "default" "") | quote }}
+{{- end }}
+- name: QUARKUS_PROFILE
+  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "QUARKUS_PROFILE" "default" "prod") | quote }}
+- name: QUARKUS_CONFIG_PROFILE_PARENT
+  value: {{ include "image-worker.effectiveEnv" (dict "root" . "name" "QUARKUS_CONFIG_PROFILE_PARENT" "default" "") | quote }}
+{{- range $profile := splitList " " (include "image-worker.profiles" .) }}
+{{- if $profile }}
+{{- range $settings }}
+- name: {{ printf "_%s_%s" (regexReplaceAll "[^A-Z0-9]" (upper $profile) "_") (index . 0) }}
+  value: {{ index . 1 | quote }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+extraEnv without the names the chart writes itself (the pinned settings and image-worker.guardEnvNames, with the same
+value), as a YAML list or nothing.
 */}}
 {{- define "image-worker.extraEnv" -}}
-{{- $pinned := splitList " " (include "image-worker.pinnedEnvNames" .) }}
+{{- $pinned := concat (splitList " " (include "image-worker.pinnedEnvNames" .)) (splitList " " (include "image-worker.guardEnvNames" .)) }}
 {{- $rest := list }}
 {{- range .Values.extraEnv }}
 {{- if not (has .name $pinned) }}

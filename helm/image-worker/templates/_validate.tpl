@@ -31,33 +31,34 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- end }}
 
 {{- /* The guards below read the values the worker runs with; one taken from a Secret or ConfigMap they cannot see. */}}
-{{- $literalOnly := concat (splitList " " (include "image-worker.pinnedEnvNames" .)) (list "IMAGE_WORKER_STORAGE_PING_TIMEOUT" "JAVA_OPTS" "JAVA_TOOL_OPTIONS" "JDK_JAVA_OPTIONS") }}
+{{- $literalOnly := concat (splitList " " (include "image-worker.pinnedEnvNames" .)) (splitList " " (include "image-worker.guardEnvNames" .)) (list "IMAGE_WORKER_STORAGE_PING_TIMEOUT") }}
 {{- range .Values.extraEnv }}
 {{- if and (has .name $literalOnly) (not (hasKey . "value")) }}
-{{- fail (printf "extraEnv must give %s as a literal value (or set it through the chart's own value): the chart checks it against the pod's grace, the rebalance grace, the poll interval and the probes, and cannot read it from valueFrom" .name) }}
+{{- fail (printf "extraEnv must give %s as a literal value (or set it through the chart's own value): the chart checks it against the pod's grace, the rebalance grace, the poll interval and the probes (or reads the JVM options and the profiles for settings that would replace those), and cannot read it from valueFrom" .name) }}
 {{- end }}
 {{- end }}
 
 {{- /* The same settings under another name that outranks them: a profile's (_PROD_IMAGE_WORKER_SHUTDOWN_GRACE is
-%prod.image-worker.shutdown-grace, which wins over the plain name in the same source), or the priority lane's own poll
-interval (it follows the request channel's unless set). */}}
+%prod.image-worker.shutdown-grace, which wins over the plain name in the same source), or the priority lane's or the
+parked topic's own poll interval (each follows the request channel's unless set; the chart writes them with it). */}}
 {{- $pinnedPattern := printf "^_[A-Za-z0-9_]+_(%s)$" (join "|" (splitList " " (include "image-worker.pinnedEnvNames" .))) }}
 {{- range .Values.extraEnv }}
-{{- if or (regexMatch $pinnedPattern .name) (regexMatch "^(_[A-Za-z0-9_]+_)?MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS$" .name) }}
+{{- if or (regexMatch $pinnedPattern .name) (regexMatch "^(_[A-Za-z0-9_]+_)?MP_MESSAGING_INCOMING_(PRIORITY|PARKED)_REQUESTS_MAX_POLL_INTERVAL_MS$" .name) }}
 {{- fail (printf "extraEnv must not set %s: it would replace a setting the chart checks (the gateway timeout, the infrastructure patience, the shutdown or rebalance grace, the poll interval) behind the chart's back; set the plain name (extraEnv IMAGE_WORKER_..., or the chart's value) instead" .name) }}
 {{- end }}
 {{- end }}
 
 {{- /* A -D system property outranks every environment variable in MicroProfile Config: one on a checked setting would
-replace, unseen, what the guards checked. jvm.extraOpts, and the JVM option variables given in extraEnv, are read for
-them (any spelling: image-worker.shutdown-grace, IMAGE_WORKER_SHUTDOWN_GRACE, %prod.image-worker.shutdown-grace). */}}
+replace, unseen, what the guards checked; one on the profile would make other profile-prefixed names count than those
+the chart writes. jvm.extraOpts, and the JVM option variables given in extraEnv, are read for them (any spelling:
+image-worker.shutdown-grace, IMAGE_WORKER_SHUTDOWN_GRACE, %prod.image-worker.shutdown-grace). */}}
 {{- $jvmOptions := list (dict "source" "jvm.extraOpts" "text" (toString .Values.jvm.extraOpts)) }}
 {{- range .Values.extraEnv }}
 {{- if and (has .name (list "JAVA_OPTS_APPEND" "JAVA_OPTS" "JAVA_TOOL_OPTIONS" "JDK_JAVA_OPTIONS")) (hasKey . "value") }}
 {{- $jvmOptions = append $jvmOptions (dict "source" (printf "extraEnv %s" .name) "text" (toString .value)) }}
 {{- end }}
 {{- end }}
-{{- $guardedProperties := list "image-worker.gateway.timeout" "image-worker.retry.infrastructure-patience" "image-worker.shutdown-grace" "image-worker.rebalance-grace" "mp.messaging.incoming.requests.max.poll.interval.ms" "mp.messaging.incoming.priority-requests.max.poll.interval.ms" }}
+{{- $guardedProperties := list "image-worker.gateway.timeout" "image-worker.retry.infrastructure-patience" "image-worker.shutdown-grace" "image-worker.rebalance-grace" "mp.messaging.incoming.requests.max.poll.interval.ms" "mp.messaging.incoming.priority-requests.max.poll.interval.ms" "mp.messaging.incoming.parked-requests.max.poll.interval.ms" "quarkus.profile" "quarkus.config.profile.parent" }}
 {{- range $jvmOptions }}
 {{- $source := .source }}
 {{- range regexSplit "\\s+" (trim .text) -1 }}

@@ -10,6 +10,10 @@
 # The parallel collector and an exit on OutOfMemoryError, as run-java.sh chose them, before JAVA_OPTS_APPEND (a later
 # option wins). The cache was trained with the same options: it keeps what they decided.
 set -eu
+# The chart writes JAVA_TOOL_OPTIONS and JDK_JAVA_OPTIONS in every pod, empty unless given, so that no envFrom source can
+# set them: an empty one is unset here, or the JVM would print "Picked up JAVA_TOOL_OPTIONS: " at every start.
+[ -n "${JAVA_TOOL_OPTIONS-}" ] || unset JAVA_TOOL_OPTIONS
+[ -n "${JDK_JAVA_OPTIONS-}" ] || unset JDK_JAVA_OPTIONS
 cache="${JAVA_AOT_CACHE-/deployments/app/image-worker.aot}"
 aot=""
 if [ -n "$cache" ] && [ -f "$cache" ]; then

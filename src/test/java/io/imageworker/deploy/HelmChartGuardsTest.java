@@ -8,6 +8,9 @@ import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.imageworker.testing.TestConfig;
+import io.smallrye.config.EnvConfigSource;
+import io.smallrye.config.SmallRyeConfig;
+import io.smallrye.config.SmallRyeConfigBuilder;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -30,27 +33,56 @@ class HelmChartGuardsTest {
 
     private static final Path DEFAULTS = HelmChart.DIRECTORY.resolve("ci/default-values.yaml");
 
-    /** The settings the guards check, which the chart writes in the container's {@code env} itself. */
+    /**
+     * The settings the guards check, and what else could replace one of them (the other request lanes' poll intervals,
+     * the JVM option variables, the Quarkus profile that decides which profile-prefixed names count), which the chart
+     * writes in the container's {@code env} itself, the checked settings of the configuration again under the profile.
+     */
     private static final List<String> CHECKED = List.of(
             "IMAGE_WORKER_GATEWAY_TIMEOUT",
             "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE",
             "IMAGE_WORKER_SHUTDOWN_GRACE",
             "IMAGE_WORKER_REBALANCE_GRACE",
             "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
-            "JAVA_OPTS_APPEND");
+            "MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "JAVA_OPTS_APPEND",
+            "JAVA_OPTS",
+            "JAVA_TOOL_OPTIONS",
+            "JDK_JAVA_OPTIONS",
+            "QUARKUS_PROFILE",
+            "QUARKUS_CONFIG_PROFILE_PARENT",
+            "_PROD_IMAGE_WORKER_GATEWAY_TIMEOUT",
+            "_PROD_IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE",
+            "_PROD_IMAGE_WORKER_SHUTDOWN_GRACE",
+            "_PROD_IMAGE_WORKER_REBALANCE_GRACE",
+            "_PROD_MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "_PROD_MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "_PROD_MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS");
 
     /**
      * What a ConfigMap or Secret outside the chart might hold: every checked setting at a value the guards refuse (a
-     * 20-minute call, a 10 s grace, a 30 s poll, a -D grace), and one unchecked setting.
+     * 20-minute call, a 10 s grace, a 30 s poll, a -D grace), the same under the profile's prefix and under another
+     * profile it names, and one unchecked setting.
      */
-    private static final Map<String, String> OVERRIDES = Map.of(
-            "IMAGE_WORKER_GATEWAY_TIMEOUT", "20m",
-            "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", "30m",
-            "IMAGE_WORKER_SHUTDOWN_GRACE", "10s",
-            "IMAGE_WORKER_REBALANCE_GRACE", "5s",
-            "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS", "30000",
-            "JAVA_OPTS_APPEND", "-Dimage-worker.shutdown-grace=10s",
-            "IMAGE_WORKER_CONCURRENCY", "4");
+    private static final Map<String, String> OVERRIDES = Map.ofEntries(
+            Map.entry("IMAGE_WORKER_GATEWAY_TIMEOUT", "20m"),
+            Map.entry("IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE", "30m"),
+            Map.entry("IMAGE_WORKER_SHUTDOWN_GRACE", "10s"),
+            Map.entry("IMAGE_WORKER_REBALANCE_GRACE", "5s"),
+            Map.entry("MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS", "30000"),
+            Map.entry("MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS", "30000"),
+            Map.entry("MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS", "30000"),
+            Map.entry("JAVA_OPTS_APPEND", "-Dimage-worker.shutdown-grace=10s"),
+            Map.entry("JAVA_OPTS", "-Dimage-worker.shutdown-grace=10s"),
+            Map.entry("JAVA_TOOL_OPTIONS", "-Dimage-worker.rebalance-grace=5s"),
+            Map.entry("JDK_JAVA_OPTIONS", "-Dimage-worker.gateway.timeout=20m"),
+            Map.entry("_PROD_IMAGE_WORKER_SHUTDOWN_GRACE", "10s"),
+            Map.entry("_PROD_MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS", "30000"),
+            Map.entry("QUARKUS_PROFILE", "staging"),
+            Map.entry("QUARKUS_CONFIG_PROFILE_PARENT", "staging"),
+            Map.entry("_STAGING_IMAGE_WORKER_SHUTDOWN_GRACE", "10s"),
+            Map.entry("IMAGE_WORKER_CONCURRENCY", "4"));
 
     // ---- the margin: a call, then its store and its publish
 
@@ -170,7 +202,10 @@ class HelmChartGuardsTest {
                 "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
                 "JAVA_OPTS_APPEND",
                 "JAVA_TOOL_OPTIONS",
-                "JDK_JAVA_OPTIONS"
+                "JDK_JAVA_OPTIONS",
+                "JAVA_OPTS",
+                "QUARKUS_PROFILE",
+                "QUARKUS_CONFIG_PROFILE_PARENT"
             })
     void aCheckedSettingOrJvmOptionsTakenFromElsewhereInExtraEnvIsRefused(String name) {
         Map<String, Object> values = Map.of(
@@ -188,10 +223,42 @@ class HelmChartGuardsTest {
                 "_PROD_IMAGE_WORKER_REBALANCE_GRACE",
                 "_STAGING_IMAGE_WORKER_GATEWAY_TIMEOUT",
                 "_PROD_MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
-                "MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS"
+                "MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS",
+                "MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS",
+                "_PROD_MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS"
             })
     void aCheckedSettingUnderAnotherNameThatOutranksItInExtraEnvIsRefused(String name) {
         assertThat(HelmChart.refusal(DEFAULTS, extraEnv(name, "10s"))).contains("extraEnv must not set " + name);
+    }
+
+    /**
+     * A profile given in extraEnv (a literal, read at render time) is the one the pod runs with: the checked settings
+     * are written under each profile it names, and its parent's, so that none of their prefixed names in an envFrom
+     * source counts; the JVM option variables given there are written with their (checked) value.
+     */
+    @Test
+    void aProfileGivenInExtraEnvGetsTheCheckedSettingsUnderItsPrefix() {
+        Map<String, Object> values = new LinkedHashMap<>(extraEnv("QUARKUS_PROFILE", "prod,eu-west"));
+        values.put("extraEnv[1].name", "QUARKUS_CONFIG_PROFILE_PARENT");
+        values.put("extraEnv[1].value", "common");
+        values.put("extraEnv[2].name", "JAVA_TOOL_OPTIONS");
+        values.put("extraEnv[2].value", "-Xss1m");
+        Rendering rendering = HelmChart.render(DEFAULTS, values);
+        Map<String, Rendering.Variable> environment = rendering.environment();
+
+        assertThat(variable(rendering, "QUARKUS_PROFILE")).isEqualTo("prod,eu-west");
+        assertThat(variable(rendering, "JAVA_TOOL_OPTIONS")).isEqualTo("-Xss1m");
+        for (String prefix : List.of("_PROD_", "_EU_WEST_", "_COMMON_")) {
+            assertThat(environment.get(prefix + "IMAGE_WORKER_SHUTDOWN_GRACE"))
+                    .as(prefix)
+                    .isEqualTo(environment.get("IMAGE_WORKER_SHUTDOWN_GRACE"));
+            assertThat(environment.get(prefix + "MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS"))
+                    .as(prefix)
+                    .isEqualTo(environment.get("MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS"));
+        }
+        List<String> names =
+                rendering.worker().getEnv().stream().map(EnvVar::getName).toList();
+        assertThat(names).containsOnlyOnce("QUARKUS_PROFILE", "JAVA_TOOL_OPTIONS");
     }
 
     // ---- extraEnvFrom and the existing Secret: envFrom sources the chart cannot read
@@ -253,6 +320,37 @@ class HelmChartGuardsTest {
                 .as("an unchecked key of the source")
                 .isEqualTo("4");
         WorkerInvariants.gracesCoverACallAndThePollOutlastsTheRebalance(withSource);
+        // And as the worker's configuration reads the environment, with the profile the pod runs with: a name under a
+        // profile's prefix wins over the plain one, so each checked setting must resolve to the chart's value.
+        SmallRyeConfig config = asTheWorkerReadsIt(after);
+        assertThat(config.getProfiles()).containsExactly("prod");
+        for (String property : List.of(
+                "image-worker.gateway.timeout",
+                "image-worker.retry.infrastructure-patience",
+                "image-worker.shutdown-grace",
+                "image-worker.rebalance-grace",
+                "mp.messaging.incoming.requests.max.poll.interval.ms",
+                "mp.messaging.incoming.priority-requests.max.poll.interval.ms",
+                "mp.messaging.incoming.parked-requests.max.poll.interval.ms")) {
+            assertThat(config.getRawValue(property))
+                    .as(property)
+                    .isEqualTo(before.get(WorkerEnvironment.environmentName(property))
+                            .value());
+        }
+    }
+
+    /** The environment read as SmallRye Config reads it, with the profile its {@code QUARKUS_PROFILE} names. */
+    private static SmallRyeConfig asTheWorkerReadsIt(Map<String, Rendering.Variable> environment) {
+        Map<String, String> values = new LinkedHashMap<>();
+        environment.forEach((name, variable) -> {
+            if (variable.value() != null) {
+                values.put(name, variable.value());
+            }
+        });
+        return new SmallRyeConfigBuilder()
+                .withProfile(values.get("QUARKUS_PROFILE"))
+                .withSources(new EnvConfigSource(values, 300))
+                .build();
     }
 
     private static Rendering with(Rendering chart, HasMetadata manifest) {
@@ -290,7 +388,11 @@ class HelmChartGuardsTest {
                 "-Dmp.messaging.incoming.requests.max.poll.interval.ms=30000"
                         + " | mp.messaging.incoming.requests.max.poll.interval.ms",
                 "-Dmp.messaging.incoming.priority-requests.max.poll.interval.ms=30000"
-                        + " | mp.messaging.incoming.priority-requests.max.poll.interval.ms"
+                        + " | mp.messaging.incoming.priority-requests.max.poll.interval.ms",
+                "-Dmp.messaging.incoming.parked-requests.max.poll.interval.ms=30000"
+                        + " | mp.messaging.incoming.parked-requests.max.poll.interval.ms",
+                "-Dquarkus.profile=staging | quarkus.profile",
+                "-Dquarkus.config.profile.parent=staging | quarkus.config.profile.parent"
             })
     void aSystemPropertyOnACheckedSettingInJvmExtraOptsIsRefused(String options, String property) {
         assertThat(HelmChart.refusal(DEFAULTS, Map.of("jvm.extraOpts", options)))

@@ -59,11 +59,32 @@ class RunJavaScriptTest {
         assertThat(cache).exists();
     }
 
+    /**
+     * The chart writes the JVM option variables in every pod, empty unless given (no envFrom source may set them): an
+     * empty one reaches the JVM unset, since the JVM prints "Picked up ..." for any value, empty or not; one with
+     * options reaches it as it is.
+     */
+    @Test
+    void anEmptyJvmOptionsVariableIsUnsetAndAFullOneKept() throws Exception {
+        String report = "printf '%s|%s\\n' \"${JAVA_TOOL_OPTIONS-unset}\" \"${JDK_JAVA_OPTIONS-unset}\"";
+
+        assertThat(run(Map.of("JAVA_TOOL_OPTIONS", "", "JDK_JAVA_OPTIONS", ""), report))
+                .containsExactly("unset|unset");
+        assertThat(run(Map.of("JAVA_TOOL_OPTIONS", "-Xss1m", "JDK_JAVA_OPTIONS", ""), report))
+                .containsExactly("-Xss1m|unset");
+        assertThat(run(Map.of(), report)).containsExactly("unset|unset");
+    }
+
     /** The arguments {@code java} got from the script, with {@code environment}. */
     private List<String> run(Map<String, String> environment) throws IOException, InterruptedException {
+        return run(environment, "for a in \"$@\"; do printf '%s\\n' \"$a\"; done");
+    }
+
+    /** What a stand-in {@code java} running {@code body} printed when the script started it with {@code environment}. */
+    private List<String> run(Map<String, String> environment, String body) throws IOException, InterruptedException {
         Path bin = Files.createDirectories(dir.resolve("bin"));
         Path java = bin.resolve("java");
-        Files.writeString(java, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n");
+        Files.writeString(java, "#!/bin/sh\n" + body + "\n");
         Files.setPosixFilePermissions(java, PosixFilePermissions.fromString("rwxr-xr-x"));
         ProcessBuilder builder = new ProcessBuilder("/bin/sh", SCRIPT.toString()).redirectErrorStream(true);
         builder.environment().clear();

@@ -15,12 +15,19 @@ final class WorkerEnvironment {
 
     /**
      * Read by something other than {@link WorkerConfig}: the Kafka client (through Quarkus), the AWS SDK's default
-     * chain, Quarkus' HTTP server and OpenTelemetry, the request channels' Kafka consumer (SmallRye Reactive
-     * Messaging), and the base image's {@code run-java.sh}.
+     * chain, Quarkus' HTTP server, profile and OpenTelemetry, the request channels' Kafka consumers (SmallRye Reactive
+     * Messaging), the base image's {@code run-java.sh}, and the JVM and its launcher.
      */
     static final Set<String> OUTSIDE_WORKER_CONFIG = Set.of(
             "KAFKA_BOOTSTRAP_SERVERS",
             "MP_MESSAGING_INCOMING_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "MP_MESSAGING_INCOMING_PRIORITY_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "MP_MESSAGING_INCOMING_PARKED_REQUESTS_MAX_POLL_INTERVAL_MS",
+            "QUARKUS_PROFILE",
+            "QUARKUS_CONFIG_PROFILE_PARENT",
+            "JAVA_OPTS",
+            "JAVA_TOOL_OPTIONS",
+            "JDK_JAVA_OPTIONS",
             "AWS_REGION",
             "AWS_ACCESS_KEY_ID",
             "AWS_SECRET_ACCESS_KEY",
@@ -58,6 +65,23 @@ final class WorkerEnvironment {
         Set<String> names = workerConfigNames();
         names.addAll(OUTSIDE_WORKER_CONFIG);
         return names;
+    }
+
+    /**
+     * Whether the packaged worker reads {@code name}: a known name, or one under a profile's prefix ({@code
+     * _PROD_IMAGE_WORKER_SHUTDOWN_GRACE} is {@code %prod.image-worker.shutdown-grace}).
+     */
+    static boolean reads(String name) {
+        Set<String> known = known();
+        if (known.contains(name)) {
+            return true;
+        }
+        for (int cut = name.indexOf('_', 1); name.startsWith("_") && cut > 0; cut = name.indexOf('_', cut + 1)) {
+            if (known.contains(name.substring(cut + 1))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** {@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}. */
