@@ -17,6 +17,34 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "gateway.model is required: the image model identifier sent as `model`" }}
 {{- end }}
 
+{{- /* With the NetworkPolicy on, a port the worker dials that its rule leaves out fails only at run time: Kafka never
+connects (the pods stay unready), a gateway call fails, or an image's upload fails after its call was billed. */}}
+{{- if .Values.networkPolicy.enabled }}
+{{- $dialed := list }}
+{{- range splitList "," .Values.kafka.bootstrapServers }}
+{{- if regexMatch ":[0-9]+$" (trim .) }}
+{{- $dialed = append $dialed (dict "rule" "kafka" "value" "kafka.bootstrapServers" "address" (trim .) "port" (regexFind "[0-9]+$" (trim .) | int)) }}
+{{- end }}
+{{- end }}
+{{- range list (dict "rule" "gateway" "value" "gateway.baseUrl" "url" .Values.gateway.baseUrl) (dict "rule" "objectStore" "value" "storage.endpoint" "url" (default "https://s3.amazonaws.com" .Values.storage.endpoint)) }}
+{{- $url := urlParse .url }}
+{{- $port := ternary 80 443 (eq $url.scheme "http") }}
+{{- if regexMatch ":[0-9]+$" $url.host }}
+{{- $port = regexFind "[0-9]+$" $url.host | int }}
+{{- end }}
+{{- $dialed = append $dialed (dict "rule" .rule "value" .value "address" .url "port" $port) }}
+{{- end }}
+{{- range $dialed }}
+{{- $allowed := list }}
+{{- range (index $.Values.networkPolicy .rule).ports }}
+{{- $allowed = append $allowed (int .) }}
+{{- end }}
+{{- if not (has .port $allowed) }}
+{{- fail (printf "networkPolicy.%s.ports (%s) leaves out port %d of %s (%s): the pods could not reach it through the NetworkPolicy; add the port" .rule (join ", " $allowed) .port .value .address) }}
+{{- end }}
+{{- end }}
+{{- end }}
+
 {{- /* The key comes from exactly one place: with both, one would be silently ignored. */}}
 {{- if and .Values.secret.existingSecret (include "image-worker.createSecret" .) }}
 {{- fail "set either secret.existingSecret or the secret.gatewayApiKey/awsAccessKeyId/awsSecretAccessKey values, not both" }}

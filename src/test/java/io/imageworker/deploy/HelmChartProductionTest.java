@@ -16,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -557,9 +558,9 @@ class HelmChartProductionTest {
         assertThat(policy.getSpec().getPodSelector().getMatchLabels())
                 .isEqualTo(rendering.deployment().getSpec().getSelector().getMatchLabels());
         List<NetworkPolicyEgressRule> rules = policy.getSpec().getEgress();
-        assertThat(rules).hasSize(4);
+        assertThat(rules).hasSize(5);
         assertThat(ports(rules.get(0))).containsExactly("UDP/53", "TCP/53");
-        assertThat(ports(rules.get(1))).containsExactly("TCP/9092", "TCP/9093");
+        assertThat(ports(rules.get(1))).containsExactly("TCP/9092", "TCP/9093", "TCP/9094", "TCP/9096", "TCP/9098");
         assertThat(rules.get(1).getTo()).singleElement().satisfies(peer -> assertThat(
                         peer.getNamespaceSelector().getMatchLabels())
                 .containsEntry("kubernetes.io/metadata.name", "kafka"));
@@ -685,7 +686,7 @@ class HelmChartProductionTest {
 
         assertThat(off.environment())
                 .doesNotContainKeys("QUARKUS_OTEL_SDK_DISABLED", "QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT");
-        assertThat(off.one(NetworkPolicy.class).getSpec().getEgress()).hasSize(4);
+        assertThat(off.one(NetworkPolicy.class).getSpec().getEgress()).hasSize(5);
         assertThat(on.environment().get("QUARKUS_OTEL_SDK_DISABLED").value()).isEqualTo("false");
         assertThat(on.environment().get("QUARKUS_OTEL_EXPORTER_OTLP_ENDPOINT").value())
                 .isEqualTo("http://otel-collector.observability:4317");
@@ -694,7 +695,7 @@ class HelmChartProductionTest {
                 .isEqualTo("0.1");
         List<NetworkPolicyEgressRule> rules =
                 on.one(NetworkPolicy.class).getSpec().getEgress();
-        assertThat(rules).hasSize(5);
+        assertThat(rules).hasSize(6);
         assertThat(ports(rules.get(4))).containsExactly("TCP/4317");
         assertThat(rules.get(4).getTo()).singleElement().satisfies(peer -> assertThat(
                         peer.getNamespaceSelector().getMatchLabels())
@@ -711,7 +712,7 @@ class HelmChartProductionTest {
                                 "networkPolicy.references.to[0].ipBlock.cidr", "198.51.100.0/24"))
                 .one(NetworkPolicy.class);
 
-        assertThat(policy.getSpec().getEgress()).hasSize(5);
+        assertThat(policy.getSpec().getEgress()).hasSize(6);
         assertThat(policy.getSpec()
                         .getEgress()
                         .get(4)
@@ -720,6 +721,150 @@ class HelmChartProductionTest {
                         .getIpBlock()
                         .getCidr())
                 .isEqualTo("198.51.100.0/24");
+    }
+
+    /**
+     * The gateway may answer with a {@code url} whatever was asked, and that download comes after the call was billed:
+     * with the policy on, the pods reach public addresses on 443 for it (never private, loopback, link-local or
+     * carrier-grade NAT ones, which the worker refuses for them too), unless turned off or narrowed.
+     */
+    @Test
+    void returnedUrlsOnOtherHostsThanTheGatewaysMayBeDownloadedFromPublicAddresses() {
+        NetworkPolicyEgressRule downloads = egress(Map.of()).get(4);
+
+        assertThat(ports(downloads)).containsExactly("TCP/443");
+        assertThat(downloads.getTo()).hasSize(2);
+        assertThat(downloads.getTo().get(0).getIpBlock().getCidr()).isEqualTo("0.0.0.0/0");
+        assertThat(downloads.getTo().get(0).getIpBlock().getExcept())
+                .contains("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10");
+        assertThat(downloads.getTo().get(1).getIpBlock().getCidr()).isEqualTo("::/0");
+        assertThat(downloads.getTo().get(1).getIpBlock().getExcept()).contains("fc00::/7", "fe80::/10");
+
+        assertThat(egress(Map.of("networkPolicy.downloads.enabled", false))).hasSize(4);
+        assertThat(egress(Map.of("networkPolicy.downloads.to[0].ipBlock.cidr", "192.0.2.0/24"))
+                        .get(4)
+                        .getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("192.0.2.0/24"));
+    }
+
+    /**
+     * DNS beyond kube-dns: OpenShift's DNS pods answer on 5353 behind their Service's 53 (the policy sees the pod's
+     * port); NodeLocal DNSCache (and Cloud DNS for GKE) answer on the node's own link-local address, where no pod
+     * selector finds them.
+     */
+    @Test
+    void dnsReachesOpenShiftsResolverAndANodeLocalCacheWhenAsked() {
+        List<NetworkPolicyEgressRule> openshift = egress(Map.of("networkPolicy.dns.openshift", true));
+        assertThat(openshift).hasSize(6);
+        assertThat(ports(openshift.get(1))).contains("UDP/5353", "TCP/5353", "UDP/53", "TCP/53");
+        assertThat(openshift.get(1).getTo()).singleElement().satisfies(peer -> assertThat(
+                        peer.getNamespaceSelector().getMatchLabels())
+                .containsEntry("kubernetes.io/metadata.name", "openshift-dns"));
+
+        List<NetworkPolicyEgressRule> nodeLocal = egress(Map.of("networkPolicy.dns.nodeLocal.enabled", true));
+        assertThat(nodeLocal).hasSize(5);
+        assertThat(ports(nodeLocal.get(0))).containsExactly("UDP/53", "TCP/53");
+        assertThat(nodeLocal.get(0).getTo()).hasSize(2);
+        assertThat(nodeLocal.get(0).getTo().get(0).getPodSelector().getMatchLabels())
+                .containsEntry("k8s-app", "kube-dns");
+        assertThat(nodeLocal.get(0).getTo().get(1).getIpBlock().getCidr()).isEqualTo("169.254.20.10/32");
+        assertThat(egress(Map.of(
+                                "networkPolicy.dns.nodeLocal.enabled",
+                                true,
+                                "networkPolicy.dns.nodeLocal.addresses[0]",
+                                "169.254.169.254/32"))
+                        .get(0)
+                        .getTo()
+                        .get(1)
+                        .getIpBlock()
+                        .getCidr())
+                .isEqualTo("169.254.169.254/32");
+        assertThat(egress(Map.of()).get(0).getTo()).hasSize(1);
+    }
+
+    /**
+     * S3 credentials on EKS, once the store's addresses are pinned: Pod Identity's agent on the node (169.254.170.23,
+     * fd00:ec2::23, port 80), or STS for IRSA (443; any address unless an interface endpoint's are given).
+     */
+    @Test
+    void theAwsSdkReachesPodIdentitysAgentOrStsWhenAsked() {
+        List<NetworkPolicyEgressRule> podIdentity = egress(Map.of("networkPolicy.eksPodIdentity.enabled", true));
+        assertThat(podIdentity).hasSize(6);
+        assertThat(ports(podIdentity.get(5))).containsExactly("TCP/80");
+        assertThat(podIdentity.get(5).getTo())
+                .extracting(peer -> peer.getIpBlock().getCidr())
+                .containsExactly("169.254.170.23/32", "fd00:ec2::23/128");
+
+        List<NetworkPolicyEgressRule> sts = egress(Map.of("networkPolicy.sts.enabled", true));
+        assertThat(sts).hasSize(6);
+        assertThat(ports(sts.get(5))).containsExactly("TCP/443");
+        assertThat(sts.get(5).getTo()).as("STS's public addresses change: any").isNullOrEmpty();
+        assertThat(egress(Map.of(
+                                "networkPolicy.sts.enabled",
+                                true,
+                                "networkPolicy.sts.to[0].ipBlock.cidr",
+                                "10.0.12.0/24"))
+                        .get(5)
+                        .getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("10.0.12.0/24"));
+    }
+
+    /** GKE's metadata server: 169.254.169.254:80 as dialled (Dataplane V2), 169.254.169.252:988 after the node's NAT. */
+    @Test
+    void theGkeMetadataServerIsReachableWhenAsked() {
+        List<NetworkPolicyEgressRule> rules = egress(Map.of("networkPolicy.gkeMetadataServer.enabled", true));
+
+        assertThat(rules).hasSize(7);
+        assertThat(ports(rules.get(5))).containsExactly("TCP/80");
+        assertThat(rules.get(5).getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("169.254.169.254/32"));
+        assertThat(ports(rules.get(6))).containsExactly("TCP/988");
+        assertThat(rules.get(6).getTo())
+                .singleElement()
+                .satisfies(peer -> assertThat(peer.getIpBlock().getCidr()).isEqualTo("169.254.169.252/32"));
+    }
+
+    /**
+     * A port the worker dials that its rule leaves out would fail only at run time (Kafka never connects, an upload
+     * fails after its call was billed): the chart refuses it. Amazon MSK's ports are in the brokers' rule by default.
+     */
+    @Test
+    void aPortTheWorkerDialsOutsideItsRuleIsRefused() {
+        for (String msk : List.of("b-1.msk.example:9094", "b-1.msk.example:9096,b-2.msk.example:9096", "b-1:9098")) {
+            assertThat(egress(Map.of("kafka.bootstrapServers", msk))).isNotEmpty();
+        }
+        assertThat(HelmChart.refusal(
+                        DEFAULTS,
+                        Map.of("networkPolicy.enabled", true, "kafka.bootstrapServers", "b-1.msk.example:9198")))
+                .contains("networkPolicy.kafka.ports (9092, 9093, 9094, 9096, 9098) leaves out port 9198 of"
+                        + " kafka.bootstrapServers (b-1.msk.example:9198)");
+        assertThat(HelmChart.refusal(
+                        DEFAULTS,
+                        Map.of("networkPolicy.enabled", true, "gateway.baseUrl", "https://gateway.example.com:8443")))
+                .contains("networkPolicy.gateway.ports (443) leaves out port 8443 of gateway.baseUrl");
+        assertThat(HelmChart.refusal(
+                        DEFAULTS, Map.of("networkPolicy.enabled", true, "storage.endpoint", "http://minio.minio:9000")))
+                .contains("networkPolicy.objectStore.ports (443) leaves out port 9000 of storage.endpoint");
+        assertThat(egress(Map.of(
+                        "storage.endpoint", "http://minio.minio:9000", "networkPolicy.objectStore.ports[0]", 9000)))
+                .isNotEmpty();
+        assertThat(HelmChart.render(DEFAULTS, Map.of("storage.endpoint", "http://minio.minio:9000"))
+                        .all(NetworkPolicy.class))
+                .as("no policy, nothing to refuse")
+                .isEmpty();
+    }
+
+    /** The egress rules of the policy rendered with the defaults, the policy on, and {@code values}. */
+    private static List<NetworkPolicyEgressRule> egress(Map<String, Object> values) {
+        Map<String, Object> sets = new LinkedHashMap<>(values);
+        sets.put("networkPolicy.enabled", true);
+        return HelmChart.render(DEFAULTS, sets)
+                .one(NetworkPolicy.class)
+                .getSpec()
+                .getEgress();
     }
 
     private static List<String> ports(NetworkPolicyEgressRule rule) {

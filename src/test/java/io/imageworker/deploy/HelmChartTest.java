@@ -530,7 +530,12 @@ class HelmChartTest {
                         "extraEnv moving the consumer group away from KEDA's",
                         "extraEnv must not set IMAGE_WORKER_CONSUMER_GROUP",
                         Map.of("extraEnv[0].name", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE", "extraEnv[0].value", "15m"),
-                        Map.of("extraEnv[1].name", "IMAGE_WORKER_CONSUMER_GROUP", "extraEnv[1].value", "other")));
+                        Map.of("extraEnv[1].name", "IMAGE_WORKER_CONSUMER_GROUP", "extraEnv[1].value", "other")),
+                new Refusal(
+                        "a port the worker dials that the NetworkPolicy leaves out",
+                        "networkPolicy.kafka.ports (9092, 9093, 9094, 9096, 9098) leaves out port 9198",
+                        Map.of("networkPolicy.enabled", true, "kafka.bootstrapServers", "b-1.msk.example:9098"),
+                        Map.of("kafka.bootstrapServers", "b-1.msk.example:9198")));
     }
 
     @ParameterizedTest
