@@ -17,6 +17,13 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "gateway.model is required: the image model identifier sent as `model`" }}
 {{- end }}
 
+{{- /* A repository without a registry is looked up on Docker Hub (docker.io/library/image-worker for the default), where
+this image is not: every pod would wait in ImagePullBackOff. Only an image loaded into the nodes themselves (kind load,
+minikube image load) runs under such a name, with a pull policy that does not pull it. */}}
+{{- if and (not (contains "/" .Values.image.repository)) (not (has .Values.image.pullPolicy (list "Never" "IfNotPresent"))) }}
+{{- fail (printf "image.repository (%s) names no registry: the nodes would pull docker.io/library/%s, which is not this image, and every pod would wait in ImagePullBackOff. Push the image (./mvnw package -Pimage -DskipTests -Dimage.name=REGISTRY/image-worker:TAG -Dimage.push=true, or docker build and push) and set image.repository=REGISTRY/image-worker (and image.tag or image.digest); for an image loaded into the nodes (kind load docker-image, minikube image load) set image.pullPolicy=Never" .Values.image.repository .Values.image.repository) }}
+{{- end }}
+
 {{- /* With the NetworkPolicy on, a port the worker dials that its rule leaves out fails only at run time: Kafka never
 connects (the pods stay unready), a gateway call fails, or an image's upload fails after its call was billed. */}}
 {{- if .Values.networkPolicy.enabled }}

@@ -20,6 +20,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -890,6 +892,47 @@ class HelmChartProductionTest {
     }
 
     // ---- the image
+
+    /**
+     * The chart's default repository names no registry: the nodes would pull docker.io/library/image-worker, which is
+     * not this image, and every pod would wait in ImagePullBackOff. Refused, unless the image is said to be on the
+     * nodes already (kind, minikube).
+     */
+    @Test
+    void aRepositoryWithoutARegistryIsRefusedUnlessTheImageIsOnTheNodes() {
+        assertThat(HelmChart.refusal(DEFAULTS, Map.of("image.repository", "image-worker")))
+                .contains("image.repository (image-worker) names no registry")
+                .contains("docker.io/library/image-worker")
+                .contains("-Dimage.name=REGISTRY/image-worker:TAG -Dimage.push=true");
+        assertThat(HelmChart.refusal(DEFAULTS, Map.of("image.repository", "image-worker", "image.tag", "1.0.0")))
+                .contains("names no registry");
+        for (String policy : List.of("Never", "IfNotPresent")) {
+            assertThat(HelmChart.render(
+                                    DEFAULTS, Map.of("image.repository", "image-worker", "image.pullPolicy", policy))
+                            .worker()
+                            .getImage())
+                    .startsWith("image-worker:");
+        }
+        assertThat(HelmChart.render(DEFAULTS, Map.of("image.repository", "localhost:5000/image-worker"))
+                        .worker()
+                        .getImage())
+                .startsWith("localhost:5000/image-worker:");
+    }
+
+    /** The values file names no build option that does not exist (it once said -Dimage.registry). */
+    @Test
+    void theValuesNameTheImageProfilesRealOptions() throws IOException {
+        String values = Files.readString(HelmChart.DIRECTORY.resolve("values.yaml"));
+        String pom = Files.readString(Path.of("pom.xml"));
+
+        Matcher options = Pattern.compile("-D(image\\.[a-z]+)=").matcher(values);
+        int found = 0;
+        while (options.find()) {
+            assertThat(pom).as(options.group(1)).contains("<" + options.group(1) + ">");
+            found++;
+        }
+        assertThat(found).isPositive();
+    }
 
     @Test
     void aDigestPinsTheImageAndAMovingTagIsAlwaysPulled() {

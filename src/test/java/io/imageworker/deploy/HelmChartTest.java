@@ -535,7 +535,12 @@ class HelmChartTest {
                         "a port the worker dials that the NetworkPolicy leaves out",
                         "networkPolicy.kafka.ports (9092, 9093, 9094, 9096, 9098) leaves out port 9198",
                         Map.of("networkPolicy.enabled", true, "kafka.bootstrapServers", "b-1.msk.example:9098"),
-                        Map.of("kafka.bootstrapServers", "b-1.msk.example:9198")));
+                        Map.of("kafka.bootstrapServers", "b-1.msk.example:9198")),
+                new Refusal(
+                        "an image repository that names no registry",
+                        "image.repository (image-worker) names no registry",
+                        Map.of("image.repository", "image-worker", "image.pullPolicy", "Never"),
+                        Map.of("image.pullPolicy", "")));
     }
 
     @ParameterizedTest
