@@ -7,12 +7,19 @@ import io.fabric8.openshift.api.model.monitoring.v1.PrometheusRuleSpec;
 import io.fabric8.openshift.api.model.monitoring.v1.Rule;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.ObservabilityFiles;
+import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,11 +67,18 @@ class ObservabilityFilesTest {
                         "ImageWorkerCancelReaderStalled",
                         "ImageWorkerProducerHeld",
                         "ImageWorkerSideTopicRecordsSkipped",
-                        "ImageWorkerCancelsDropped");
+                        "ImageWorkerCancelsDropped",
+                        "ImageWorkerParkedBacklogStuck",
+                        "ImageWorkerTransactionsInDoubt",
+                        "ImageWorkerTransactionsFailing",
+                        "ImageWorkerPodUnready",
+                        "ImageWorkerScrapeTargetDown",
+                        "ImageWorkerScrapeTargetMissing");
         assertThat(expression(rules, "ImageWorkerIntakePaused")).contains("image_worker_intake_paused");
         assertThat(expression(rules, "ImageWorkerSpendGuardHolding")).contains("image_worker_budget_held_requests");
         assertThat(expression(rules, "ImageWorkerDeadLetters")).contains("image_worker_dead_letters_total");
-        assertThat(expression(rules, "ImageWorkerConsumerLagGrowing")).contains("deriv(");
+        assertThat(expression(rules, "ImageWorkerConsumerLagGrowing"))
+                .contains("deriv(", "by (namespace, client_id)", "client_id=~\"kafka-consumer-(priority-)?requests");
         assertThat(expression(rules, "ImageWorkerConcurrencyLimitLowered"))
                 .contains("image_worker_concurrency_limit", "image_worker_concurrency_max");
         assertThat(expression(rules, "ImageWorkerErrorRateHigh")).contains("by (namespace, code)");
@@ -74,6 +88,86 @@ class ObservabilityFilesTest {
         assertThat(expression(rules, "ImageWorkerCancelsDropped")).contains("image_worker_cancels_dropped_total");
         assertThat(expression(rules, "ImageWorkerProducerHeld"))
                 .contains("image_worker_budget_producer_held_requests", "by (namespace, producer)");
+    }
+
+    /**
+     * The states a platform engineer must hear of and that no other alert covered: commits of results in doubt,
+     * transactions that keep failing, a parked backlog nothing reads back, a worker unready for long (Kafka or the
+     * store out of reach), a target Prometheus cannot scrape or does not find. Each reads the series that tells it.
+     */
+    @Test
+    void alertOnTransactionsTheParkedBacklogUnreadinessAndMissingTargets() {
+        JsonNode rules = ObservabilityFiles.alerts();
+
+        assertThat(expression(rules, "ImageWorkerTransactionsInDoubt"))
+                .contains("image_worker_transactions_in_doubt_total", "settled");
+        assertThat(expression(rules, "ImageWorkerTransactionsFailing"))
+                .contains("image_worker_transactions_failed_total");
+        assertThat(expression(rules, "ImageWorkerParkedBacklogStuck"))
+                .contains(
+                        "kafka_consumer_fetch_manager_records_consumed_total{client_id=~\"kafka-consumer-parked-requests",
+                        "kafka_consumer_fetch_manager_records_lag_max{client_id=~\"kafka-consumer-parked-requests",
+                        "image_worker_requests_parked_total");
+        assertThat(expression(rules, "ImageWorkerPodUnready"))
+                .contains("kube_pod_status_ready{condition=\"false\"}", "image_worker_intake_paused");
+        assertThat(expression(rules, "ImageWorkerScrapeTargetDown")).contains("up{job=");
+        assertThat(expression(rules, "ImageWorkerScrapeTargetMissing")).startsWith("absent(up{job=");
+        // Besides the worker's own series, the rules read only Prometheus' up and kube-state-metrics' pod readiness.
+        Set<String> external = new TreeSet<>();
+        ObservabilityFiles.queries().forEach(query -> external.addAll(ObservabilityFiles.externalMetrics(query)));
+        assertThat(external).containsExactlyInAnyOrder("up", "kube_pod_status_ready");
+    }
+
+    /** promtool's unit tests cover each of those alerts and the lag alert, each with a case where it fires. */
+    @Test
+    void theAlertsHaveRuleTestsThatSeeThemFire() {
+        JsonNode tests = ObservabilityFiles.alertTests();
+        Set<String> firing = new TreeSet<>();
+        tests.path("tests").forEach(test -> test.path("alert_rule_test").forEach(check -> {
+            if (!check.path("exp_alerts").isEmpty()) {
+                firing.add(check.path("alertname").asText());
+            }
+        }));
+
+        assertThat(tests.path("rule_files").get(0).asText())
+                .isEqualTo(ObservabilityFiles.ALERTS.getFileName().toString());
+        assertThat(firing)
+                .contains(
+                        "ImageWorkerConsumerLagGrowing",
+                        "ImageWorkerParkedBacklogStuck",
+                        "ImageWorkerTransactionsInDoubt",
+                        "ImageWorkerTransactionsFailing",
+                        "ImageWorkerPodUnready",
+                        "ImageWorkerScrapeTargetDown",
+                        "ImageWorkerScrapeTargetMissing");
+        Set<String> alerts = new TreeSet<>();
+        ObservabilityFiles.alerts().path("groups").forEach(g -> g.path("rules")
+                .forEach(r -> alerts.add(r.path("alert").asText())));
+        assertThat(alerts).containsAll(firing);
+    }
+
+    /** The rule tests pass, where promtool is installed (Debian's prometheus package has it); skipped elsewhere. */
+    @Test
+    void theRuleTestsPassInPromtool() throws Exception {
+        Optional<Path> promtool = Stream.of(
+                        System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+                .map(dir -> Path.of(dir, "promtool"))
+                .filter(Files::isExecutable)
+                .findFirst();
+        Assumptions.assumeTrue(promtool.isPresent(), "promtool is not installed");
+
+        Process process = new ProcessBuilder(
+                        promtool.get().toString(),
+                        "test",
+                        "rules",
+                        ObservabilityFiles.ALERT_TESTS.getFileName().toString())
+                .directory(ObservabilityFiles.DIRECTORY.toFile())
+                .redirectErrorStream(true)
+                .start();
+        String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        assertThat(output).contains("SUCCESS");
     }
 
     private static String expression(JsonNode rules, String alert) {
@@ -90,7 +184,9 @@ class ObservabilityFilesTest {
     @Test
     void everyQueryReadsAMetricAndItsParenthesesClose() {
         ObservabilityFiles.metricsByQuery().forEach((query, metrics) -> {
-            assertThat(metrics).as(query).isNotEmpty();
+            Set<String> read = new TreeSet<>(metrics);
+            read.addAll(ObservabilityFiles.externalMetrics(query));
+            assertThat(read).as(query).isNotEmpty();
             int depth = 0;
             for (char c : query.toCharArray()) {
                 depth += c == '(' ? 1 : c == ')' ? -1 : 0;

@@ -25,6 +25,15 @@ public final class ObservabilityFiles {
     /** A series name the worker exports: its own metrics and the Kafka client's (Micrometer's names, in Prometheus form). */
     private static final Pattern METRIC = Pattern.compile("\\b((?:image_worker|kafka)_[a-z0-9_]+)\\b");
 
+    /**
+     * A series the alert rules read from elsewhere than the worker, always with a label selector: Prometheus' own {@code
+     * up} and kube-state-metrics' {@code kube_*}.
+     */
+    private static final Pattern EXTERNAL = Pattern.compile("\\b(up|kube_[a-z0-9_]+)\\s*\\{");
+
+    /** promtool's unit tests of the alert rules. */
+    public static final Path ALERT_TESTS = DIRECTORY.resolve("image-worker-alerts.test.yaml");
+
     private ObservabilityFiles() {}
 
     public static JsonNode dashboard() {
@@ -88,6 +97,25 @@ public final class ObservabilityFiles {
             names.add(matcher.group(1));
         }
         return names;
+    }
+
+    /** The series one query reads that the worker does not export ({@link #EXTERNAL}). */
+    public static Set<String> externalMetrics(String query) {
+        Set<String> names = new TreeSet<>();
+        Matcher matcher = EXTERNAL.matcher(query);
+        while (matcher.find()) {
+            names.add(matcher.group(1));
+        }
+        return names;
+    }
+
+    /** promtool's unit tests of the alert rules ({@link #ALERT_TESTS}). */
+    public static JsonNode alertTests() {
+        try {
+            return new YAMLMapper().readTree(ALERT_TESTS.toFile());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**
