@@ -118,12 +118,27 @@ public final class LocalRun {
                 .env("IMAGE_WORKER_SHUTDOWN_GRACE", "10s")
                 .port(Integer.getInteger("local.worker-port", 0))
                 .echo(Boolean.getBoolean("local.echo-worker"))
+                .jvmOptions(aotCache())
                 .build();
         say("Starting the packaged worker (log: " + worker.logFile() + ") ...");
         worker.start();
         client = new PipelineClient(
                 stack.infrastructure().kafkaBootstrapServers(), stack.topics(), true, this::printResult);
         printBanner(dataDir, concurrency, latency);
+    }
+
+    /**
+     * The worker's AOT cache, as the image starts it, when this build trained one ({@code -Paot}, before {@code local}
+     * in the same command) and this JVM can use it (JDK 25 or later; a cache another JVM trained is refused by the JVM
+     * with a warning, and the worker starts without it); else nothing.
+     */
+    private static List<String> aotCache() {
+        Path cache = BuildPaths.buildDir().resolve(AotTraining.CACHE);
+        if (Runtime.version().feature() < 25 || !Files.isRegularFile(cache)) {
+            return List.of();
+        }
+        say("Starting the worker with its AOT cache " + cache);
+        return List.of("-XX:AOTCache=" + cache);
     }
 
     /** Publishes every line of the file (or of the standard input), then waits for the outstanding results. */
