@@ -108,10 +108,56 @@ public final class ConfigurationCheck {
                                 .isPresent())
                 .ifPresent(parked -> problems.add("IMAGE_WORKER_TOPIC_REQUEST_PARKED must name another topic than"
                         + " IMAGE_WORKER_TOPIC_REQUEST and IMAGE_WORKER_TOPIC_REQUEST_PRIORITY"));
+        if (config.producerIdentity() == WorkerConfig.ProducerIdentity.topic) {
+            problems.addAll(producerTopicProblems(config));
+        }
         config.offsetWindow()
                 .filter(window -> window < 1 || window > 1000)
                 .ifPresent(window -> problems.add("IMAGE_WORKER_OFFSET_WINDOW (" + window + ") must be from 1 to 1000:"
                         + " what finishes above a commit must fit in the commit's metadata"));
+        return problems;
+    }
+
+    /**
+     * With the producer taken from the topic: the producers are named, each a name a topic may end with, and no other
+     * topic the worker reads or writes is one of theirs ({@code <request-topic>.<name>}, {@code
+     * <request-priority-topic>.<name>}), or the lanes would read it as a producer's requests.
+     */
+    private static List<String> producerTopicProblems(WorkerConfig config) {
+        List<String> problems = new ArrayList<>();
+        List<String> producers = config.producers().orElse(List.of()).stream()
+                .map(String::trim)
+                .filter(name -> !name.isEmpty())
+                .toList();
+        if (producers.isEmpty()) {
+            problems.add(
+                    "IMAGE_WORKER_PRODUCERS must name the producers (catalogue,edits) when"
+                            + " IMAGE_WORKER_PRODUCER_IDENTITY=topic: the worker reads <IMAGE_WORKER_TOPIC_REQUEST>.<producer>");
+            return problems;
+        }
+        producers.stream()
+                .filter(name -> !ProducerTopics.isName(name))
+                .forEach(name -> problems.add("IMAGE_WORKER_PRODUCERS: '" + name + "' is not 1 to 64 characters of"
+                        + " [A-Za-z0-9._-] starting with a letter, a digit, '_' or '-'"));
+        WorkerConfig.Topic topic = config.topic();
+        List<String> read = new ArrayList<>(ProducerTopics.topics(topic.request(), producers));
+        topic.requestPriority()
+                .filter(name -> !name.isBlank())
+                .ifPresent(base -> read.addAll(ProducerTopics.topics(base, producers)));
+        List<Optional<String>> others = List.of(
+                Optional.of(topic.completed()),
+                Optional.of(topic.failed()),
+                Optional.of(topic.dlq()),
+                topic.requestParked(),
+                topic.status(),
+                topic.cancel(),
+                Optional.of(topic.budget()));
+        for (Optional<String> other : others) {
+            other.filter(read::contains)
+                    .ifPresent(name -> problems.add("the topic " + name + " is named by a setting but is also a"
+                            + " producer's request topic (IMAGE_WORKER_PRODUCER_IDENTITY=topic reads"
+                            + " <IMAGE_WORKER_TOPIC_REQUEST>.<producer>): name it otherwise"));
+        }
         return problems;
     }
 

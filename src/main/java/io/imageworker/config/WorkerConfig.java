@@ -149,6 +149,24 @@ public interface WorkerConfig {
     @WithDefault("0.2")
     double priorityMinShare();
 
+    /**
+     * Where a request's producer comes from (issue 49): {@code declared} (the default, and the behaviour before it),
+     * the request's own {@code producer} field, which any writer of the request topic may set to any name; or {@code
+     * topic}, the request topic it arrived on: each producer of {@link #producers()} writes to {@code
+     * <request-topic>.<producer>} (and {@code <request-priority-topic>.<producer>}), under an ACL of its own, the
+     * worker subscribes to those topics, and a request whose {@code producer} names another is refused ({@code
+     * INVALID_REQUEST}, no call).
+     */
+    @WithDefault("declared")
+    ProducerIdentity producerIdentity();
+
+    /**
+     * With {@link #producerIdentity()} {@code topic}: the producers, by name ({@code catalogue,edits}), whose request
+     * topics ({@code <request-topic>.<name>}, {@code <request-priority-topic>.<name>}) the worker reads; required
+     * then, ignored otherwise. A producer added is read once the workers restart with it.
+     */
+    Optional<List<String>> producers();
+
     /** How the worker writes its log. */
     Log log();
 
@@ -397,6 +415,14 @@ public interface WorkerConfig {
          */
         @WithDefault("1h")
         Duration retention();
+    }
+
+    /** Where a request's producer comes from ({@link #producerIdentity()}). */
+    enum ProducerIdentity {
+        /** The request's {@code producer} field, as the producer declares it: one trusted team. */
+        declared,
+        /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
+        topic
     }
 
     /** What the spend guard does over its cap. */

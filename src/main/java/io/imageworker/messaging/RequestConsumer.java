@@ -82,6 +82,7 @@ public class RequestConsumer {
     private final WorkerConfig config;
     private final RequestParking parking;
     private final ParkedHolds holds;
+    private final ProducerIdentities identities;
 
     RequestConsumer(
             InFlight inFlight,
@@ -94,7 +95,8 @@ public class RequestConsumer {
             ReadAhead readAhead,
             WorkerConfig config,
             RequestParking parking,
-            ParkedHolds holds) {
+            ParkedHolds holds,
+            ProducerIdentities identities) {
         this.inFlight = inFlight;
         this.reader = reader;
         this.cpu = cpu;
@@ -106,6 +108,7 @@ public class RequestConsumer {
         this.config = config;
         this.parking = parking;
         this.holds = holds;
+        this.identities = identities;
     }
 
     /**
@@ -204,6 +207,8 @@ public class RequestConsumer {
         return cpu.run(() -> reader.read(message.getPayload(), context.headers()))
                 .chain(read -> read.either(
                         request -> {
+                            // In topic mode, the producer its topic authenticates (IMAGE_WORKER_PRODUCER_IDENTITY).
+                            String impostor = identities.authenticate(message, context, request.json());
                             String producer = RequestValidator.echoableProducer(request.json());
                             return inTurn(
                                     context,
@@ -217,8 +222,8 @@ public class RequestConsumer {
                                     producer,
                                     () -> parking.park(
                                             request.requestId(), producer, message.getPayload(), context, run),
-                                    tooLarge -> processPublish(request, context, lane, run, span, tooLarge),
-                                    () -> processPublish(request, context, lane, run, span, null));
+                                    tooLarge -> processPublish(request, context, lane, run, span, tooLarge, impostor),
+                                    () -> processPublish(request, context, lane, run, span, null, impostor));
                         },
                         unreadable -> inTurn(
                                 context,
@@ -260,7 +265,9 @@ public class RequestConsumer {
 
     /**
      * A request processed (its start told as its first call leaves) and its result published; refused before any call
-     * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}).
+     * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}); refused before
+     * anything else, the ledger unread, when it names a producer its topic does not authenticate ({@code impostor},
+     * the reason, or null: {@link ProducerIdentities}).
      */
     private Uni<Void> processPublish(
             RecordReader.Read.Request request,
@@ -268,14 +275,18 @@ public class RequestConsumer {
             Lane lane,
             InFlight.Run run,
             Span span,
-            String tooLargeToPark) {
+            String tooLargeToPark,
+            String impostor) {
         String requestId = request.requestId();
         String unpublishable = refusal(tooLargeToPark, sender.unpublishable(requestId, context, span));
         return sender.tellingStarts(
                         requestId,
                         context,
                         span,
-                        processor.process(requestId, request.json(), context.receivedAt(), lane, unpublishable))
+                        impostor != null
+                                ? processor.refuse(requestId, request.json(), context.receivedAt(), impostor)
+                                : processor.process(
+                                        requestId, request.json(), context.receivedAt(), lane, unpublishable))
                 .invoke(event -> RequestSpans.describe(span, event))
                 .chain(result -> sender.publish(result, context, run, span));
     }

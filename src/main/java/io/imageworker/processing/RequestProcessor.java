@@ -99,6 +99,22 @@ public class RequestProcessor {
                 .indefinitely());
     }
 
+    /**
+     * The refusal ({@code INVALID_REQUEST}, with {@code message}) of a request that may not be worked at all, decided
+     * before its ledger is read and recorded nowhere: a request naming a producer its topic does not authenticate
+     * (issue 49) is answered without reading, replaying or overwriting the record of anyone's request, and costs no
+     * call.
+     */
+    public Uni<TerminalEvent> refuse(String requestId, JsonNode json, Instant receivedAt, String message) {
+        return Uni.createFrom()
+                .item(() -> {
+                    Log.infof("[%s] refused: %s", requestId, message);
+                    return (TerminalEvent)
+                            RequestSoFar.refused(requestId, json, receivedAt, ErrorCode.INVALID_REQUEST, message);
+                })
+                .invoke(metrics::ended);
+    }
+
     /** What the request comes to: its recorded outcome, replayed, or one decided now (recorded by {@link #settle}). */
     private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
         return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {

@@ -177,6 +177,44 @@ class StartupCheckTest {
     }
 
     @Test
+    void refusesProducerTopicsWithoutProducersOrThatAnotherSettingNames() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.producer-identity", "topic")), channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_PRODUCERS must name the producers");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "catalogue,..")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_PRODUCERS: '..'");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "catalogue,dlq",
+                                "image-worker.topic.dlq", "image-request.dlq")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("image-request.dlq", "IMAGE_WORKER_PRODUCER_IDENTITY=topic");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity",
+                                "topic",
+                                "image-worker.producers",
+                                "catalogue,edits")),
+                        channels("1200000")))
+                .isEmpty();
+        // Declared producers: the list is not read.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.topic.dlq", "image-request.dlq")), channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
     void refusesAMemoryBudgetThatIsNoPositiveSize() {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))

@@ -2,6 +2,7 @@ package io.imageworker.messaging.parking;
 
 import io.imageworker.ImageRequest;
 import io.imageworker.config.KafkaClientConfig;
+import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.results.RecordContext;
@@ -72,6 +73,9 @@ public class RequestParking {
     /** The largest record the worker's producers send ({@code max.request.size}). */
     private final int maxRecordBytes;
     /** The parked topic's {@code max.message.bytes}, once read at start ({@link #missingTopic()}); else no bound. */
+    /** Whether the producer is taken from the topic: the request topics are {@code <source>.<producer>}. */
+    private final boolean perProducer;
+
     private volatile int topicMaxBytes = Integer.MAX_VALUE;
     /** The parked topic's partitions, once read. */
     private volatile int partitionCount;
@@ -85,6 +89,7 @@ public class RequestParking {
         this.transactions = transactions;
         this.kafkaClients = kafkaClients;
         this.source = config.topic().request();
+        this.perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
         this.parked = config.topic().requestParked().filter(topic -> !topic.isBlank());
         this.maxRecordBytes = ResultPublisher.maxRecordBytes(kafka);
         if (parked.isPresent() && !transactions.enabled()) {
@@ -170,9 +175,16 @@ public class RequestParking {
         }
     }
 
-    /** Whether records of {@code context}'s topic may be parked: parking is on and it is the request topic. */
+    /**
+     * Whether records of {@code context}'s topic may be parked: parking is on and it is the request topic (with the
+     * producer taken from the topic, one of the producers' request topics: {@link ProducerTopics}).
+     */
     public boolean parks(RecordContext context) {
-        return parked.isPresent() && transactions.enabled() && source.equals(context.topic());
+        return parked.isPresent() && transactions.enabled() && isRequestTopic(context.topic());
+    }
+
+    private boolean isRequestTopic(String topic) {
+        return perProducer ? ProducerTopics.producerOf(topic, source) != null : source.equals(topic);
     }
 
     /**
