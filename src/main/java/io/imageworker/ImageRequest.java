@@ -22,6 +22,9 @@ import java.util.regex.Pattern;
  *     terminal event
  * @param producer who asked (contract v1.2), 1 to 64 characters of {@code [A-Za-z0-9._-]}, or null when the request
  *     names none ({@link #producerName()} is then {@value #DEFAULT_PRODUCER}); echoed on the result only when named
+ * @param idScope the producer within which {@code requestId} is unique, when the producer is authenticated by its
+ *     topic ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}, issue 49): its result document and images are then stored
+ *     under it ({@link #storageId()}); null when ids are unique across producers (the default, {@code declared})
  */
 public record ImageRequest(
         String requestId,
@@ -35,7 +38,8 @@ public record ImageRequest(
         Instant deadline,
         Map<String, String> metadata,
         int count,
-        String producer) {
+        String producer,
+        String idScope) {
 
     /** The most variants one request may ask for. */
     public static final int MAX_COUNT = 8;
@@ -45,6 +49,23 @@ public record ImageRequest(
 
     /** The rule of a {@code producer} (contract v1.2). */
     public static final Pattern PRODUCER = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+
+    /**
+     * The name the request is stored under: its {@code requestId}, or {@code <idScope>/<requestId>} when its id is
+     * unique only within its producer ({@link #scopedId}).
+     */
+    public String storageId() {
+        return scopedId(idScope, requestId);
+    }
+
+    /**
+     * The name a request of {@code requestId} is stored under within {@code scope} (null: none): {@code
+     * <scope>/<requestId>}. Neither a producer nor an id holds a {@code /}, so a scoped name is no id, and no two
+     * producers' names are the same.
+     */
+    public static String scopedId(String scope, String requestId) {
+        return scope == null ? requestId : scope + "/" + requestId;
+    }
 
     /** Who asked: the request's {@code producer}, or {@value #DEFAULT_PRODUCER} when it names none. */
     public String producerName() {

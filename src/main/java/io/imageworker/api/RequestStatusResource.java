@@ -1,5 +1,6 @@
 package io.imageworker.api;
 
+import io.imageworker.ImageRequest;
 import io.imageworker.RequestFailure;
 import io.imageworker.RequestId;
 import io.imageworker.TerminalEvent;
@@ -13,6 +14,7 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.time.Duration;
@@ -105,15 +107,37 @@ public class RequestStatusResource {
                             description = "The request's id",
                             schema = @Schema(pattern = "^[A-Za-z0-9._:-]{1,128}$", maxLength = RequestId.MAX_LENGTH))
                     @PathParam("requestId")
-                    String requestId) {
+                    String requestId,
+            @Parameter(
+                            description = "The request's producer: required, and part of the request's name, when the"
+                                    + " producer is taken from the topic (IMAGE_WORKER_PRODUCER_IDENTITY=topic, where"
+                                    + " a requestId is unique within its producer); ignored otherwise",
+                            schema = @Schema(pattern = "^[A-Za-z0-9._-]{1,64}$", maxLength = 64))
+                    @QueryParam("producer")
+                    String producer) {
         if (!RequestId.isValid(requestId)) {
             return Uni.createFrom()
                     .item(answer(
                             Response.Status.BAD_REQUEST,
                             new Problem("INVALID_REQUEST_ID", "a requestId is " + RequestId.RULE)));
         }
+        boolean idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
+        if (idsPerProducer
+                && (producer == null
+                        || !ImageRequest.PRODUCER.matcher(producer).matches()
+                        || producer.equals(".")
+                        || producer.equals(".."))) {
+            return Uni.createFrom()
+                    .item(answer(
+                            Response.Status.BAD_REQUEST,
+                            new Problem(
+                                    "INVALID_REQUEST_ID",
+                                    "a requestId is unique within its producer here: name it, ?producer= followed"
+                                            + " by 1 to 64 characters of [A-Za-z0-9._-]")));
+        }
+        String stored = ImageRequest.scopedId(idsPerProducer ? producer : null, requestId);
         Optional<RequestStates.State> before = states.of(requestId);
-        return lookups.find(requestId)
+        return lookups.find(stored)
                 .ifNoItem()
                 .after(LOOKUP_WAIT)
                 .fail()

@@ -2,9 +2,11 @@ package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.ErrorCode;
+import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
 import io.imageworker.RequestFailure;
 import io.imageworker.TerminalEvent;
+import io.imageworker.config.WorkerConfig;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
@@ -39,6 +41,9 @@ public class RequestProcessor {
     private final Tracing tracing;
     private final Cancellations cancellations;
     private final RequestStates states;
+    /** Whether ids are unique only within their producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}). */
+    private final boolean idsPerProducer;
+    /** The executions under way, by the name their request is stored under ({@code ImageRequest.storageId()}). */
     private final Map<String, Uni<TerminalEvent>> inFlight = new ConcurrentHashMap<>();
 
     RequestProcessor(
@@ -50,7 +55,8 @@ public class RequestProcessor {
             Shutdown shutdown,
             Tracing tracing,
             Cancellations cancellations,
-            RequestStates states) {
+            RequestStates states,
+            WorkerConfig config) {
         this.ledger = ledger;
         this.validator = validator;
         this.planner = planner;
@@ -60,6 +66,7 @@ public class RequestProcessor {
         this.tracing = tracing;
         this.cancellations = cancellations;
         this.states = states;
+        this.idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
     }
 
     /** {@link #process(String, JsonNode, Instant, Lane)} of the normal lane. */
@@ -83,18 +90,21 @@ public class RequestProcessor {
      */
     public Uni<TerminalEvent> process(
             String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
-        return inFlight.computeIfAbsent(requestId, id -> Uni.createFrom()
+        // Where ids are unique within a producer, copies share an execution only when they are of one producer.
+        String stored = ImageRequest.scopedId(
+                RequestValidator.idScope(idsPerProducer, RequestValidator.echoableProducer(json)), requestId);
+        return inFlight.computeIfAbsent(stored, key -> Uni.createFrom()
                 .deferred(() -> {
-                    states.held(id);
-                    return outcome(id, json, receivedAt, lane, unpublishable);
+                    states.held(requestId);
+                    return outcome(requestId, stored, json, receivedAt, lane, unpublishable);
                 })
                 .onItemOrFailure()
-                .transformToUni((outcome, failure) -> settle(id, outcome, failure))
+                .transformToUni((outcome, failure) -> settle(requestId, stored, outcome, failure))
                 .invoke(metrics::ended)
                 .onTermination()
-                .invoke(() -> states.ended(id))
+                .invoke(() -> states.ended(requestId))
                 .onTermination()
-                .invoke(() -> inFlight.remove(id))
+                .invoke(() -> inFlight.remove(stored))
                 .memoize()
                 .indefinitely());
     }
@@ -116,8 +126,9 @@ public class RequestProcessor {
     }
 
     /** What the request comes to: its recorded outcome, replayed, or one decided now (recorded by {@link #settle}). */
-    private Uni<Outcome> outcome(String requestId, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
-        return ledger.find(requestId).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
+    private Uni<Outcome> outcome(
+            String requestId, String stored, JsonNode json, Instant receivedAt, Lane lane, String unpublishable) {
+        return ledger.find(stored).onItemOrFailure().transformToUni((recorded, lookupFailed) -> {
             if (lookupFailed != null) {
                 // Without the record, a call could bill a request that already ended: no call, and nothing to
                 // record it in.
@@ -200,7 +211,7 @@ public class RequestProcessor {
      * window that has ended, a cancel no longer held), and the same {@code requestId} is the same request. Only an
      * outcome decided without reading the ledger (it could not be read) is not: the store is what failed.
      */
-    private Uni<TerminalEvent> settle(String requestId, Outcome outcome, Throwable failure) {
+    private Uni<TerminalEvent> settle(String requestId, String stored, Outcome outcome, Throwable failure) {
         boolean failedNow = failure != null
                 || outcome.source() != Source.REPLAYED && outcome.event() instanceof TerminalEvent.Failed;
         if (shutdown.abandoned() && failedNow) {
@@ -218,7 +229,7 @@ public class RequestProcessor {
         }
         cancellations.ended(outcome.event());
         return outcome.source() == Source.DECIDED
-                ? ledger.record(outcome.event())
+                ? ledger.record(stored, outcome.event())
                 : Uni.createFrom().item(outcome.event());
     }
 

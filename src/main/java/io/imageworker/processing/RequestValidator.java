@@ -50,8 +50,11 @@ public class RequestValidator {
     private final List<String> allowedPrefixes;
     private final String defaultPrefix;
     private final String resultPrefix;
+    /** Whether a request's id is unique only within its producer, its topic's ({@code producer-identity=topic}). */
+    private final boolean idsPerProducer;
 
     RequestValidator(WorkerConfig config) {
+        this.idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
         this.defaultPrefix = config.storage().keyPrefix();
         this.resultPrefix = config.storage().resultPrefix();
         this.allowedPrefixes = config.storage().allowedKeyPrefixes().orElse(List.of(defaultPrefix));
@@ -138,7 +141,9 @@ public class RequestValidator {
         }
         String keyPrefix = keyPrefix(json);
         int count = count(json);
-        StorageKeys.refusal(keyPrefix, resultPrefix, requestId, count).ifPresent(reason -> {
+        String producer = producer(json);
+        String scope = idScope(idsPerProducer, producer);
+        StorageKeys.refusal(keyPrefix, resultPrefix, scope, requestId, count).ifPresent(reason -> {
             throw new Refusal(reason);
         });
         return new ImageRequest(
@@ -153,7 +158,17 @@ public class RequestValidator {
                 deadline(json),
                 metadata(json),
                 count,
-                producer(json));
+                producer,
+                scope);
+    }
+
+    /**
+     * The producer a request's id is unique within: with {@code idsPerProducer} (the producer taken from the topic,
+     * which has set the request's {@code producer} to it), its producer ({@code default} when it names none); otherwise
+     * none, ids being unique across producers.
+     */
+    public static String idScope(boolean idsPerProducer, String producer) {
+        return idsPerProducer ? (producer == null ? ImageRequest.DEFAULT_PRODUCER : producer) : null;
     }
 
     /**

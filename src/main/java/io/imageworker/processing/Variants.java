@@ -58,7 +58,7 @@ class Variants {
         if (begun.request().count() == 1) {
             return Uni.createFrom().item(begun);
         }
-        return ledger.variants(begun.request().requestId()).map(begun::recalled);
+        return ledger.variants(begun.request().storageId()).map(begun::recalled);
     }
 
     /**
@@ -116,7 +116,7 @@ class Variants {
                             return Uni.createFrom().failure(new AbandonedException(request.requestId(), null));
                         }
                         return request.count() > 1
-                                ? ledger.recordVariant(request.requestId(), outcome)
+                                ? ledger.recordVariant(request.storageId(), outcome)
                                         .replaceWith(outcome)
                                 : Uni.createFrom().item(outcome);
                     });

@@ -82,7 +82,7 @@ public class ImageStorage {
 
     /** The key of variant {@code variant} (from 1) of {@code request} stored as {@code format}. */
     static String key(ImageRequest request, int variant, ImageFormat format) {
-        return StorageKeys.imageKey(request.keyPrefix(), request.requestId(), request.count(), variant, format);
+        return StorageKeys.imageKey(request.keyPrefix(), request.storageId(), request.count(), variant, format);
     }
 
     /** Where an image went, and how long storing it took. */

@@ -66,7 +66,7 @@ public class ImageStore {
 
     /** Writes the result document of a request: the terminal event it ended with. */
     public Uni<Void> putResult(String requestId, byte[] json) {
-        if (!RequestId.isValid(requestId)) {
+        if (!StorageKeys.isStoredName(requestId)) {
             return invalidRequestId();
         }
         return putJson(resultKey(requestId), json);
@@ -88,7 +88,7 @@ public class ImageStore {
 
     /** The result document of a request, if its outcome is already recorded. */
     public Uni<Optional<byte[]>> findResult(String requestId) {
-        if (!RequestId.isValid(requestId)) {
+        if (!StorageKeys.isStoredName(requestId)) {
             return invalidRequestId();
         }
         String key = resultKey(requestId);
@@ -107,10 +107,11 @@ public class ImageStore {
 
     /**
      * Writes the record of one variant of a request ({@code <result-prefix><requestId>/<variant>.json}): a key no
-     * terminal record can have, since a {@code requestId} holds no {@code /}.
+     * terminal record can have, since a {@code requestId} holds no {@code /} (nor a producer, in a name {@code
+     * <producer>/<requestId>}: {@link StorageKeys#isStoredName}).
      */
     public Uni<Void> putVariant(String requestId, int variant, byte[] json) {
-        if (!RequestId.isValid(requestId)) {
+        if (!StorageKeys.isStoredName(requestId)) {
             return invalidRequestId();
         }
         return putJson(variantRecordKey(config.resultPrefix(), requestId, variant), json);
@@ -122,7 +123,7 @@ public class ImageStore {
      * them all.
      */
     public Uni<List<byte[]>> findVariants(String requestId) {
-        if (!RequestId.isValid(requestId)) {
+        if (!StorageKeys.isStoredName(requestId)) {
             return invalidRequestId();
         }
         String prefix = variantsPrefix(requestId);

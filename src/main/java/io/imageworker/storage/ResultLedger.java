@@ -24,6 +24,10 @@ import java.util.Optional;
  * <p>A request with {@code count} above 1 also has a record per variant ({@code <result-prefix><requestId>/<i>.json}),
  * written as each variant ends: a redelivery before its terminal event is recorded calls the gateway only for the
  * variants without one.
+ *
+ * <p>Each method takes the name the request is stored under: its {@code requestId}, or, where ids are unique only
+ * within a producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}), {@code <producer>/<requestId>} ({@code
+ * ImageRequest.storageId()}), so that no producer reads, replays or overwrites another's record by its id.
  */
 @ApplicationScoped
 public class ResultLedger {
@@ -167,8 +171,12 @@ public class ResultLedger {
      * decide again (and call again).
      */
     public Uni<TerminalEvent> record(TerminalEvent event) {
-        return tracing.stage(
-                        "ledger write", () -> patience.retry(store.putResult(event.requestId(), codec.write(event))))
+        return record(event.requestId(), event);
+    }
+
+    /** {@link #record(TerminalEvent)} under the name {@code storedName} ({@code <producer>/<requestId>}, or the id). */
+    public Uni<TerminalEvent> record(String storedName, TerminalEvent event) {
+        return tracing.stage("ledger write", () -> patience.retry(store.putResult(storedName, codec.write(event))))
                 .replaceWith(event)
                 .onFailure()
                 .recoverWithItem(error -> {

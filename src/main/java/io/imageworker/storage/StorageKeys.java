@@ -1,5 +1,7 @@
 package io.imageworker.storage;
 
+import io.imageworker.ImageRequest;
+import io.imageworker.RequestId;
 import io.imageworker.image.ImageFormat;
 import java.util.Optional;
 
@@ -13,6 +15,10 @@ import java.util.Optional;
  * only breaks a key once its images are made (the {@code .} of {@code images/./2.png}) would otherwise be billed for
  * calls whose images cannot be stored. The ids {@code .} and {@code ..} are refused whatever the count: they are no
  * name in a path, whoever resolves one.
+ *
+ * <p>Where a request's id is unique only within its producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}), each key
+ * is built from its stored name, {@code <producer>/<requestId>} ({@link ImageRequest#storageId()}), instead of its id:
+ * {@code <keyPrefix><producer>/<requestId>.<ext>}, {@code <resultPrefix><producer>/<requestId>.json}, and so on.
  */
 public final class StorageKeys {
 
@@ -20,6 +26,25 @@ public final class StorageKeys {
     private static final ImageFormat[] STORED = {ImageFormat.PNG, ImageFormat.JPEG, ImageFormat.WEBP};
 
     private StorageKeys() {}
+
+    /**
+     * Whether {@code name} is a name a request may be stored under: a {@code requestId} that follows the contract's
+     * rule, or {@code <producer>/<requestId>}, both following theirs ({@link ImageRequest#storageId()}).
+     */
+    public static boolean isStoredName(String name) {
+        if (name == null) {
+            return false;
+        }
+        int slash = name.indexOf('/');
+        if (slash < 0) {
+            return RequestId.isValid(name);
+        }
+        String producer = name.substring(0, slash);
+        return ImageRequest.PRODUCER.matcher(producer).matches()
+                && !producer.equals(".")
+                && !producer.equals("..")
+                && RequestId.isValid(name.substring(slash + 1));
+    }
 
     /** The key of variant {@code variant} (from 1) of a request with {@code count} variants, stored as {@code format}. */
     public static String imageKey(String keyPrefix, String requestId, int count, int variant, ImageFormat format) {
@@ -49,9 +74,25 @@ public final class StorageKeys {
      * (the message names the first).
      */
     public static Optional<String> refusal(String keyPrefix, String resultPrefix, String requestId, int count) {
+        return refusal(keyPrefix, resultPrefix, null, requestId, count);
+    }
+
+    /**
+     * {@link #refusal(String, String, String, int)} of a request whose id is unique within {@code scope} (its
+     * producer; null: none), whose keys are built from {@code <scope>/<requestId>}.
+     */
+    public static Optional<String> refusal(
+            String keyPrefix, String resultPrefix, String scope, String requestId, int count) {
         if (requestId.equals(".") || requestId.equals("..")) {
             return Optional.of("requestId must not be '" + requestId + "': it becomes a segment of storage keys");
         }
+        if (scope != null && (scope.equals(".") || scope.equals(".."))) {
+            return Optional.of("producer must not be '" + scope + "': it becomes a segment of storage keys");
+        }
+        return keysRefusal(keyPrefix, resultPrefix, ImageRequest.scopedId(scope, requestId), count);
+    }
+
+    private static Optional<String> keysRefusal(String keyPrefix, String resultPrefix, String requestId, int count) {
         for (int variant = 1; variant <= count; variant++) {
             for (ImageFormat format : STORED) {
                 Optional<String> refused = refused(imageKey(keyPrefix, requestId, count, variant, format));

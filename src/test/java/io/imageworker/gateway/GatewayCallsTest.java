@@ -125,7 +125,19 @@ class GatewayCallsTest {
 
     private Uni<GatewayCalls.Result> runAsync(GatewayCalls calls, GatewayCalls.CallGate gate) {
         ImageRequest request = new ImageRequest(
-                "r-1", Operation.GENERATE, "a cat", null, null, List.of(), null, "images/", null, Map.of(), 1, null);
+                "r-1",
+                Operation.GENERATE,
+                "a cat",
+                null,
+                null,
+                List.of(),
+                null,
+                "images/",
+                null,
+                Map.of(),
+                1,
+                null,
+                null);
         return calls.call(new GatewayCalls.Call(
                 request,
                 1,

@@ -1,14 +1,21 @@
 package io.imageworker.pipeline;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
 import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -21,8 +28,9 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * The producer taken from the topic ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}, issue 49) on the real broker and
  * store: producers {@code a} and {@code b} write to their own topics ({@code <request-topic>.a}, {@code .b}, and the
  * priority lane's {@code image-request-priority.a}, {@code .b}), which the worker reads ({@code
- * IMAGE_WORKER_PRODUCERS}); producer b is hostile: it names a in {@code producer}. A request topic and a consumer group
- * of its own, and caps on both producers, so that what is charged to each can be read.
+ * IMAGE_WORKER_PRODUCERS}); producer b is hostile: it names a in {@code producer}, sends a's ids, and sends an id a
+ * will use before a does. No request of b reads, pre-empts or overwrites one of a's. A request topic and a consumer
+ * group of its own, and caps on both producers, so that what is charged to each can be read.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
@@ -51,6 +59,12 @@ class ProducerIdentityTest extends PipelineTestSupport {
 
     @Inject
     BudgetGuard budget;
+
+    @TestHTTPResource("/")
+    URI root;
+
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @BeforeEach
     void bothConsumed() {
@@ -93,5 +107,68 @@ class ProducerIdentityTest extends PipelineTestSupport {
             assertThat(callsFor(id)).as(id).hasSize(1);
         }
         assertThat(budget.used("b")).as("calls charged to b").isEqualTo(usedByB + 3);
+    }
+
+    @Test
+    void aRequestWithAnotherProducersIdGetsItsOwnResultAndLeavesTheOthersAlone() throws Exception {
+        String id = newId("taken");
+        kafka.send(OF_A, request(id, ""));
+        JsonNode ofA = body(result(id));
+        assertThat(ofA.path("image").path("key").asText()).isEqualTo("images/a/" + id + ".png");
+
+        kafka.send(OF_B, request(id, ""));
+
+        JsonNode ofB = nthResult(id, 2);
+        assertThat(ofB.path("producer").asText()).isEqualTo("b");
+        assertThat(ofB.path("image").path("key").asText())
+                .as("b's own image, not a's recorded one")
+                .isEqualTo("images/b/" + id + ".png");
+        assertThat(callsFor(id)).as("a call for each producer's request").hasSize(2);
+        // A's record is untouched: A's copy of its request is answered from it, with no call.
+        kafka.send(OF_A, request(id, ""));
+        JsonNode replayed = nthResult(id, 3);
+        assertThat(replayed.path("producer").asText()).isEqualTo("a");
+        assertThat(replayed.path("image")).isEqualTo(ofA.path("image"));
+        assertThat(callsFor(id)).hasSize(2);
+        // The status of an id is the status of one producer's request.
+        assertThat(status(id, "a").path("image")).isEqualTo(ofA.path("image"));
+        assertThat(status(id, "b").path("image")).isEqualTo(ofB.path("image"));
+        HttpResponse<String> unnamed = get("requests/" + id);
+        assertThat(unnamed.statusCode()).isEqualTo(400);
+        assertThat(unnamed.body()).contains("producer");
+    }
+
+    @Test
+    void anIdTakenFirstByAnotherProducerIsStillTheOwnersToUse() {
+        String id = newId("future");
+        kafka.send(OF_B, request(id, ""));
+        JsonNode ofB = body(result(id));
+        assertThat(ofB.path("producer").asText()).isEqualTo("b");
+
+        kafka.send(OF_A, request(id, ""));
+
+        JsonNode ofA = nthResult(id, 2);
+        assertThat(ofA.path("producer").asText()).isEqualTo("a");
+        assertThat(ofA.path("image").path("key").asText())
+                .as("a's own image, not b's")
+                .isEqualTo("images/a/" + id + ".png");
+        assertThat(ofA.path("image").path("sha256").asText()).isNotBlank();
+        assertThat(callsFor(id)).as("a call of its own for a's request").hasSize(2);
+    }
+
+    /** The {@code n}th result of {@code requestId} (from 1), waiting for it: results of one id share a partition. */
+    private static JsonNode nthResult(String requestId, int n) {
+        await().atMost(WITHIN).until(() -> kafka.results(requestId).size() >= n);
+        return body(kafka.results(requestId).get(n - 1));
+    }
+
+    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return http.send(HttpRequest.newBuilder(root.resolve(path)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode status(String requestId, String producer) throws IOException, InterruptedException {
+        HttpResponse<String> answer = get("requests/" + requestId + "?producer=" + producer);
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        return JSON.readTree(answer.body());
     }
 }

@@ -131,6 +131,6 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
 
     private static ImageRequest edit(List<ImageSource> references, ImageSource mask) {
         return new ImageRequest(
-                "r-1", Operation.EDIT, "a cat", null, null, references, mask, "images/", null, Map.of(), 1, null);
+                "r-1", Operation.EDIT, "a cat", null, null, references, mask, "images/", null, Map.of(), 1, null, null);
     }
 }

@@ -159,6 +159,36 @@ class StorageKeysPropertiesTest {
         return keys;
     }
 
+    @Example
+    void aRequestWhoseIdIsUniqueWithinItsProducerIsStoredUnderItsProducersName() {
+        ImageRequest request = new ImageRequest(
+                "r-1",
+                Operation.GENERATE,
+                "a cat",
+                null,
+                null,
+                List.of(),
+                null,
+                "images/",
+                null,
+                Map.of(),
+                2,
+                "b",
+                "b");
+
+        assertThat(request.storageId()).isEqualTo("b/r-1");
+        assertThat(StorageKeys.imageKey("images/", request.storageId(), 2, 1, ImageFormat.PNG))
+                .isEqualTo("images/b/r-1/1.png");
+        assertThat(StorageKeys.resultKey("results/", request.storageId())).isEqualTo("results/b/r-1.json");
+        assertThat(StorageKeys.isStoredName("b/r-1")).isTrue();
+        assertThat(StorageKeys.isStoredName("r-1")).isTrue();
+        assertThat(StorageKeys.isStoredName("../r-1")).isFalse();
+        assertThat(StorageKeys.isStoredName("b/c/r-1")).isFalse();
+        assertThat(StorageKeys.isStoredName("b/")).isFalse();
+        assertThat(StorageKeys.refusal("images/", "results/", "..", "r-1", 1)).isPresent();
+        assertThat(StorageKeys.refusal("images/", "results/", "b", "r-1", 2)).isEmpty();
+    }
+
     private static ImageRequest request(String requestId, int count) {
         return request(requestId, count, "images/");
     }
@@ -176,6 +206,7 @@ class StorageKeysPropertiesTest {
                 null,
                 Map.of(),
                 count,
+                null,
                 null);
     }
 }
