@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -16,7 +18,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.BeforeEach;
@@ -40,15 +45,22 @@ class ProducerIdentityTest extends PipelineTestSupport {
     static final String BASE = "image-request-tenants";
     static final String OF_A = BASE + ".a";
     static final String OF_B = BASE + ".b";
+    static final String PARKED = "image-request-parked-tenants";
 
     /** The tests' servers, with the producer taken from the topic. */
     public static class PerProducerTopics extends WorkerTestResource {
         @Override
         public Map<String, String> start() {
             Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(OF_A, OF_B, PRIORITY_REQUESTS + ".a", PRIORITY_REQUESTS + ".b");
+            Infrastructure.get()
+                    .kafka()
+                    .createTopics(OF_A, OF_B, PRIORITY_REQUESTS + ".a", PRIORITY_REQUESTS + ".b", PARKED);
             config.put("image-worker.producer-identity", "topic");
             config.put("image-worker.producers", "a,b");
+            // Parking on, beyond a window of 4 offsets: a backlog is parked, and read back as its producer's.
+            config.put("image-worker.topic.request-parked", PARKED);
+            config.put("image-worker.offset-window", "4");
+            config.put("image-worker.park-after", "4");
             config.put("image-worker.topic.request", BASE);
             config.put("image-worker.consumer-group", "producer-identity");
             config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
@@ -59,6 +71,9 @@ class ProducerIdentityTest extends PipelineTestSupport {
 
     @Inject
     BudgetGuard budget;
+
+    @Inject
+    MeterRegistry registry;
 
     @TestHTTPResource("/")
     URI root;
@@ -154,6 +169,39 @@ class ProducerIdentityTest extends PipelineTestSupport {
                 .isEqualTo("images/a/" + id + ".png");
         assertThat(ofA.path("image").path("sha256").asText()).isNotBlank();
         assertThat(callsFor(id)).as("a call of its own for a's request").hasSize(2);
+    }
+
+    @Test
+    void aParkedRequestIsStillItsTopicsProducers() {
+        double parkedBefore = parked();
+        gateway.control().setLatency(Duration.ofMillis(200));
+        List<String> backlog = new ArrayList<>();
+        for (int i = 0; i < 40; i++) {
+            String id = newId("backlog");
+            backlog.add(id);
+            // Keyed by id, over every partition; b names a on its first requests, which is still refused once parked.
+            kafka.send(OF_B, id, request(id, i < 4 ? "\"producer\":\"a\"" : ""), Map.of());
+        }
+
+        for (int i = 0; i < backlog.size(); i++) {
+            String id = backlog.get(i);
+            JsonNode event = body(result(id));
+            assertThat(event.path("producer").asText()).as(id).isEqualTo("b");
+            if (i < 4) {
+                assertThat(event.path("error").path("code").asText()).as(id).isEqualTo("INVALID_REQUEST");
+                assertThat(callsFor(id)).as(id).isEmpty();
+            } else {
+                assertThat(event.path("image").path("key").asText()).as(id).isEqualTo("images/b/" + id + ".png");
+                assertThat(callsFor(id)).as(id).hasSize(1);
+            }
+        }
+        assertThat(parked() - parkedBefore).as("requests parked").isPositive();
+    }
+
+    private double parked() {
+        return registry.find("image_worker_requests_parked").counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     /** The {@code n}th result of {@code requestId} (from 1), waiting for it: results of one id share a partition. */
