@@ -1,0 +1,27 @@
+package io.imageworker.testing.launch;
+
+import java.util.Comparator;
+import org.junit.jupiter.api.ClassDescriptor;
+import org.junit.jupiter.api.ClassOrderer;
+import org.junit.jupiter.api.ClassOrdererContext;
+
+/**
+ * The order of the test classes within each of Quarkus's groups (its {@code junit.quarkus.orderer.secondary-orderer}):
+ * the integration tests ({@code *IT}, which start packaged workers and mostly wait on them: calls of seconds, pauses,
+ * graces) first, then the others, each by name. The suite runs its classes side by side in a few threads; started by
+ * name, the longest integration tests came last and ran nearly alone at the end, two cores half idle, while started
+ * first their waits overlap with the unit tests' CPU.
+ */
+public final class IntegrationTestsFirst implements ClassOrderer {
+
+    @Override
+    public void orderClasses(ClassOrdererContext context) {
+        context.getClassDescriptors()
+                .sort(Comparator.comparing((ClassDescriptor test) -> !isIntegrationTest(test))
+                        .thenComparing(test -> test.getTestClass().getName()));
+    }
+
+    private static boolean isIntegrationTest(ClassDescriptor test) {
+        return test.getTestClass().getSimpleName().endsWith("IT");
+    }
+}
