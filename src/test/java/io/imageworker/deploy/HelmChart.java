@@ -11,10 +11,13 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 
@@ -48,8 +51,22 @@ final class HelmChart {
         return new Rendering(StrictManifests.read(template(values, sets)));
     }
 
-    /** {@code helm template} output, not yet read. */
+    /**
+     * {@code helm template} output, not yet read. Rendered once per values file and set of values in this JVM: many
+     * tests read the same rendering (every check of a ci values file), and a rendering is a run of Helm's Go library.
+     * A refusal is not kept (it is thrown again each time).
+     */
     static String template(Path values, Map<String, ?> sets) {
+        return RENDERED.computeIfAbsent(
+                new Inputs(values, Collections.unmodifiableMap(new HashMap<>(sets))), inputs -> rendered(values, sets));
+    }
+
+    /** What a rendering depends on besides the chart. */
+    private record Inputs(Path values, Map<String, ?> sets) {}
+
+    private static final Map<Inputs, String> RENDERED = new ConcurrentHashMap<>();
+
+    private static String rendered(Path values, Map<String, ?> sets) {
         TemplateCommand command = new Helm(DIRECTORY)
                 .template()
                 .withName(RELEASE)
