@@ -17,6 +17,12 @@ Each guard says why; included from deployment.yaml so it runs for every install 
 {{- fail "gateway.model is required: the image model identifier sent as `model`" }}
 {{- end }}
 
+{{- /* With the producer taken from the topic the worker reads one topic per producer named: with none named it
+refuses to start, and every pod would crash-loop. */}}
+{{- if and (eq (toString .Values.producerIdentity) "topic") (not (trim (toString .Values.producers))) }}
+{{- fail "producers is required with producerIdentity: topic: the producers whose topics <kafka.topics.request>.<producer> are read, e.g. catalogue,edits (IMAGE_WORKER_PRODUCERS)" }}
+{{- end }}
+
 {{- /* A repository without a registry is looked up on Docker Hub (docker.io/library/image-worker for the default), where
 this image is not: every pod would wait in ImagePullBackOff. Only an image loaded into the nodes themselves (kind load,
 minikube image load) runs under such a name, with a pull policy that does not pull it. */}}

@@ -428,6 +428,11 @@ class HelmChartTest {
                 new Refusal("no gateway URL", "gateway.baseUrl is required", Map.of(), Map.of("gateway.baseUrl", "")),
                 new Refusal("no model", "gateway.model is required", Map.of(), Map.of("gateway.model", "")),
                 new Refusal(
+                        "the producer taken from the topic, no producer named",
+                        "producers is required with producerIdentity: topic",
+                        Map.of("producerIdentity", "topic", "producers", "catalogue,edits"),
+                        Map.of("producers", "")),
+                new Refusal(
                         "no key at all", "the gateway key is required", inlineKey, Map.of("secret.gatewayApiKey", "")),
                 new Refusal(
                         "an existing Secret and an inline key",
