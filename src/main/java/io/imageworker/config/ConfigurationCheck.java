@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import org.eclipse.microprofile.config.Config;
 
 /**
@@ -86,6 +87,7 @@ public final class ConfigurationCheck {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
         }
         problems.addAll(topicProblems(config));
+        problems.addAll(referenceProblems(config));
         problems.addAll(timingProblems(config, channels));
         return problems;
     }
@@ -115,6 +117,77 @@ public final class ConfigurationCheck {
                 .filter(window -> window < 1 || window > 1000)
                 .ifPresent(window -> problems.add("IMAGE_WORKER_OFFSET_WINDOW (" + window + ") must be from 1 to 1000:"
                         + " what finishes above a commit must fit in the commit's metadata"));
+        return problems;
+    }
+
+    /**
+     * The places {@code s3://} references may be read from ({@code IMAGE_WORKER_REFERENCE_PREFIXES}): each well formed
+     * and in an allowed bucket; with the producer taken from the topic, none overlapping the keys the worker writes
+     * (an output key prefix, the result prefix), so that a shared place never holds another producer's output, and no
+     * producer's own output ({@code <key prefix><producer>/}) overlapping another's or the results.
+     */
+    static List<String> referenceProblems(WorkerConfig config) {
+        List<String> problems = new ArrayList<>();
+        Optional<ReferencePrefixes> shared;
+        try {
+            shared = ReferencePrefixes.of(config.reference().prefixes());
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
+            return problems;
+        }
+        String bucket = config.storage().bucket();
+        Set<String> buckets = config.reference().allowedBuckets().orElse(Set.of(bucket));
+        List<String> outputs = new ArrayList<>(List.of(config.storage().keyPrefix()));
+        config.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
+                .filter(prefix -> !outputs.contains(prefix))
+                .forEach(outputs::add));
+        boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
+        for (ReferencePrefixes.Prefix prefix :
+                shared.map(ReferencePrefixes::prefixes).orElse(List.of())) {
+            if (!buckets.contains(prefix.bucket())) {
+                problems.add(ReferencePrefixes.SETTING + ": " + prefix + " is in a bucket that is not in"
+                        + " IMAGE_WORKER_REFERENCE_ALLOWED_BUCKETS (" + String.join(",", buckets) + ")");
+            }
+            if (!perProducer) {
+                continue;
+            }
+            List<String> written = new ArrayList<>(outputs);
+            written.add(config.storage().resultPrefix());
+            written.stream()
+                    .filter(output -> prefix.overlaps(bucket, output))
+                    .findFirst()
+                    .ifPresent(output -> problems.add(ReferencePrefixes.SETTING + ": " + prefix + " overlaps s3://"
+                            + bucket + "/" + output + ", where the worker writes every producer's images or results:"
+                            + " with IMAGE_WORKER_PRODUCER_IDENTITY=topic a shared place must hold no producer's"
+                            + " output (each reads its own, <key prefix><producer>/, without it)"));
+        }
+        if (perProducer) {
+            List<String[]> own = new ArrayList<>();
+            for (String producer : config.producers().orElse(List.of())) {
+                for (String output : outputs) {
+                    own.add(new String[] {producer.trim(), output + producer.trim() + "/"});
+                }
+            }
+            String results = config.storage().resultPrefix();
+            for (int i = 0; i < own.size(); i++) {
+                String mine = own.get(i)[1];
+                // Under the result prefix, an output holds its own producer's documents (<results><producer>/):
+                // only one that holds the result prefix holds everyone's.
+                if (results.startsWith(mine)) {
+                    problems.add("the output of a producer, s3://" + bucket + "/" + mine + ", overlaps the result"
+                            + " prefix IMAGE_WORKER_STORAGE_RESULT_PREFIX (" + results + "): a producer would read"
+                            + " the result documents of every producer as its own output; name them apart");
+                }
+                for (int j = i + 1; j < own.size(); j++) {
+                    String other = own.get(j)[1];
+                    if (!own.get(i)[0].equals(own.get(j)[0]) && (mine.startsWith(other) || other.startsWith(mine))) {
+                        problems.add("the outputs s3://" + bucket + "/" + mine + " and s3://" + bucket + "/" + other
+                                + " of two producers overlap (IMAGE_WORKER_PRODUCERS and the storage key prefixes):"
+                                + " one would read the other's images as its own; name them apart");
+                    }
+                }
+            }
+        }
         return problems;
     }
 

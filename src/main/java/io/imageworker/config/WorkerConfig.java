@@ -593,6 +593,15 @@ public interface WorkerConfig {
 
         /** Hosts an {@code https://} reference may name; empty allows none. */
         Optional<Set<String>> allowedHosts();
+
+        /**
+         * Where an {@code s3://} reference may be read from, within {@link #allowedBuckets()} ({@code
+         * IMAGE_WORKER_REFERENCE_PREFIXES}, issue 49): {@code s3://<bucket>/<key prefix>/,...} ({@link
+         * ReferencePrefixes}). With {@link WorkerConfig#producerIdentity()} {@code topic}, these shared places and the
+         * producer's own output ({@code <key prefix><producer>/}) only, never another producer's, empty: its own
+         * output only. With {@code declared}: empty reads any key of the allowed buckets, as before; set, only these.
+         */
+        Optional<List<String>> prefixes();
     }
 
     /** Retry policy. */

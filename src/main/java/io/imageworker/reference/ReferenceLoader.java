@@ -11,13 +11,13 @@ import io.imageworker.support.Base64Text;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
+import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Set;
 import software.amazon.awssdk.core.exception.SdkServiceException;
 import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 
@@ -39,7 +39,10 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
  *
  * <h2>Refused, or the store failed</h2>
  *
- * An {@code s3://} reference that does not exist, or that the store refuses to give (403 and other 4xx), is refused.
+ * An {@code s3://} reference that does not exist, that the store refuses to give (403 and other 4xx), or that the
+ * request may not read ({@link ReadableObjects}: {@code IMAGE_WORKER_REFERENCE_PREFIXES}, and in {@code topic} mode
+ * another producer's output) is refused with one message for all three ({@link #UNREADABLE}), the last with no read
+ * of the store, so that a refusal tells nobody whether someone else's key exists or how large it is.
  * A store that cannot be reached, times out or answers 5xx is an infrastructure failure: the read is retried within
  * {@code IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE}, then fails with {@link ReferenceStoreException}, never as a
  * refused reference.
@@ -56,9 +59,15 @@ public class ReferenceLoader {
     /** The gateway's per-file limit (gateway contract §4), {@link WorkerConfig.Download#MAX_IMAGE_BYTES}. */
     public static final long MAX_BYTES = WorkerConfig.Download.MAX_IMAGE_BYTES;
 
+    /**
+     * What the refusal of an {@code s3://} object that cannot be read says after its address, whether it is missing,
+     * refused by the store, or outside what the request may read.
+     */
+    public static final String UNREADABLE = "does not exist or may not be read by this request";
+
     private final ImageStore store;
     private final HttpsReferenceFetcher https;
-    private final Set<String> allowedBuckets;
+    private final ReadableObjects readable;
     private final Patience patience;
     private final CpuWork cpu;
     private final Tracing tracing;
@@ -72,9 +81,7 @@ public class ReferenceLoader {
             Tracing tracing) {
         this.store = store;
         this.https = https;
-        this.allowedBuckets = config.reference()
-                .allowedBuckets()
-                .orElse(Set.of(config.storage().bucket()));
+        this.readable = new ReadableObjects(config);
         this.patience = patience;
         this.cpu = cpu;
         this.tracing = tracing;
@@ -114,8 +121,8 @@ public class ReferenceLoader {
         return Multi.createFrom()
                 .range(0, sources.size())
                 .onItem()
-                .transformToUniAndConcatenate(
-                        i -> tracing.stage("reference", () -> load(sources.get(i), names.get(i)), (span, image) -> {
+                .transformToUniAndConcatenate(i ->
+                        tracing.stage("reference", () -> load(request, sources.get(i), names.get(i)), (span, image) -> {
                             span.setAttribute("image_worker.reference", names.get(i));
                             span.setAttribute(
                                     "image_worker.format", image.info().format().mimeType());
@@ -128,14 +135,14 @@ public class ReferenceLoader {
                         request.mask() == null ? null : images.get(references)));
     }
 
-    private Uni<LoadedImage> load(ImageSource source, String name) {
+    private Uni<LoadedImage> load(ImageRequest request, ImageSource source, String name) {
         if (source.base64() != null) {
             // Decoding and inspecting megabytes is CPU work: one task on the pool.
             return cpu.run(() -> checked(decode(source.base64(), name), name));
         }
         Uni<byte[]> bytes;
         if (source.uri().startsWith("s3://")) {
-            bytes = fromStore(source.uri(), name);
+            bytes = fromStore(request.producer(), source.uri(), name);
         } else {
             // Every other URI, http:// included, goes to the fetcher, which refuses anything but an allowed https://.
             bytes = https.fetch(source.uri(), name);
@@ -143,7 +150,7 @@ public class ReferenceLoader {
         return bytes.chain(data -> cpu.run(() -> checked(data, name)));
     }
 
-    private Uni<byte[]> fromStore(String uri, String name) {
+    private Uni<byte[]> fromStore(String producer, String uri, String name) {
         ObjectAddress address;
         try {
             // The validator refused a broken address already; parsing again keeps this class safe on its own.
@@ -153,16 +160,22 @@ public class ReferenceLoader {
         }
         String bucket = address.bucket();
         String key = address.key();
-        if (!allowedBuckets.contains(bucket)) {
+        if (!readable.bucketAllowed(bucket)) {
             return Uni.createFrom()
                     .failure(new ReferenceRefusedException(
                             name + ": bucket '" + bucket + "' is not in" + " IMAGE_WORKER_REFERENCE_ALLOWED_BUCKETS"));
+        }
+        if (!readable.mayRead(producer, bucket, key)) {
+            // Refused from the settings alone, with no read: answered as a missing object, so that the answer tells
+            // nothing of whether the key exists, or how large it is.
+            Log.debugf("%s: %s is outside the objects a request of %s may read", name, uri, producer);
+            return Uni.createFrom().failure(unreadable(uri, name));
         }
         // The size is checked before reading, so an oversized object is never loaded into memory; the read itself
         // is bounded too, in case the object was replaced by a larger one in between.
         return readFromStore(store.sizeOf(bucket, key), uri, name).onItem().transformToUni(size -> {
             if (size.isEmpty()) {
-                return Uni.createFrom().failure(doesNotExist(uri, name));
+                return Uni.createFrom().failure(unreadable(uri, name));
             }
             if (size.get() > MAX_BYTES) {
                 return Uni.createFrom()
@@ -173,7 +186,7 @@ public class ReferenceLoader {
                 return Uni.createFrom().failure(new ReferenceRefusedException(name + ": " + uri + " is empty"));
             }
             return readFromStore(store.readAtMost(bucket, key, MAX_BYTES), uri, name)
-                    .map(found -> found.orElseThrow(() -> doesNotExist(uri, name)));
+                    .map(found -> found.orElseThrow(() -> unreadable(uri, name)));
         });
     }
 
@@ -184,10 +197,12 @@ public class ReferenceLoader {
                 .transform(error -> new ReferenceStoreException(
                         name + ": the store could not be read for " + uri + ": " + briefly(error), error))
                 .onFailure(NoSuchBucketException.class)
-                .transform(error -> doesNotExist(uri, name))
+                .transform(error -> unreadable(uri, name))
                 .onFailure(SdkServiceException.class)
-                .transform(error -> new ReferenceRefusedException(name + ": " + uri + " cannot be read: the store"
-                        + " answered " + ((SdkServiceException) error).statusCode()));
+                .transform(error -> {
+                    Log.debugf("%s: %s: the store answered %d", name, uri, ((SdkServiceException) error).statusCode());
+                    return unreadable(uri, name);
+                });
     }
 
     /** The failure's type and the first sentence of its message: the SDK's messages go on with advice. */
@@ -200,8 +215,13 @@ public class ReferenceLoader {
         return error.getClass().getSimpleName() + ": " + (end < 0 ? message : message.substring(0, end + 1));
     }
 
-    private static ReferenceRefusedException doesNotExist(String uri, String name) {
-        return new ReferenceRefusedException(name + ": " + uri + " does not exist");
+    /**
+     * The one refusal of an object that does not exist, that the store refuses to give (403 and other 4xx), or that
+     * the request may not read ({@link ReadableObjects}): the same code and message for each, so that it tells nobody
+     * whether someone else's key exists.
+     */
+    static ReferenceRefusedException unreadable(String uri, String name) {
+        return new ReferenceRefusedException(name + ": " + uri + " " + UNREADABLE);
     }
 
     private static byte[] decode(String base64, String name) {

@@ -214,6 +214,66 @@ class StartupCheckTest {
                 .isEmpty();
     }
 
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "declared | s3://images/shared | must end with '/'",
+                "declared | images/shared/ | is not s3://<bucket>/<key prefix>",
+                "declared | s3://images/../ | none '.' or '..'",
+                "declared | s3://assets/shared/ | not in IMAGE_WORKER_REFERENCE_ALLOWED_BUCKETS",
+                "topic | s3://images/ | overlaps s3://images/images/",
+                "topic | s3://images/images/shared/ | overlaps s3://images/images/",
+                "topic | s3://images/results/shared/ | overlaps s3://images/results/",
+            })
+    void refusesReferencePrefixesThatAreMalformedOrHoldAProducersOutput(String mode, String prefixes, String why) {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", mode,
+                                "image-worker.producers", "a,b",
+                                "image-worker.reference.prefixes", prefixes)),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_REFERENCE_PREFIXES", why);
+    }
+
+    @Test
+    void acceptsReferencePrefixesApartFromTheOutputsAndRefusesOutputsThatOverlap() {
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "a,b",
+                                "image-worker.reference.allowed-buckets", "images,assets",
+                                "image-worker.reference.prefixes", "s3://images/shared/,s3://assets/")),
+                        channels("1200000")))
+                .isEmpty();
+        // Producer x of images/ reads images/x/, which holds y's output under the key prefix images/x/.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "x,y",
+                                "image-worker.storage.allowed-key-prefixes", "images/,images/x/")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("s3://images/images/x/", "s3://images/images/x/y/", "overlap");
+        // The key prefix data/ makes producer "results" read every result document of data/results/.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "results",
+                                "image-worker.storage.key-prefix", "data/",
+                                "image-worker.storage.result-prefix", "data/results/")),
+                        channels("1200000")))
+                .anySatisfy(problem -> assertThat(problem).contains("IMAGE_WORKER_STORAGE_RESULT_PREFIX"));
+        // Declared producers: the outputs are not producers', and a prefix over them is the operator's choice.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.reference.prefixes", "s3://images/")),
+                        channels("1200000")))
+                .isEmpty();
+    }
+
     @Test
     void refusesAMemoryBudgetThatIsNoPositiveSize() {
         assertThat(StartupCheck.problems(

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.reference.ReferenceLoader;
 import io.imageworker.testing.FileParts;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.RecordedCall;
@@ -241,7 +242,8 @@ class EditPipelineTest extends PipelineTestSupport {
         String base = stored(id + "/base.png", TestImages.png(1024, 1024));
         send(edit(id, "", uri(base), uri("s3://images/refs/" + id + "/nothing.png")));
 
-        assertRefusedWithoutACall(id, "references[1]: s3://images/refs/" + id + "/nothing.png does not exist");
+        assertRefusedWithoutACall(
+                id, "references[1]: s3://images/refs/" + id + "/nothing.png " + ReferenceLoader.UNREADABLE);
     }
 
     @Test
@@ -250,7 +252,8 @@ class EditPipelineTest extends PipelineTestSupport {
         // references[0] takes a round trip to the store to be refused, references[1] none: the order still decides.
         send(edit(id, "", uri("s3://images/refs/" + id + "/nothing.png"), inline(TestImages.gif(8, 8), "image/gif")));
 
-        assertRefusedWithoutACall(id, "references[0]: s3://images/refs/" + id + "/nothing.png does not exist");
+        assertRefusedWithoutACall(
+                id, "references[0]: s3://images/refs/" + id + "/nothing.png " + ReferenceLoader.UNREADABLE);
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.reference.ReferenceLoader;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.infra.Infrastructure;
@@ -169,6 +170,38 @@ class ProducerIdentityTest extends PipelineTestSupport {
                 .isEqualTo("images/a/" + id + ".png");
         assertThat(ofA.path("image").path("sha256").asText()).isNotBlank();
         assertThat(callsFor(id)).as("a call of its own for a's request").hasSize(2);
+    }
+
+    @Test
+    void aReferenceToAnotherProducersImageReadsAsAMissingOneAndCostsNoCall() {
+        String ofA = newId("a-image");
+        kafka.send(OF_A, request(ofA, ""));
+        String image = body(result(ofA)).path("image").path("uri").asText();
+        assertThat(image).isEqualTo("s3://images/images/a/" + ofA + ".png");
+
+        String stolen = newId("stolen");
+        kafka.send(OF_B, EditPipelineTest.edit(stolen, "", EditPipelineTest.uri(image)));
+        String missing = newId("missing");
+        String nowhere = "s3://images/images/b/" + missing + ".png";
+        kafka.send(OF_B, EditPipelineTest.edit(missing, "", EditPipelineTest.uri(nowhere)));
+        String own = newId("own");
+        kafka.send(OF_A, EditPipelineTest.edit(own, "", EditPipelineTest.uri(image)));
+
+        JsonNode refused = body(result(stolen)).path("error");
+        JsonNode absent = body(result(missing)).path("error");
+        assertThat(refused.path("code").asText()).isEqualTo("INVALID_REFERENCE");
+        assertThat(refused.path("code")).isEqualTo(absent.path("code"));
+        assertThat(refused.path("retryable")).isEqualTo(absent.path("retryable"));
+        // The same words as for a key that does not exist: nothing says a's image is there, or how large it is.
+        assertThat(refused.path("message").asText().replace(image, "<uri>"))
+                .isEqualTo(absent.path("message").asText().replace(nowhere, "<uri>"))
+                .isEqualTo("references[0]: <uri> " + ReferenceLoader.UNREADABLE);
+        assertThat(callsFor(stolen)).isEmpty();
+        assertThat(callsFor(missing)).isEmpty();
+        // Its owner may edit it.
+        JsonNode edited = body(result(own));
+        assertThat(edited.path("image").path("key").asText()).isEqualTo("images/a/" + own + ".png");
+        assertThat(callsFor(own)).hasSize(1);
     }
 
     @Test
