@@ -15,6 +15,8 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import java.time.Duration;
@@ -38,10 +40,16 @@ import org.eclipse.microprofile.openapi.annotations.tags.Tag;
  * read), the record is read with the asynchronous S3 client within {@link #LOOKUP_WAIT}, and a store that cannot be
  * read is answered with 503 and a body saying so.
  *
- * <p>Unauthenticated, on the port of health and metrics: its reads are bounded ({@link StatusLookups}: at most {@code
- * IMAGE_WORKER_STATUS_MAX_LOOKUPS} at once, one beyond them answered 429 with {@code Retry-After}, the last terminal
- * events read kept), so that the pipeline's own ledger lookups come first; and a completed request's presigned URL is
- * given only with {@code IMAGE_WORKER_STATUS_PRESIGNED_URLS=true}.
+ * <p>On the port of health and metrics; unauthenticated with declared producers. Its reads are bounded ({@link
+ * StatusLookups}: at most {@code IMAGE_WORKER_STATUS_MAX_LOOKUPS} at once, one beyond them answered 429 with {@code
+ * Retry-After}, the last terminal events read kept), so that the pipeline's own ledger lookups come first; and a
+ * completed request's presigned URL is given only with {@code IMAGE_WORKER_STATUS_PRESIGNED_URLS=true}.
+ *
+ * <p>With producers taken from their topics ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}, issue 49) a query needs a
+ * producer's credential ({@link StatusCallers}; 401 without, nothing read), and sees that producer's requests only:
+ * the record of {@code <producer>/<requestId>}, the requests held here under that name; {@code ?producer=} naming
+ * another producer reads as an unknown id, with nothing read. Each producer's queries have a bound of lookups of their
+ * own, so that one producer's flood is refused while another's queries pass.
  */
 @Path("/requests")
 @Tag(name = "requests", description = "The status of an image request, by its requestId")
@@ -57,8 +65,15 @@ public class RequestStatusResource {
     private final RequestStates states;
     private final Standings standings;
     private final WorkerConfig config;
+    private final StatusCallers callers;
 
-    RequestStatusResource(StatusLookups lookups, RequestStates states, Standings standings, WorkerConfig config) {
+    RequestStatusResource(
+            StatusLookups lookups,
+            RequestStates states,
+            Standings standings,
+            WorkerConfig config,
+            StatusCallers callers) {
+        this.callers = callers;
         this.lookups = lookups;
         this.states = states;
         this.standings = standings;
@@ -86,6 +101,12 @@ public class RequestStatusResource {
                     + " replica may)",
             content = @Content(schema = @Schema(implementation = RequestStatus.class)))
     @APIResponse(
+            responseCode = "401",
+            description = "UNAUTHENTICATED: with IMAGE_WORKER_PRODUCER_IDENTITY=topic, the query carries no producer's"
+                    + " credential (Authorization: Bearer <its IMAGE_WORKER_STATUS_TOKENS token>, or the header of"
+                    + " IMAGE_WORKER_STATUS_PRODUCER_HEADER set by an ingress); nothing is read",
+            content = @Content(schema = @Schema(implementation = Problem.class)))
+    @APIResponse(
             responseCode = "400",
             description = "INVALID_REQUEST_ID: the id breaks the contract's rule",
             content = @Content(schema = @Schema(implementation = Problem.class)))
@@ -100,7 +121,8 @@ public class RequestStatusResource {
     @APIResponse(
             responseCode = "429",
             description = "TOO_MANY_QUERIES: as many status queries as allowed read the store now"
-                    + " (IMAGE_WORKER_STATUS_MAX_LOOKUPS); ask again (Retry-After)",
+                    + " (IMAGE_WORKER_STATUS_MAX_LOOKUPS, per producer with IMAGE_WORKER_PRODUCER_IDENTITY=topic); ask"
+                    + " again (Retry-After)",
             content = @Content(schema = @Schema(implementation = Problem.class)))
     public Uni<Response> status(
             @Parameter(
@@ -109,52 +131,62 @@ public class RequestStatusResource {
                     @PathParam("requestId")
                     String requestId,
             @Parameter(
-                            description = "The request's producer: required, and part of the request's name, when the"
-                                    + " producer is taken from the topic (IMAGE_WORKER_PRODUCER_IDENTITY=topic, where"
-                                    + " a requestId is unique within its producer); ignored otherwise",
+                            description = "The request's producer, when the producer is taken from the topic"
+                                    + " (IMAGE_WORKER_PRODUCER_IDENTITY=topic, where a requestId is unique within its"
+                                    + " producer): optional, the credential's producer; any other reads as unknown."
+                                    + " Ignored otherwise",
                             schema = @Schema(pattern = "^[A-Za-z0-9._-]{1,64}$", maxLength = 64))
                     @QueryParam("producer")
-                    String producer) {
+                    String producer,
+            @Context HttpHeaders headers) {
+        String scope = null;
+        if (callers.required()) {
+            // Producers taken from their topics: the credential names the producer, before anything else is read.
+            Optional<String> caller = callers.producer(
+                    headers.getHeaderString(HttpHeaders.AUTHORIZATION),
+                    callers.header().map(headers::getHeaderString).orElse(null));
+            if (caller.isEmpty()) {
+                return Uni.createFrom()
+                        .item(Response.status(Response.Status.UNAUTHORIZED)
+                                .type(MediaType.APPLICATION_JSON_TYPE)
+                                .header(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"image-worker\"")
+                                .entity(new Problem("UNAUTHENTICATED", callers.how()))
+                                .build());
+            }
+            scope = caller.get();
+        }
         if (!RequestId.isValid(requestId)) {
             return Uni.createFrom()
                     .item(answer(
                             Response.Status.BAD_REQUEST,
                             new Problem("INVALID_REQUEST_ID", "a requestId is " + RequestId.RULE)));
         }
-        boolean idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        if (idsPerProducer
-                && (producer == null
-                        || !ImageRequest.PRODUCER.matcher(producer).matches()
-                        || producer.equals(".")
-                        || producer.equals(".."))) {
-            return Uni.createFrom()
-                    .item(answer(
-                            Response.Status.BAD_REQUEST,
-                            new Problem(
-                                    "INVALID_REQUEST_ID",
-                                    "a requestId is unique within its producer here: name it, ?producer= followed"
-                                            + " by 1 to 64 characters of [A-Za-z0-9._-]")));
+        if (scope != null && producer != null && !producer.equals(scope)) {
+            // Another producer's request: read as an unknown id, with nothing read of it.
+            return Uni.createFrom().item(answer(Response.Status.NOT_FOUND, standings.unknown(requestId)));
         }
-        String stored = ImageRequest.scopedId(idsPerProducer ? producer : null, requestId);
-        Optional<RequestStates.State> before = states.of(requestId);
-        return lookups.find(stored)
+        String stored = ImageRequest.scopedId(scope, requestId);
+        String caller = scope == null ? StatusLookups.ANYONE : scope;
+        Optional<RequestStates.State> before = states.of(stored);
+        return lookups.find(caller, stored)
                 .ifNoItem()
                 .after(LOOKUP_WAIT)
                 .fail()
                 .onItemOrFailure()
                 .transform((recorded, failure) ->
-                        failure == null ? status(requestId, recorded, before) : unreadable(requestId, failure));
+                        failure == null ? status(requestId, stored, recorded, before) : unreadable(requestId, failure));
     }
 
-    private Response status(String requestId, Optional<TerminalEvent> recorded, Optional<RequestStates.State> before) {
+    private Response status(
+            String requestId, String stored, Optional<TerminalEvent> recorded, Optional<RequestStates.State> before) {
         if (recorded.isPresent()) {
             return answer(
                     Response.Status.OK,
                     RequestStatus.recorded(recorded.get(), config.status().presignedUrls()));
         }
-        return states.of(requestId)
+        return states.of(stored)
                 .or(() -> before)
-                .map(state -> answer(Response.Status.OK, standings.held(requestId, state)))
+                .map(state -> answer(Response.Status.OK, standings.held(requestId, stored, state)))
                 .orElseGet(() -> answer(Response.Status.NOT_FOUND, standings.unknown(requestId)));
     }
 

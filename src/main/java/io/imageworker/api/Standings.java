@@ -61,16 +61,21 @@ class Standings {
 
     /** The answer for {@code requestId}, held here in {@code state}. */
     RequestStatus held(String requestId, RequestStates.State state) {
+        return held(requestId, requestId, state);
+    }
+
+    /** The answer for {@code requestId}, held here in {@code state} under {@code name} ({@code RequestStates.name}). */
+    RequestStatus held(String requestId, String name, RequestStates.State state) {
         if (state != RequestStates.State.QUEUED) {
             return RequestStatus.held(requestId, state, null, null);
         }
-        Optional<ProducerLines.Standing> standing = states.standing(requestId);
+        Optional<ProducerLines.Standing> standing = states.standing(name);
         if (standing.isEmpty()) {
             return RequestStatus.held(
                     requestId,
                     state,
                     RequestStatus.Queue.withoutEstimate(null, QueueEstimate.NO_POSITION),
-                    states.parkedHere(requestId) ? PARKED : IN_NO_LINE);
+                    states.parkedHere(name) ? PARKED : IN_NO_LINE);
         }
         return RequestStatus.held(requestId, state, queue(standing.get()), null);
     }

@@ -88,6 +88,7 @@ public final class ConfigurationCheck {
         }
         problems.addAll(topicProblems(config));
         problems.addAll(referenceProblems(config));
+        problems.addAll(statusProblems(config));
         problems.addAll(timingProblems(config, channels));
         return problems;
     }
@@ -117,6 +118,36 @@ public final class ConfigurationCheck {
                 .filter(window -> window < 1 || window > 1000)
                 .ifPresent(window -> problems.add("IMAGE_WORKER_OFFSET_WINDOW (" + window + ") must be from 1 to 1000:"
                         + " what finishes above a commit must fit in the commit's metadata"));
+        return problems;
+    }
+
+    /**
+     * The status endpoint's credentials, read with producers taken from their topics only: the tokens well formed, each
+     * of a producer the worker reads, and the ingress's header a header's name.
+     */
+    static List<String> statusProblems(WorkerConfig config) {
+        List<String> problems = new ArrayList<>();
+        if (config.producerIdentity() != WorkerConfig.ProducerIdentity.topic) {
+            return problems;
+        }
+        try {
+            Set<String> producers = config.producers().orElse(List.of()).stream()
+                    .map(String::trim)
+                    .collect(java.util.stream.Collectors.toSet());
+            StatusTokens.of(config.status().tokens()).tokens().keySet().stream()
+                    .filter(name -> !producers.contains(name))
+                    .sorted()
+                    .forEach(name ->
+                            problems.add(StatusTokens.SETTING + ": " + name + " is not one of IMAGE_WORKER_PRODUCERS"));
+        } catch (IllegalArgumentException invalid) {
+            problems.add(invalid.getMessage());
+        }
+        config.status()
+                .producerHeader()
+                .map(String::trim)
+                .filter(name -> !name.isEmpty() && !name.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"))
+                .ifPresent(name ->
+                        problems.add("IMAGE_WORKER_STATUS_PRODUCER_HEADER: '" + name + "' is not a header's name"));
         return problems;
     }
 

@@ -342,8 +342,10 @@ public interface WorkerConfig {
     }
 
     /**
-     * The status endpoint: unauthenticated (it answers for any request by id, on the port of health and metrics), and
-     * each query not answered from memory reads the result store with the pipeline's own S3 client.
+     * The status endpoint: on the port of health and metrics, unauthenticated with declared producers (it answers for
+     * any request by id), a producer's credential required with producers taken from their topics ({@link
+     * #tokens()}, {@link #producerHeader()}); each query not answered from memory reads the result store with the
+     * pipeline's own S3 client.
      */
     interface Status {
         /**
@@ -361,6 +363,22 @@ public interface WorkerConfig {
          */
         @WithDefault("4")
         int maxLookups();
+
+        /**
+         * With {@link WorkerConfig#producerIdentity()} {@code topic}: each producer's bearer token for its status
+         * queries ({@code IMAGE_WORKER_STATUS_TOKENS}, {@code name=token,...}, from a Secret; {@link StatusTokens}). A
+         * query with a producer's token sees that producer's requests only, with its own bound of lookups. Ignored
+         * with {@code declared}.
+         */
+        Optional<String> tokens();
+
+        /**
+         * With {@link WorkerConfig#producerIdentity()} {@code topic}: the request header that names the caller's
+         * producer when an ingress in front of the endpoint authenticates producers itself (mTLS) and sets it ({@code
+         * IMAGE_WORKER_STATUS_PRODUCER_HEADER}, such as {@code X-Producer}); whoever reaches the port directly can set
+         * it too, so only where nothing but that ingress can. Empty (the default): tokens only.
+         */
+        Optional<String> producerHeader();
     }
 
     /** Log settings. */

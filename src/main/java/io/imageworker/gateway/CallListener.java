@@ -15,4 +15,12 @@ public interface CallListener {
      * the one it went out on, keeps its number) and how long it waited for its slot.
      */
     void sent(ImageStarted call);
+
+    /**
+     * {@link #sent(ImageStarted)} of a request stored as {@code storageId} ({@code ImageRequest.storageId()}: its id,
+     * or {@code <producer>/<requestId>} where ids are unique within their producer); what {@link GatewayCalls} calls.
+     */
+    default void sent(ImageStarted call, String storageId) {
+        sent(call);
+    }
 }

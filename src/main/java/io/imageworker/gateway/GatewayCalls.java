@@ -353,7 +353,7 @@ public class GatewayCalls {
                     owner.metadata());
             for (CallListener listener : listeners) {
                 try {
-                    listener.sent(started);
+                    listener.sent(started, owner.storageId());
                 } catch (RuntimeException e) {
                     // A progress hint never fails nor delays the call.
                     Log.debugf("[%s] a listener of its calls failed: %s", requestId, e.toString());

@@ -95,14 +95,14 @@ public class RequestProcessor {
                 RequestValidator.idScope(idsPerProducer, RequestValidator.echoableProducer(json)), requestId);
         return inFlight.computeIfAbsent(stored, key -> Uni.createFrom()
                 .deferred(() -> {
-                    states.held(requestId);
+                    states.held(stored);
                     return outcome(requestId, stored, json, receivedAt, lane, unpublishable);
                 })
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(requestId, stored, outcome, failure))
                 .invoke(metrics::ended)
                 .onTermination()
-                .invoke(() -> states.ended(requestId))
+                .invoke(() -> states.ended(stored))
                 .onTermination()
                 .invoke(() -> inFlight.remove(stored))
                 .memoize()

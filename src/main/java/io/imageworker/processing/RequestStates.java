@@ -1,5 +1,6 @@
 package io.imageworker.processing;
 
+import io.imageworker.ImageRequest;
 import io.imageworker.ImageStarted;
 import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
@@ -29,6 +30,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Where a queued request stands: its place in its producer's line ({@link ProducerLines}, from the time its record
  * is taken to its first call), and the rate at which calls left this replica lately ({@link CallRate}), which a status
  * query turns into an estimate.
+ *
+ * <p>Each request is known by its name ({@link #name}): its {@code requestId}, or {@code <producer>/<requestId>} where
+ * ids are unique within their producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}), so that two producers' requests
+ * of one id are held apart and a status query of one producer never reads the other's.
  *
  * <p>It knows only this worker: a request held by another replica is not here. What it knows of the others is how many
  * of the request topics' partitions this replica owns ({@link #partitions}, told by the rebalance listener): a request
@@ -67,6 +72,9 @@ public class RequestStates implements CallListener {
     /** The partitions this replica owns of each request topic, and the topic's partitions: {owned, total}. */
     private final Map<String, int[]> partitions = new ConcurrentHashMap<>();
 
+    /** Whether requests are known by {@code <producer>/<requestId>} ({@link #name}). */
+    private final boolean idsPerProducer;
+
     /** States whose call rate is counted over {@link CallRate#LEAST_WINDOW}: a gateway of short calls. */
     public RequestStates() {
         this(CallRate.LEAST_WINDOW);
@@ -75,12 +83,31 @@ public class RequestStates implements CallListener {
     /** The worker's states: its call rate spans two of the longest gateway calls ({@link CallRate#windowFor}). */
     @Inject
     public RequestStates(WorkerConfig config) {
-        this(CallRate.windowFor(config.gateway().timeout()));
+        this(
+                CallRate.windowFor(config.gateway().timeout()),
+                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic);
     }
 
     /** States whose call rate is counted over {@code rateWindow} ({@link CallRate#windowFor} the gateway's timeout). */
     public RequestStates(Duration rateWindow) {
+        this(rateWindow, false);
+    }
+
+    /**
+     * States whose call rate is counted over {@code rateWindow}, knowing each request by {@code <producer>/<requestId>}
+     * when {@code idsPerProducer}.
+     */
+    public RequestStates(Duration rateWindow, boolean idsPerProducer) {
         this.rate = new CallRate(rateWindow);
+        this.idsPerProducer = idsPerProducer;
+    }
+
+    /**
+     * The name the request {@code requestId} of {@code producer} is known by here: {@code <producer>/<requestId>} where
+     * ids are unique within their producer, else its id.
+     */
+    public String name(String producer, String requestId) {
+        return idsPerProducer && producer != null ? ImageRequest.scopedId(producer, requestId) : requestId;
     }
 
     /**
@@ -169,16 +196,25 @@ public class RequestStates implements CallListener {
         held.computeIfPresent(requestId, (id, state) -> State.CALLING);
     }
 
-    /** Told by the gateway as each call leaves: counted in the rate, and its request waits in no line any more. */
+    /** {@link #sent(ImageStarted, String)} of a request known by its id. */
     @Override
     public void sent(ImageStarted call) {
+        sent(call, call.requestId());
+    }
+
+    /**
+     * Told by the gateway as each call leaves: counted in the rate, and its request, known as {@code storageId} (its
+     * {@link #name}), waits in no line any more.
+     */
+    @Override
+    public void sent(ImageStarted call, String storageId) {
         long now = System.currentTimeMillis();
         rate.started(now);
-        if (held.containsKey(call.requestId())) {
-            callingSince.putIfAbsent(call.requestId(), now);
+        if (held.containsKey(storageId)) {
+            callingSince.putIfAbsent(storageId, now);
         }
-        lines.leave(call.requestId());
-        calling(call.requestId());
+        lines.leave(storageId);
+        calling(storageId);
     }
 
     /** The work of {@code requestId} ended, however it did: the length of its calls counts in the rate. */

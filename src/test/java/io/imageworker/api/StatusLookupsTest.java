@@ -56,6 +56,28 @@ class StatusLookupsTest {
     }
 
     @Test
+    void oneProducersFloodIsRefusedWhileAnothersQueriesStillRead() {
+        // Producer a takes its two reads, and is refused beyond them.
+        UniAssertSubscriber<Optional<TerminalEvent>> first = find("a", "a/1");
+        find("a", "a/2");
+        for (int i = 3; i < 100; i++) {
+            find("a", "a/" + i).assertFailedWith(StatusLookups.TooManyLookups.class);
+        }
+        // Producer b's queries read the store all the same, as many as its own bound.
+        UniAssertSubscriber<Optional<TerminalEvent>> ofB = find("b", "b/1");
+        find("b", "b/2");
+        find("b", "b/3").assertFailedWith(StatusLookups.TooManyLookups.class);
+        assertThat(asked).containsExactly("a/1", "a/2", "b/1", "b/2");
+        reads.get("b/1").complete(Optional.empty());
+        ofB.assertItem(Optional.empty());
+        find("a", "a/100").assertFailedWith(StatusLookups.TooManyLookups.class);
+        reads.get("a/1").complete(Optional.empty());
+        first.assertItem(Optional.empty());
+        find("a", "a/101");
+        assertThat(asked).containsExactly("a/1", "a/2", "b/1", "b/2", "a/101");
+    }
+
+    @Test
     void aReadGivenUpFreesItsPlace() {
         find("a").cancel();
         find("b").cancel();
@@ -99,6 +121,10 @@ class StatusLookupsTest {
 
     private UniAssertSubscriber<Optional<TerminalEvent>> find(String requestId) {
         return lookups.find(requestId).subscribe().withSubscriber(UniAssertSubscriber.create());
+    }
+
+    private UniAssertSubscriber<Optional<TerminalEvent>> find(String producer, String name) {
+        return lookups.find(producer, name).subscribe().withSubscriber(UniAssertSubscriber.create());
     }
 
     private static final Instant AT = Instant.parse("2026-01-05T10:17:02Z");

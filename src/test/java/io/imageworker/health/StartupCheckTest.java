@@ -239,6 +239,34 @@ class StartupCheckTest {
     }
 
     @Test
+    void refusesStatusTokensOfUnknownProducersOrThatAreShort() {
+        String token = "0123456789abcdefghijklmnopqrstuvwxyz";
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "a,b",
+                                "image-worker.status.tokens", "a=" + token + ",c=x" + token)),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("IMAGE_WORKER_STATUS_TOKENS: c is not one of IMAGE_WORKER_PRODUCERS");
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "a,b",
+                                "image-worker.status.tokens", "a=secret")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("the token of a must be at least 32")
+                .doesNotContain("secret");
+        // Declared producers: not read.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of("image-worker.status.tokens", "a=secret")), channels("1200000")))
+                .isEmpty();
+    }
+
+    @Test
     void acceptsReferencePrefixesApartFromTheOutputsAndRefusesOutputsThatOverlap() {
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of(

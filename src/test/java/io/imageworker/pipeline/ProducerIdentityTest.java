@@ -48,6 +48,11 @@ class ProducerIdentityTest extends PipelineTestSupport {
     static final String OF_B = BASE + ".b";
     static final String PARKED = "image-request-parked-tenants";
 
+    /** Each producer's status token. */
+    static final Map<String, String> TOKENS = Map.of(
+            "a", "a-status-" + UUID.randomUUID() + "-" + UUID.randomUUID(),
+            "b", "b-status-" + UUID.randomUUID() + "-" + UUID.randomUUID());
+
     /** The tests' servers, with the producer taken from the topic. */
     public static class PerProducerTopics extends WorkerTestResource {
         @Override
@@ -66,6 +71,7 @@ class ProducerIdentityTest extends PipelineTestSupport {
             config.put("image-worker.consumer-group", "producer-identity");
             config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
             config.put("image-worker.budget.per-producer", "a=1000/3650d,b=1000/3650d");
+            config.put("image-worker.status.tokens", "a=" + TOKENS.get("a") + ",b=" + TOKENS.get("b"));
             return config;
         }
     }
@@ -146,12 +152,45 @@ class ProducerIdentityTest extends PipelineTestSupport {
         assertThat(replayed.path("producer").asText()).isEqualTo("a");
         assertThat(replayed.path("image")).isEqualTo(ofA.path("image"));
         assertThat(callsFor(id)).hasSize(2);
-        // The status of an id is the status of one producer's request.
+        // The status of an id is the status of the asking producer's request.
         assertThat(status(id, "a").path("image")).isEqualTo(ofA.path("image"));
         assertThat(status(id, "b").path("image")).isEqualTo(ofB.path("image"));
-        HttpResponse<String> unnamed = get("requests/" + id);
-        assertThat(unnamed.statusCode()).isEqualTo(400);
-        assertThat(unnamed.body()).contains("producer");
+        HttpResponse<String> named = get("requests/" + id + "?producer=a", "a");
+        assertThat(named.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(named.body()).path("image")).isEqualTo(ofA.path("image"));
+    }
+
+    @Test
+    void aStatusQueryNeedsAProducersTokenAndSeesOnlyThatProducersRequests() throws Exception {
+        String id = newId("watched");
+        String neverSent = newId("never");
+        // a's call takes a while: its request is held here, calling, while b asks.
+        gateway.control().setLatency(Duration.ofSeconds(4));
+        kafka.send(OF_A, request(id, ""));
+        await().atMost(WITHIN).until(() -> get("requests/" + id, "a").body().contains("\"calling\""));
+
+        HttpResponse<String> held = get("requests/" + id, "b");
+        HttpResponse<String> named = get("requests/" + id + "?producer=a", "b");
+        HttpResponse<String> unknown = get("requests/" + neverSent, "b");
+        assertThat(unknown.statusCode()).isEqualTo(404);
+        for (HttpResponse<String> ofA : List.of(held, named)) {
+            // a's request, held here, reads to b exactly as an id nobody sent.
+            assertThat(ofA.statusCode()).isEqualTo(404);
+            assertThat(ofA.body().replace(id, "<id>")).isEqualTo(unknown.body().replace(neverSent, "<id>"));
+        }
+        for (String credential : new String[] {null, "Bearer " + TOKENS.get("a").substring(1), "Basic a"}) {
+            HttpResponse<String> refused = get("requests/" + id, null, credential);
+            assertThat(refused.statusCode()).as(credential).isEqualTo(401);
+            assertThat(refused.headers().firstValue("WWW-Authenticate"))
+                    .hasValueSatisfying(value -> assertThat(value).startsWith("Bearer"));
+            assertThat(refused.body()).doesNotContain(id).contains("UNAUTHENTICATED");
+        }
+
+        JsonNode recorded = body(result(id));
+        assertThat(status(id, "a").path("image")).isEqualTo(recorded.path("image"));
+        HttpResponse<String> ended = get("requests/" + id, "b");
+        assertThat(ended.statusCode()).isEqualTo(404);
+        assertThat(ended.body().replace(id, "<id>")).isEqualTo(unknown.body().replace(neverSent, "<id>"));
     }
 
     @Test
@@ -243,12 +282,22 @@ class ProducerIdentityTest extends PipelineTestSupport {
         return body(kafka.results(requestId).get(n - 1));
     }
 
-    private HttpResponse<String> get(String path) throws IOException, InterruptedException {
-        return http.send(HttpRequest.newBuilder(root.resolve(path)).build(), HttpResponse.BodyHandlers.ofString());
+    /** {@code path} asked with {@code producer}'s token. */
+    private HttpResponse<String> get(String path, String producer) throws IOException, InterruptedException {
+        return get(path, producer, "Bearer " + TOKENS.get(producer));
+    }
+
+    private HttpResponse<String> get(String path, String producer, String authorization)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(root.resolve(path));
+        if (authorization != null) {
+            request.header("Authorization", authorization);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
     private JsonNode status(String requestId, String producer) throws IOException, InterruptedException {
-        HttpResponse<String> answer = get("requests/" + requestId + "?producer=" + producer);
+        HttpResponse<String> answer = get("requests/" + requestId, producer);
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         return JSON.readTree(answer.body());
     }

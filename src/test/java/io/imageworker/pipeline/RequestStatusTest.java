@@ -211,7 +211,7 @@ class RequestStatusTest extends PipelineTestSupport {
                 document.path("paths").path("/requests/{requestId}").path("get");
         List<String> codes = new ArrayList<>();
         operation.path("responses").fieldNames().forEachRemaining(codes::add);
-        assertThat(codes).containsExactlyInAnyOrder("200", "400", "404", "429", "500", "503");
+        assertThat(codes).containsExactlyInAnyOrder("200", "400", "401", "404", "429", "500", "503");
         assertThat(document.path("externalDocs").path("url").asText()).isEqualTo("/asyncapi/asyncapi.yaml");
         JsonNode status = document.path("components")
                 .path("schemas")

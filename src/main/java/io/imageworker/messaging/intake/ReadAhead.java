@@ -413,7 +413,7 @@ public class ReadAhead implements PlacesInProgress {
                 .invoke(() -> {
                     parking.counted(why);
                     if (requestId != null) {
-                        states.parked(requestId);
+                        states.parked(states.name(asking.producer().name(), requestId));
                     }
                 })
                 .onTermination()
@@ -469,7 +469,9 @@ public class ReadAhead implements PlacesInProgress {
         WaitingBytes waiting = bytes.get(lane);
         long size = size(asking.message());
         Held bytesHeld = new Held(() -> waiting.give(size));
-        Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(requestId));
+        Held queued = requestId == null
+                ? Held.NOTHING
+                : new Held(() -> states.admitted(states.name(asking.producer().name(), requestId)));
         Held lineHeld = inLine(asking, queued);
         run.waiting();
         AtomicReference<Placed> placed = new AtomicReference<>();
@@ -522,10 +524,12 @@ public class ReadAhead implements PlacesInProgress {
         if (requestId == null) {
             return Held.NOTHING;
         }
+        // Known by its name: <producer>/<requestId> where ids are unique within their producer.
+        String name = states.name(asking.producer().name(), requestId);
         ProducerLines.Place place =
-                states.inLine(requestId, asking.lane(), asking.producer().name());
+                states.inLine(name, asking.lane(), asking.producer().name());
         Held line = new Held(() -> states.outOfLine(place));
-        states.waiting(requestId);
+        states.waiting(name);
         waitingInLine.put(asking.run(), new Held(() -> {
             queued.giveBack();
             line.giveBack();
