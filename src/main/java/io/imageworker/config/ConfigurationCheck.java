@@ -262,6 +262,16 @@ public final class ConfigurationCheck {
                             + " producer's request topic (IMAGE_WORKER_PRODUCER_IDENTITY=topic reads"
                             + " <IMAGE_WORKER_TOPIC_REQUEST>.<producer>): name it otherwise"));
         }
+        // Each producer's cancel topic, <cancel-topic>.<producer>, is neither a request topic nor another setting's.
+        topic.cancel().filter(name -> !name.isBlank()).ifPresent(base -> {
+            List<String> named = others.stream().flatMap(Optional::stream).toList();
+            ProducerTopics.topics(base, producers).stream()
+                    .filter(cancels -> read.contains(cancels) || named.contains(cancels))
+                    .findFirst()
+                    .ifPresent(name -> problems.add("the topic " + name + " is a producer's cancel topic"
+                            + " (IMAGE_WORKER_PRODUCER_IDENTITY=topic reads <IMAGE_WORKER_TOPIC_CANCEL>.<producer>)"
+                            + " and also a request topic or another setting's: name them otherwise"));
+        });
         return problems;
     }
 

@@ -170,7 +170,9 @@ public class RequestProcessor {
      * calls), expired, or planned and made, its calls let go by its cancellation ticket.
      */
     private Uni<TerminalEvent> carryOn(RequestSoFar recalled, Lane lane) {
-        Cancellations.Ticket ticket = cancellations.ticket(recalled.request().requestId(), recalled.called());
+        // Where ids are unique within their producer, cancels name <producer>/<requestId> (its producer's cancel
+        // topic).
+        Cancellations.Ticket ticket = cancellations.ticket(recalled.request().storageId(), recalled.called());
         if (ticket.cancelled()) {
             ticket.close();
             return Uni.createFrom()

@@ -208,6 +208,16 @@ class StartupCheckTest {
                                 "catalogue,edits")),
                         channels("1200000")))
                 .isEmpty();
+        // A producer's cancel topic, <cancel topic>.<producer>, that is a request topic too.
+        assertThat(StartupCheck.problems(
+                        TestConfig.worker(Map.of(
+                                "image-worker.producer-identity", "topic",
+                                "image-worker.producers", "catalogue,edits",
+                                "image-worker.topic.cancel", "image-request")),
+                        channels("1200000")))
+                .singleElement()
+                .asString()
+                .contains("image-request.catalogue", "cancel topic");
         // Declared producers: the list is not read.
         assertThat(StartupCheck.problems(
                         TestConfig.worker(Map.of("image-worker.topic.dlq", "image-request.dlq")), channels("1200000")))

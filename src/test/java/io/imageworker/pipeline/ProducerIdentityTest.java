@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.processing.Cancellations;
 import io.imageworker.reference.ReferenceLoader;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.testing.WorkerTestResource;
@@ -47,6 +48,7 @@ class ProducerIdentityTest extends PipelineTestSupport {
     static final String OF_A = BASE + ".a";
     static final String OF_B = BASE + ".b";
     static final String PARKED = "image-request-parked-tenants";
+    static final String CANCELS = "image-cancel-tenants";
 
     /** Each producer's status token. */
     static final Map<String, String> TOKENS = Map.of(
@@ -60,7 +62,16 @@ class ProducerIdentityTest extends PipelineTestSupport {
             Map<String, String> config = new HashMap<>(super.start());
             Infrastructure.get()
                     .kafka()
-                    .createTopics(OF_A, OF_B, PRIORITY_REQUESTS + ".a", PRIORITY_REQUESTS + ".b", PARKED);
+                    .createTopics(
+                            OF_A,
+                            OF_B,
+                            PRIORITY_REQUESTS + ".a",
+                            PRIORITY_REQUESTS + ".b",
+                            PARKED,
+                            CANCELS + ".a",
+                            CANCELS + ".b");
+            // Each producer cancels on its own topic, <cancel topic>.<producer>.
+            config.put("image-worker.topic.cancel", CANCELS);
             config.put("image-worker.producer-identity", "topic");
             config.put("image-worker.producers", "a,b");
             // Parking on, beyond a window of 4 offsets: a backlog is parked, and read back as its producer's.
@@ -78,6 +89,9 @@ class ProducerIdentityTest extends PipelineTestSupport {
 
     @Inject
     BudgetGuard budget;
+
+    @Inject
+    Cancellations cancellations;
 
     @Inject
     MeterRegistry registry;
@@ -241,6 +255,31 @@ class ProducerIdentityTest extends PipelineTestSupport {
         JsonNode edited = body(result(own));
         assertThat(edited.path("image").path("key").asText()).isEqualTo("images/a/" + own + ".png");
         assertThat(callsFor(own)).hasSize(1);
+    }
+
+    @Test
+    void aCancelStopsOnlyTheRequestOfItsTopicsProducer() {
+        String spared = newId("spared");
+        String cancelled = newId("cancelled");
+        // b cancels a's id on its own cancel topic, naming a; a cancels one of its own.
+        kafka.send(CANCELS + ".b", spared, "{\"requestId\":\"" + spared + "\",\"producer\":\"a\"}", Map.of());
+        kafka.send(CANCELS + ".a", cancelled, "{\"requestId\":\"" + cancelled + "\"}", Map.of());
+        await().atMost(WITHIN)
+                .until(() -> cancellations.isCancelled("b/" + spared) && cancellations.isCancelled("a/" + cancelled));
+
+        kafka.send(OF_A, request(spared, ""));
+        kafka.send(OF_A, request(cancelled, ""));
+
+        JsonNode ofA = body(result(spared));
+        assertThat(ofA.path("image").path("key").asText())
+                .as("a's request, untouched by b's cancel")
+                .isEqualTo("images/a/" + spared + ".png");
+        assertThat(callsFor(spared)).hasSize(1);
+        JsonNode stopped = body(result(cancelled));
+        assertThat(stopped.path("error").path("code").asText()).isEqualTo("CANCELLED");
+        assertThat(callsFor(cancelled)).isEmpty();
+        assertThat(cancellations.isCancelled("a/" + spared)).isFalse();
+        assertThat(cancellations.isCancelled(spared)).isFalse();
     }
 
     @Test

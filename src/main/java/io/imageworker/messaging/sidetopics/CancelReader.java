@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.ImageRequest;
 import io.imageworker.RequestId;
 import io.imageworker.config.KafkaClientConfig;
+import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
@@ -21,6 +22,7 @@ import jakarta.inject.Inject;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -51,6 +53,12 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * in either is skipped too, counted and logged at a bounded rate ({@link SkippedRecords}); a record's time is not
  * trusted beyond the reader's clock ({@link Cancellations#cancel}).
  *
+ * <p>With producers taken from their topics ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}, issue 49) it reads each
+ * producer's cancel topic instead, {@code <cancel topic>.<producer>} for each of {@code IMAGE_WORKER_PRODUCERS} (as the
+ * request topics), which that producer alone may write: a cancel there names {@code <producer>/<requestId>}, its
+ * producer being its topic's (its {@code producer} field is not read), so that it stops only that producer's request
+ * of the id, never another's. The cancel topic itself is not read then.
+ *
  * <p>Like the spend guard's reader ({@link KafkaBudgetLog}) it outlives failures: the consumer is closed and, after a
  * back-off that grows while failures follow each other, a new one resumes where the last stopped
  * ({@code image_worker_cancel_reader_restarts_total}); {@link #stall()} says when it restarts or has completed no poll
@@ -67,6 +75,14 @@ public class CancelReader {
     private static final Duration NEW_PARTITIONS_EVERY = Duration.ofSeconds(30);
 
     private final Optional<String> topic;
+    /**
+     * The topics read: the cancel topic, or with producers taken from their topics ({@code
+     * IMAGE_WORKER_PRODUCER_IDENTITY=topic}) each producer's, {@code <cancel topic>.<producer>}.
+     */
+    private final List<String> topics;
+    /** Whether a cancel's producer is its topic's, and it names {@code <producer>/<requestId>}. */
+    private final boolean perProducer;
+
     private final Cancellations cancellations;
     private final Map<String, Object> kafka;
     private final ObjectMapper json;
@@ -92,6 +108,12 @@ public class CancelReader {
             MeterRegistry registry) {
         this(
                 config.topic().cancel().filter(name -> !name.isBlank()),
+                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
+                        ? Optional.of(config.producers().orElse(List.of()).stream()
+                                .map(String::trim)
+                                .filter(name -> !name.isEmpty())
+                                .toList())
+                        : Optional.empty(),
                 cancellations,
                 kafka,
                 json,
@@ -108,7 +130,28 @@ public class CancelReader {
             MeterRegistry registry,
             Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers,
             LongSupplier nanos) {
+        this(topic, Optional.empty(), cancellations, kafka, json, registry, consumers, nanos);
+    }
+
+    /**
+     * A reader of {@code topic}, or, given {@code producers} (producers taken from their topics), of each producer's
+     * {@code <topic>.<producer>}.
+     */
+    CancelReader(
+            Optional<String> topic,
+            Optional<List<String>> producers,
+            Cancellations cancellations,
+            Map<String, Object> kafka,
+            ObjectMapper json,
+            MeterRegistry registry,
+            Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers,
+            LongSupplier nanos) {
         this.topic = topic;
+        this.perProducer = producers.isPresent();
+        this.topics = topic.map(base -> producers
+                        .map(names -> ProducerTopics.topics(base, names))
+                        .orElse(List.of(base)))
+                .orElse(List.of());
         this.cancellations = cancellations;
         this.kafka = kafka;
         this.json = json;
@@ -144,7 +187,7 @@ public class CancelReader {
                 Log.warnf(
                         "Cancellation: the reader of %s has not reached the topic's end after %d s; taking requests"
                                 + " anyway (cancels read later still stop requests that have made no call)",
-                        topic.get(), CATCH_UP.toSeconds());
+                        String.join(",", topics), CATCH_UP.toSeconds());
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -159,7 +202,7 @@ public class CancelReader {
         TopicReader started = new TopicReader(
                 "image-worker-cancel-reader",
                 "Cancellation",
-                topic.get(),
+                String.join(",", topics),
                 "cancels are late meanwhile",
                 TopicReader.Records.of(this::open, this::apply, consumer -> {
                     checkCaughtUp(consumer);
@@ -173,7 +216,7 @@ public class CancelReader {
         started.start();
         Log.infof(
                 "Cancellation: reading %s from every partition, cancels kept %s",
-                topic.get(), cancellations.retention());
+                String.join(",", topics), cancellations.retention());
     }
 
     /** Whether the reader has read up to the end the topic had when it started. */
@@ -216,15 +259,18 @@ public class CancelReader {
         return consumer;
     }
 
-    /** The topic's partitions as the broker knows them now (none while the topic does not exist). */
+    /** The topics' partitions as the broker knows them now (none of a topic that does not exist). */
     private List<TopicPartition> partitions(Consumer<byte[], byte[]> consumer) {
-        List<PartitionInfo> infos = consumer.partitionsFor(topic.get());
-        if (infos == null) {
-            return List.of();
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (String name : topics) {
+            List<PartitionInfo> infos = consumer.partitionsFor(name);
+            if (infos != null) {
+                infos.stream()
+                        .map(info -> new TopicPartition(info.topic(), info.partition()))
+                        .forEach(partitions::add);
+            }
         }
-        return infos.stream()
-                .map(info -> new TopicPartition(info.topic(), info.partition()))
-                .toList();
+        return partitions;
     }
 
     /**
@@ -303,7 +349,7 @@ public class CancelReader {
         if (startEnds != null) {
             startEnds = consumer.endOffsets(now);
         }
-        Log.infof("Cancellation: reading %d partitions of %s", now.size(), topic.get());
+        Log.infof("Cancellation: reading %d partitions of %s", now.size(), String.join(",", topics));
     }
 
     /**
@@ -340,6 +386,16 @@ public class CancelReader {
                     SkippedRecords.Reason.UNREADABLE,
                     "no requestId (" + RequestId.RULE + ") in its value or key");
             return;
+        }
+        if (perProducer) {
+            // The producer is its topic's, which only it may write: the cancel names that producer's request alone,
+            // whatever its producer field says.
+            producer = ProducerTopics.producerOf(record.topic(), topic.orElse(null));
+            if (producer == null) {
+                skipped.skip(record, SkippedRecords.Reason.UNREADABLE, "not on a producer's cancel topic");
+                return;
+            }
+            requestId = ImageRequest.scopedId(producer, requestId);
         }
         cancellations.cancel(
                 requestId, producer, record.timestamp() > 0 ? record.timestamp() : System.currentTimeMillis());
