@@ -125,17 +125,52 @@ named), and the spend guard's log one, when a cap is set. A list of "name:partit
 */}}
 {{- define "image-worker.topics" -}}
 {{- $topics := list }}
-{{- range (compact (list .Values.kafka.topics.request .Values.kafka.topics.requestPriority .Values.kafka.topics.requestParked .Values.kafka.topics.completed .Values.kafka.topics.failed .Values.kafka.topics.status)) }}
+{{- range (compact (list .Values.kafka.topics.request .Values.kafka.topics.requestPriority)) }}
+{{- range splitList " " (include "image-worker.perProducer" (dict "root" $ "topic" .)) }}
+{{- $topics = append $topics (printf "%s:%d" . (int $.Values.topics.partitions)) }}
+{{- end }}
+{{- end }}
+{{- range (compact (list .Values.kafka.topics.requestParked .Values.kafka.topics.completed .Values.kafka.topics.failed .Values.kafka.topics.status)) }}
 {{- $topics = append $topics (printf "%s:%d" . (int $.Values.topics.partitions)) }}
 {{- end }}
 {{- $topics = append $topics (printf "%s:%d" .Values.kafka.topics.dlq (int .Values.topics.dlqPartitions)) }}
-{{- with .Values.kafka.topics.cancel }}
+{{- with include "image-worker.cancelTopics" . }}
+{{- range splitList " " . }}
 {{- $topics = append $topics (printf "%s:1" .) }}
+{{- end }}
 {{- end }}
 {{- if include "image-worker.spendGuardOn" . }}
 {{- $topics = append $topics (printf "%s:1" .Values.kafka.topics.budget) }}
 {{- end }}
 {{- join " " $topics }}
+{{- end }}
+
+{{/*
+The topics a topic the producers write stands for, space-separated (dict "root" . "topic" name): the topic itself, or
+with producerIdentity topic one per producer of producers, <topic>.<producer> (issue 49), as the worker reads them.
+*/}}
+{{- define "image-worker.perProducer" -}}
+{{- if eq (toString .root.Values.producerIdentity) "topic" }}
+{{- $topics := list }}
+{{- range splitList "," (toString .root.Values.producers) }}
+{{- with trim . }}
+{{- $topics = append $topics (printf "%s.%s" $.topic .) }}
+{{- end }}
+{{- end }}
+{{- join " " $topics }}
+{{- else }}
+{{- .topic }}
+{{- end }}
+{{- end }}
+
+{{/*
+The cancel topics, space-separated, none when cancellation is off: kafka.topics.cancel, or each producer's with
+producerIdentity topic.
+*/}}
+{{- define "image-worker.cancelTopics" -}}
+{{- with .Values.kafka.topics.cancel }}
+{{- include "image-worker.perProducer" (dict "root" $ "topic" .) }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -252,7 +287,7 @@ Prometheus Operator gives a ServiceMonitor's targets.
 True (non-empty) when the chart creates the Secret from values.
 */}}
 {{- define "image-worker.createSecret" -}}
-{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey }}true{{ end }}
+{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey .Values.secret.statusTokens }}true{{ end }}
 {{- end }}
 
 {{/*

@@ -112,7 +112,7 @@ class HelmChartProductionTest {
         // Every requestId is new: compaction alone would keep every cancel. Deleted after twice the readers' look-back
         // (cancel.retention), a day at least.
         assertThat(env(topics))
-                .containsEntry("CANCEL_TOPIC", "image-cancel")
+                .containsEntry("CANCEL_TOPICS", "image-cancel")
                 .containsEntry(
                         "CANCEL_RETENTION_MS", Long.toString(Duration.ofDays(1).toMillis()));
         assertThat(String.join("\n", topics.getArgs())).contains("cleanup.policy=compact,delete");
@@ -202,24 +202,8 @@ class HelmChartProductionTest {
                                 "budget.maxCalls", 100,
                                 "topics.parkedRetention", "4d"))
                 .one(Job.class));
-        Path log = bin.resolve("calls.log");
-        for (String tool : List.of("kafka-topics.sh", "kafka-configs.sh")) {
-            Path stub = bin.resolve(tool);
-            Files.writeString(
-                    stub,
-                    "#!/bin/sh\necho \"$(basename \"$0\") $*\" >> '" + log + "'\n"
-                            + "case \"$*\" in *--describe*) echo 'Topic: t PartitionCount: 6' ;; esac\n");
-            Files.setPosixFilePermissions(stub, PosixFilePermissions.fromString("rwxr-xr-x"));
-        }
-        String script = String.join("\n", job.getArgs()).replace("/opt/kafka/bin", bin.toString());
-        ProcessBuilder shell = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true);
-        shell.environment().putAll(env(job));
-        Process process = shell.start();
-        String output = new String(process.getInputStream().readAllBytes());
-        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as(output).isZero();
 
-        List<String> calls = Files.readAllLines(log);
+        List<String> calls = runTopicJob(job, bin);
         assertThat(calls)
                 .contains(
                         "kafka-topics.sh --bootstrap-server kafka.example.svc:9092 --create --if-not-exists --topic"
@@ -236,6 +220,138 @@ class HelmChartProductionTest {
                                 + " min.insync.replicas=2,cleanup.policy=delete,retention.ms=86400000",
                         "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
                                 + " --entity-name image-request --add-config min.insync.replicas=2");
+    }
+
+    /** Runs the topic job's script with stubs of Kafka's tools in {@code bin}; the calls it made to them. */
+    private static List<String> runTopicJob(Container job, Path bin) throws Exception {
+        Path log = bin.resolve("calls.log");
+        for (String tool : List.of("kafka-topics.sh", "kafka-configs.sh")) {
+            Path stub = bin.resolve(tool);
+            Files.writeString(
+                    stub,
+                    "#!/bin/sh\necho \"$(basename \"$0\") $*\" >> '" + log + "'\n"
+                            + "case \"$*\" in *--describe*) echo 'Topic: t PartitionCount: 6' ;; esac\n");
+            Files.setPosixFilePermissions(stub, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        String script = String.join("\n", job.getArgs()).replace("/opt/kafka/bin", bin.toString());
+        ProcessBuilder shell = new ProcessBuilder("/bin/sh", "-c", script).redirectErrorStream(true);
+        shell.environment().putAll(env(job));
+        Process process = shell.start();
+        String output = new String(process.getInputStream().readAllBytes());
+        assertThat(process.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(process.exitValue()).as(output).isZero();
+        return Files.readAllLines(log);
+    }
+
+    /**
+     * With producers taken from their topics (issue 49) the job creates each producer's request, priority and cancel
+     * topics (the cancel ones compacted and deleted by time), not the shared ones, and KEDA watches each producer's
+     * request topics, its formula taking the largest lag of them all.
+     */
+    @Test
+    void withATopicPerProducerTheJobCreatesAndKedaWatchesEachProducersTopics(@TempDir Path bin) throws Exception {
+        Map<String, Object> values = Map.of(
+                "producerIdentity", "topic",
+                "producers", "catalogue,edits",
+                "kafka.topics.requestPriority", "image-request-priority",
+                "kafka.topics.cancel", "image-cancel",
+                "keda.enabled", true,
+                "keda.pauseGuard.serverAddress", "http://prometheus.monitoring:9090");
+        Container job = containerOf(HelmChart.renderWithHooks(DEFAULTS, values).one(Job.class));
+
+        assertThat(env(job).get("TOPICS").split(" "))
+                .contains(
+                        "image-request.catalogue:6",
+                        "image-request.edits:6",
+                        "image-request-priority.catalogue:6",
+                        "image-request-priority.edits:6",
+                        "image-request-parked:6",
+                        "image-cancel.catalogue:1",
+                        "image-cancel.edits:1")
+                .doesNotContain("image-request:6", "image-request-priority:6", "image-cancel:1");
+        assertThat(env(job)).containsEntry("CANCEL_TOPICS", "image-cancel.catalogue image-cancel.edits");
+        assertThat(runTopicJob(job, bin))
+                .contains(
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-cancel.edits --add-config"
+                                + " min.insync.replicas=2,cleanup.policy=[compact,delete],retention.ms=86400000",
+                        "kafka-configs.sh --bootstrap-server kafka.example.svc:9092 --alter --entity-type topics"
+                                + " --entity-name image-request.catalogue --add-config min.insync.replicas=2");
+
+        StrictManifests.ScaledObject scaler =
+                HelmChart.render(DEFAULTS, values).one(StrictManifests.ScaledObject.class);
+        Map<String, String> topics = new java.util.LinkedHashMap<>();
+        scaler.spec().triggers().stream()
+                .filter(trigger -> trigger.type().equals("kafka"))
+                .forEach(
+                        trigger -> topics.put(trigger.name(), trigger.metadata().get("topic")));
+        assertThat(topics)
+                .containsExactly(
+                        Map.entry("request1", "image-request.catalogue"),
+                        Map.entry("request2", "image-request.edits"),
+                        Map.entry("priority1", "image-request-priority.catalogue"),
+                        Map.entry("priority2", "image-request-priority.edits"),
+                        Map.entry("parked", "image-request-parked"),
+                        Map.entry("parkedBacklog", "image-request-parked"));
+        String formula = scaler.spec()
+                .advanced()
+                .path("scalingModifiers")
+                .path("formula")
+                .asText();
+        Map<String, Double> lags = new java.util.HashMap<>(Map.of(
+                "request1", 0.0,
+                "request2", 0.0,
+                "priority1", 0.0,
+                "priority2", 0.0,
+                "parked", 0.0,
+                "parkedBacklog", 0.0,
+                "paused", 0.0));
+        assertThat(KedaFormula.evaluate(formula, lags)).isZero();
+        // One producer's backlog alone wakes the release and counts.
+        lags.put("request2", 70.0);
+        assertThat(KedaFormula.evaluate(formula, lags)).isEqualTo(70);
+        lags.put("priority1", 90.0);
+        assertThat(KedaFormula.evaluate(formula, lags)).isEqualTo(90);
+
+        List<StrictManifests.KafkaTopic> strimzi = HelmChart.renderWithHooks(
+                        DEFAULTS,
+                        Map.of(
+                                "producerIdentity", "topic",
+                                "producers", "catalogue,edits",
+                                "topics.create", "strimzi",
+                                "topics.strimzi.cluster", "events",
+                                "kafka.topics.cancel", "image-cancel"))
+                .all(StrictManifests.KafkaTopic.class)
+                .toList();
+        assertThat(strimzi)
+                .extracting(topic -> topic.spec().topicName())
+                .contains(
+                        "image-request.catalogue",
+                        "image-request.edits",
+                        "image-cancel.catalogue",
+                        "image-cancel.edits")
+                .doesNotContain("image-request", "image-cancel");
+        assertThat(strimzi)
+                .filteredOn(topic -> topic.spec().topicName().startsWith("image-cancel."))
+                .allSatisfy(
+                        topic -> assertThat(topic.spec().config()).containsEntry("cleanup.policy", "compact,delete"));
+    }
+
+    @Test
+    void theProducersStatusTokensGoInTheSecretNeverInTheConfigMap() {
+        String tokens = "catalogue=" + "c".repeat(40) + ",edits=" + "e".repeat(40);
+        Rendering rendering = HelmChart.render(
+                DEFAULTS,
+                Map.of(
+                        "producerIdentity", "topic",
+                        "producers", "catalogue,edits",
+                        "secret.existingSecret", "",
+                        "secret.gatewayApiKey", "sk-x",
+                        "secret.statusTokens", tokens));
+
+        Rendering.Variable variable = rendering.environment().get("IMAGE_WORKER_STATUS_TOKENS");
+        assertThat(variable.value()).isEqualTo(tokens);
+        assertThat(variable.source()).isEqualTo(Rendering.Source.SECRET);
     }
 
     @Test
