@@ -235,7 +235,7 @@ public class GatewayCalls {
             if (!shutdown.callsAllowed()) {
                 return abandoned();
             }
-            if (!places.waitsToCall(requestId)) {
+            if (!places.waitsToCall(owner.storageId())) {
                 return handedOver();
             }
             if (gate.cancelled()) {
@@ -248,7 +248,8 @@ public class GatewayCalls {
                             shutdown.unlessDraining(
                                     requestId,
                                     guard.awaitOpen()
-                                            .chain(open -> budget.reserve(owner.producerName(), places.of(requestId)))),
+                                            .chain(open -> budget.reserve(
+                                                    owner.producerName(), places.of(owner.storageId())))),
                             () -> null)
                     .chain(reservation -> {
                         if (reservation == null) {
@@ -319,7 +320,7 @@ public class GatewayCalls {
                 // its place just before it. Its places given back, it claims again.
                 return Uni.createFrom().failure(new PlacesOutOfDate());
             }
-            if (!places.callLeaves(requestId)) {
+            if (!places.callLeaves(owner.storageId())) {
                 // A rebalance is taking its partition away: the new owner makes the call, once.
                 if (reservation != null) {
                     budget.settle(reservation, Billing.CallCost.NOT_SENT);
@@ -439,7 +440,7 @@ public class GatewayCalls {
             span.setAttribute("image_worker.next", reason);
             span.setAttribute("image_worker.retry_in_ms", delay.toMillis());
             span.end();
-            if (!places.waitsToCall(requestId)) {
+            if (!places.waitsToCall(owner.storageId())) {
                 // Its partition is being taken away: no call leaves here any more, so no back-off either.
                 return handedOver();
             }

@@ -6,7 +6,9 @@ import io.imageworker.spend.BudgetGuard;
  * The requests in progress, as the intake holds them ({@code messaging.intake.ReadAhead}): how a request gives its place back
  * while it waits for its producer's own cap (contract v1.2), so that the other producers' requests take it meanwhile;
  * and whether its gateway calls may still leave from this worker, or its partition is being taken away by a rebalance
- * (its record then goes to the partition's new owner, which makes the call once).
+ * (its record then goes to the partition's new owner, which makes the call once). A request is named by its stored
+ * name ({@code ImageRequest.storageId()}: its id, or {@code <producer>/<requestId>} where ids are unique within their
+ * producer), so that two producers' requests of one id are two requests here.
  */
 public interface PlacesInProgress {
 

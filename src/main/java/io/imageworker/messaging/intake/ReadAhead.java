@@ -465,6 +465,7 @@ public class ReadAhead implements PlacesInProgress {
     public <T> Uni<T> inTurn(Asking asking, Supplier<Uni<T>> work) {
         Lane lane = asking.lane();
         String requestId = asking.requestId();
+        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
         InFlight.Run run = asking.run();
         WaitingBytes waiting = bytes.get(lane);
         long size = size(asking.message());
@@ -487,7 +488,8 @@ public class ReadAhead implements PlacesInProgress {
                                 "the worker drains, or its partition went to another worker meanwhile"));
             }
             Placed mine = new Placed(turn, run);
-            if (requestId != null && inProgress.putIfAbsent(requestId, mine) == null) {
+            // By the request's name: two producers' requests of one id are two places (topic mode).
+            if (requestId != null && inProgress.putIfAbsent(name, mine) == null) {
                 placed.set(mine);
             }
             return work.get();
@@ -509,7 +511,7 @@ public class ReadAhead implements PlacesInProgress {
                     run.admitted();
                     Placed mine = placed.get();
                     if (mine != null) {
-                        inProgress.remove(requestId, mine);
+                        inProgress.remove(name, mine);
                     }
                 });
     }
