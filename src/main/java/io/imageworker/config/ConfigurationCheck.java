@@ -243,6 +243,17 @@ public final class ConfigurationCheck {
                 .filter(name -> !ProducerTopics.isName(name))
                 .forEach(name -> problems.add("IMAGE_WORKER_PRODUCERS: '" + name + "' is not 1 to 64 characters of"
                         + " [A-Za-z0-9._-] starting with a letter, a digit, '_' or '-'"));
+        // Keys are <key prefix><producer>/...: a prefix must end with '/' and name no producer, or one producer's key
+        // could be another's (the validator refuses such a request's own output.keyPrefix likewise).
+        List<String> prefixes = new ArrayList<>(List.of(config.storage().keyPrefix()));
+        config.storage().allowedKeyPrefixes().ifPresent(prefixes::addAll);
+        for (String prefix : prefixes) {
+            boolean namesAProducer = List.of(prefix.split("/")).stream().anyMatch(producers::contains);
+            if ((!prefix.isEmpty() && !prefix.endsWith("/")) || namesAProducer) {
+                problems.add("the storage key prefix '" + prefix + "' must end with '/' and hold no producer's name as"
+                        + " a segment with IMAGE_WORKER_PRODUCER_IDENTITY=topic: keys are <key prefix><producer>/...");
+            }
+        }
         WorkerConfig.Topic topic = config.topic();
         List<String> read = new ArrayList<>(ProducerTopics.topics(topic.request(), producers));
         topic.requestPriority()

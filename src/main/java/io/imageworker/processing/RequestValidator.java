@@ -52,12 +52,19 @@ public class RequestValidator {
     private final String resultPrefix;
     /** Whether a request's id is unique only within its producer, its topic's ({@code producer-identity=topic}). */
     private final boolean idsPerProducer;
+    /** The producers of {@code IMAGE_WORKER_PRODUCERS} in {@code topic} mode (none otherwise). */
+    private final java.util.Set<String> producers;
 
     RequestValidator(WorkerConfig config) {
         this.idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
         this.defaultPrefix = config.storage().keyPrefix();
         this.resultPrefix = config.storage().resultPrefix();
         this.allowedPrefixes = config.storage().allowedKeyPrefixes().orElse(List.of(defaultPrefix));
+        this.producers = idsPerProducer
+                ? config.producers().orElse(List.of()).stream()
+                        .map(String::trim)
+                        .collect(java.util.stream.Collectors.toUnmodifiableSet())
+                : java.util.Set.of();
     }
 
     /**
@@ -276,7 +283,30 @@ public class RequestValidator {
             throw new Refusal(
                     "output.keyPrefix must fall under an allowed prefix: " + String.join(", ", allowedPrefixes));
         }
+        if (idsPerProducer) {
+            keyPrefixOfAProducer(prefix);
+        }
         return prefix;
+    }
+
+    /**
+     * In {@code topic} mode a request's keys are {@code <keyPrefix><producer>/...}: a prefix that does not end with
+     * {@code /}, or that holds a producer's name as a segment, could make one producer's key another's ({@code
+     * images/a} and producer {@code b} write under {@code images/ab/}, producer {@code ab}'s; {@code images/a/} and
+     * producer {@code b} under {@code images/a/b/}, where {@code a}'s request {@code b} keeps its variants). With a
+     * prefix ending with {@code /} and no producer's name in it, two producers' keys always differ in the producer's
+     * segment, and one producer's two keys in what follows it.
+     */
+    private void keyPrefixOfAProducer(String prefix) {
+        if (!prefix.isEmpty() && !prefix.endsWith("/")) {
+            throw new Refusal("output.keyPrefix must end with '/' here: the producer's name follows it in every key");
+        }
+        for (String segment : prefix.split("/")) {
+            if (producers.contains(segment)) {
+                throw new Refusal("output.keyPrefix must not hold a producer's name as a segment here: the producer's"
+                        + " name follows it in every key");
+            }
+        }
     }
 
     /** Whether every segment of a prefix is a name: the last may be empty (a prefix ending with '/'). */

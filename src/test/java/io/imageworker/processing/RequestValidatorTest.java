@@ -311,4 +311,39 @@ class RequestValidatorTest {
         assertThat(refusal("{\"requestId\":\"r\",\"prompt\":\"p\",\"producer\":\"" + "p".repeat(65) + "\"}"))
                 .startsWith("producer must be");
     }
+
+    /**
+     * With producers taken from their topics a key is {@code <keyPrefix><producer>/...}: a prefix that would let one
+     * producer's key be another's is refused (issue 49).
+     */
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                // images/a + b/ is images/ab/, producer ab's.
+                "images/a | must end with '/'",
+                // images/a/ + b/ + 1.png is images/a/b/1.png, the first variant of a's request b.
+                "images/a/ | must not hold a producer's name",
+                "images/x/ab/y/ | must not hold a producer's name",
+            })
+    void refusesAKeyPrefixThatCouldMakeOneProducersKeyAnothers(String prefix, String why) throws Exception {
+        RequestValidator perProducer = new RequestValidator(TestConfig.worker(Map.of(
+                "image-worker.producer-identity", "topic",
+                "image-worker.producers", "a,b,ab")));
+        String json = "{\"requestId\":\"1\",\"prompt\":\"p\",\"producer\":\"b\",\"output\":{\"keyPrefix\":\"" + prefix
+                + "\"}}";
+
+        RequestValidator.Result result = perProducer.validate(mapper.readTree(json));
+
+        assertThat(result).isInstanceOf(RequestValidator.Result.Invalid.class);
+        assertThat(((RequestValidator.Result.Invalid) result).message())
+                .startsWith("output.keyPrefix")
+                .contains(why);
+        // Declared producers' keys hold no producer: the same prefixes are theirs to use.
+        assertThat(new RequestValidator(TestConfig.worker(Map.of())).validate(mapper.readTree(json)))
+                .isInstanceOf(RequestValidator.Result.Valid.class);
+        // A prefix ending with '/' and naming no producer is one.
+        String plain = json.replace(prefix, "images/catalogue-2026/");
+        assertThat(perProducer.validate(mapper.readTree(plain))).isInstanceOf(RequestValidator.Result.Valid.class);
+    }
 }
