@@ -405,25 +405,30 @@ public class ReadAhead implements PlacesInProgress {
             return Uni.createFrom().<T>deferred(unparkable::get).onTermination().invoke(bytesHeld::giveBack);
         }
         String requestId = asking.requestId();
+        // Known by its name: <producer>/<requestId> where ids are unique within their producer.
+        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
         return Uni.createFrom()
                 .<T>deferred(() -> {
-                    underWay(requestId, true);
+                    underWay(name, true);
                     return park.get();
                 })
                 .invoke(() -> {
                     parking.counted(why);
-                    if (requestId != null) {
-                        states.parked(states.name(asking.producer().name(), requestId));
+                    if (name != null) {
+                        states.parked(name);
                     }
                 })
                 .onTermination()
                 .invoke(() -> {
-                    underWay(requestId, false);
+                    underWay(name, false);
                     bytesHeld.giveBack();
                 });
     }
 
-    /** One more ({@code more}) or one fewer (not {@code more}) park of {@code requestId} (null: none) under way. */
+    /**
+     * One more ({@code more}) or one fewer (not {@code more}) park of the request named {@code requestId} (its {@code
+     * RequestStates.name}; null: none) under way.
+     */
     private void underWay(String requestId, boolean more) {
         if (requestId == null) {
             return;
@@ -448,9 +453,9 @@ public class ReadAhead implements PlacesInProgress {
                 asking.record(),
                 turns.get(asking.lane()).waiting(asking.producer().name()));
         String requestId = asking.requestId();
-        if (why == null
-                && requestId != null
-                && (parksUnderWay.containsKey(requestId) || states.parkedHere(requestId))) {
+        // By its name: in topic mode another producer's request of the id is another request.
+        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
+        if (why == null && name != null && (parksUnderWay.containsKey(name) || states.parkedHere(name))) {
             return Parking.AGAIN;
         }
         return why;

@@ -164,6 +164,36 @@ class ReadAheadTest {
     }
 
     /**
+     * With ids unique within their producer (topic mode, issue 49) a request is known by {@code <producer>/<id>}: a copy
+     * of a's parked request is still parked after it, while b's request of the same id is another request and goes in
+     * its turn.
+     */
+    @Test
+    void withIdsPerProducerACopyIsParkedAfterItsOwnProducersParkedRequestOnly() {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        ReadAhead parking = new ReadAhead(
+                4,
+                ProducerWeights.parse(""),
+                1_000_000,
+                record -> Uni.createFrom().voidItem(),
+                new RequestStates(Duration.ofMinutes(1), true),
+                new Parking(100, record -> record.offset() != 0, registry));
+        List<String> parked = new ArrayList<>();
+
+        offer(parking, "a", 0, "x", parked);
+        offer(parking, "b", 1, "x", parked);
+        offer(parking, "a", 2, "x", parked);
+
+        assertThat(parked).as("a's x beyond the window, a's copy after it").containsExactly("x", "x");
+        assertThat(started).as("b's x, another request").containsExactly("x");
+        assertThat(registry.get("image_worker_requests_parked")
+                        .tag("reason", "again")
+                        .counter()
+                        .count())
+                .isEqualTo(1);
+    }
+
+    /**
      * A copy read while the park of its first copy is under way (its transaction not committed yet) is parked after it
      * too; once a park is given up (its transaction failed), the next copy goes in its turn unless it was parked before.
      */
