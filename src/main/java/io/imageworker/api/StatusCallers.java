@@ -4,7 +4,9 @@ import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
 import io.quarkus.logging.Log;
+import io.quarkus.runtime.StartupEvent;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -54,7 +56,11 @@ public class StatusCallers {
         }
         this.header = header;
         this.producers = producers;
-        if (required && this.tokens.isEmpty() && header.isEmpty()) {
+    }
+
+    /** At start, says so when every status query will be refused: topic mode with no credential to accept. */
+    void onStart(@Observes StartupEvent event) {
+        if (required && tokens.isEmpty() && header.isEmpty()) {
             Log.warn("Status: IMAGE_WORKER_PRODUCER_IDENTITY=topic and neither IMAGE_WORKER_STATUS_TOKENS nor"
                     + " IMAGE_WORKER_STATUS_PRODUCER_HEADER is set: every status query is refused (401)");
         }
