@@ -12,8 +12,12 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.results.ResultSink;
 import io.quarkus.test.junit.QuarkusTest;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
@@ -127,6 +131,39 @@ class ArchitectureTest {
                         "io.imageworker.messaging",
                         "io.imageworker.messaging.parking",
                         "io.imageworker.messaging.intake")
+                .check(MAIN);
+    }
+
+    /** The result sink (both kinds) and the transactions of the transactional one, which tell an end as they commit. */
+    private static final DescribedPredicate<JavaClass> RESULT_SINK = DescribedPredicate.describe(
+            "the result sink",
+            type -> type.isAssignableTo(ResultSink.class)
+                    || type.getName().equals("io.imageworker.messaging.results.TopicTransactions"));
+
+    /**
+     * The end of a record taken from the request topics is told by the result sink chosen at start-up alone: how it
+     * ended to its partition's commits ({@code InFlight.Run.end}) and that it is in progress no more ({@code
+     * InFlight.Run.finished}); a method reference counts as much as a call. Its partition hears of it from its run
+     * alone.
+     */
+    @Test
+    void onlyTheResultSinkEndsARecord() {
+        noClasses()
+                .that(DescribedPredicate.not(RESULT_SINK))
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "the end of a record's run (InFlight.Run.end or finished)",
+                        access -> access.getTargetOwner().isEquivalentTo(InFlight.Run.class)
+                                && Set.of("end", "finished").contains(access.getName())))
+                .check(MAIN);
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(InFlight.class)
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "the end of a record told to its partition (PartitionWork.ended)",
+                        access -> access.getTargetOwner().isEquivalentTo(PartitionWork.class)
+                                && access.getName().equals("ended")))
                 .check(MAIN);
     }
 

@@ -350,7 +350,7 @@ class ReadAheadTest {
         assertThat(inProgress).containsExactly("image-request-0@0", "image-request-1@5000000");
         assertThat(windowed.waiting(Lane.NORMAL)).isEqualTo(1);
 
-        runs.get(0).ended(true);
+        runs.get(0).end(InFlight.Outcome.ACKNOWLEDGED);
 
         assertThat(windowed.waiting(Lane.NORMAL)).isZero();
 
