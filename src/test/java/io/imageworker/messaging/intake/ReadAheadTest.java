@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -101,7 +102,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(2, record -> record.offset() < 10, registry));
+                new Parking(2, record -> record.offset() < 10, registry, states));
         List<String> parked = new ArrayList<>();
         for (String producer : List.of("a", "a", "a", "a", "b")) {
             offer(parking, producer, offset++, parked);
@@ -142,7 +143,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(100, record -> record.offset() != 0, registry));
+                new Parking(100, record -> record.offset() != 0, registry, states));
         List<String> parked = new ArrayList<>();
 
         offer(parking, "a", 0, "x", parked);
@@ -177,7 +178,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(100, record -> record.offset() >= 2, registry));
+                new Parking(100, record -> record.offset() >= 2, registry, states));
         List<String> parked = new ArrayList<>();
         List<UniEmitter<? super Void>> parks = new ArrayList<>();
         Supplier<Uni<Void>> underWay = () -> Uni.createFrom().emitter(parks::add);
