@@ -4,6 +4,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaAnnotation;
@@ -16,8 +17,15 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.results.ResultSink;
 import io.quarkus.test.junit.QuarkusTest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
@@ -165,6 +173,35 @@ class ArchitectureTest {
                         access -> access.getTargetOwner().isEquivalentTo(PartitionWork.class)
                                 && access.getName().equals("ended")))
                 .check(MAIN);
+    }
+
+    /** A class named in the docs: a capitalised word in backquotes. */
+    private static final Pattern NAMED_CLASS = Pattern.compile("`([A-Z][A-Za-z0-9]*)`");
+
+    /**
+     * The "Follow one request" section of {@code docs/architecture.md} names the classes from a record to its
+     * committed offset, in order: each one exists among the main classes (a class renamed or removed fails this), and
+     * there are at most 12 of them (issue 51).
+     */
+    @Test
+    void theFollowOneRequestSectionNamesAtMostTwelveClassesThatExist() throws IOException {
+        String doc = Files.readString(Path.of("docs/architecture.md"));
+        int start = doc.indexOf("\n## Follow one request\n");
+        assertThat(start)
+                .as("the section \"Follow one request\" of docs/architecture.md")
+                .isNotNegative();
+        int end = doc.indexOf("\n## ", start + 1);
+        Matcher names = NAMED_CLASS.matcher(doc.substring(start, end < 0 ? doc.length() : end));
+        Set<String> named = new LinkedHashSet<>();
+        while (names.find()) {
+            named.add(names.group(1));
+        }
+        Set<String> classes = MAIN.stream().map(JavaClass::getSimpleName).collect(Collectors.toSet());
+
+        assertThat(named).as("the classes it names").isNotEmpty().hasSizeLessThanOrEqualTo(12);
+        assertThat(named.stream().filter(name -> !classes.contains(name)).toList())
+                .as("classes it names that are not among the main classes")
+                .isEmpty();
     }
 
     /** The programs of {@code src/tools/java}: the fault suite's package, and the local run and the benchmarks. */
