@@ -44,6 +44,7 @@ class ArchitectureTest {
 
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
+            "console",
             "messaging.sidetopics",
             "messaging",
             "messaging.parking",
