@@ -252,7 +252,7 @@ Prometheus Operator gives a ServiceMonitor's targets.
 True (non-empty) when the chart creates the Secret from values.
 */}}
 {{- define "image-worker.createSecret" -}}
-{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey }}true{{ end }}
+{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey .Values.secret.consoleToken }}true{{ end }}
 {{- end }}
 
 {{/*
