@@ -9,6 +9,7 @@ import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.RecordedCall;
+import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.infra.Infrastructure;
 import io.quarkus.test.common.WithTestResource;
@@ -47,7 +48,8 @@ import org.openqa.selenium.chrome.ChromeDriver;
  * The console in a real browser (a headless Chromium driven by Selenium), served by a worker on the real broker, store
  * and gateway simulator, with a token and both actions on: the pages and the API refused without the token, a prompt
  * sent from the page whose thumbnail loads (decoded, not only present) and whose detail gives the stored image's
- * sha256, a queued request cancelled from the page that ends {@code CANCELLED} with no call, the filter by producer,
+ * sha256, a failure's detail with the gateway's answer, a queued request seen in the replica's queue and cancelled
+ * from the page, ending {@code CANCELLED} with no call, the filter by producer,
  * and 10,000 requests in view with a bounded DOM. It writes the screenshot of the README ({@code
  * target/console.png}). One Quarkus start, some seconds of browser work.
  */
@@ -169,7 +171,22 @@ class ConsoleBrowserTest {
 
     @Test
     @Order(3)
-    void aQueuedRequestCancelledFromThePageEndsCancelledWithNoCall() {
+    void aFailuresDetailGivesTheGatewaysAnswer() {
+        // The simulator refuses a prompt with its moderation trigger: 400, a billed refusal with a body.
+        String id = submit("a poster " + SimulatorSettings.DEFAULT_MODERATION_TRIGGER, "console-a", "");
+
+        JsonNode event = body(kafka.awaitResult(id, WITHIN));
+        assertThat(event.path("error").path("code").asText()).isEqualTo("REJECTED");
+        By row = By.cssSelector("#rows tr[data-id='" + id + "'][data-state='failed']");
+        await().atMost(WITHIN).until(() -> !browser.findElements(row).isEmpty());
+        browser.findElement(row).click();
+        await().atMost(WITHIN).until(() -> text(By.id("gateway-body")).contains("moderation_blocked"));
+        assertThat(text(By.id("detail"))).contains("REJECTED").contains("400");
+    }
+
+    @Test
+    @Order(4)
+    void aQueuedRequestCancelledFromThePageEndsCancelledWithNoCall() throws Exception {
         // The four slots taken by calls the simulator holds: the next request waits for a slot.
         gateway.control().holdImageCallsAfter(0);
         try {
@@ -184,6 +201,14 @@ class ConsoleBrowserTest {
 
             String marker = "queued-" + UUID.randomUUID();
             String id = submit("a blue teapot, " + marker, "console-b", "");
+            // The queue of this replica has it, in producer console-b's line, behind none of its own.
+            await().atMost(WITHIN)
+                    .until(() -> !browser.findElements(By.cssSelector("#queued tr[data-queued='" + id + "']"))
+                            .isEmpty());
+            JsonNode queue = JSON.readTree(get("/console/api/queue", TOKEN).body());
+            assertThat(queue.path("queued").toString()).contains(id);
+            assertThat(queue.path("lines").toString()).contains("\"producer\":\"console-b\",\"waiting\":1");
+            assertThat(queue.path("calling")).hasSize(4);
             By queuedRow = By.cssSelector("#rows tr[data-id='" + id + "'] button.cancel");
             await().atMost(WITHIN).until(() -> !browser.findElements(queuedRow).isEmpty());
             browser.findElement(queuedRow).click();
@@ -200,7 +225,7 @@ class ConsoleBrowserTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void theFilterByProducerShowsOnlyThatProducersRequests() throws IOException {
         By producers = By.cssSelector("#filter-producer option[value='console-b']");
         await().atMost(WITHIN).until(() -> !browser.findElements(producers).isEmpty());
@@ -221,7 +246,7 @@ class ConsoleBrowserTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void tenThousandRequestsInViewKeepTheDomSmall() {
         ConsoleFeed feed = routes.feed();
         for (int i = 0; i < 10_000; i++) {
