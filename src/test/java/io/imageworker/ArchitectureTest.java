@@ -32,8 +32,8 @@ import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
- * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
+ * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
+ * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
  * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test

@@ -367,7 +367,7 @@ public interface WorkerConfig {
     }
 
     /**
-     * The console ({@code console.ConsoleResource}): recent requests of the whole fleet read from the result topics by a
+     * The console ({@code console.ConsoleRoutes}): recent requests of the whole fleet read from the result topics by a
      * consumer of its own, their images streamed from the store, the queue as this replica holds it. Nothing of it runs
      * while it is off (no consumer, no work).
      */

@@ -27,7 +27,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * isolation.level=read_committed} (results are published in transactions: a result of an aborted one is never
  * shown). It starts at the last records of each partition, as many as the feed keeps spread over the partitions, and
  * hands each event to the {@link ConsoleFeed}. A failure closes the consumer and, after a back-off (1 s doubling to 30
- * s), a new one resumes after the last records read. It runs only while the console is on.
+ * s), a new one resumes after the last records read. It runs only while the console is on. Its partitions are those
+ * the topics have when it starts (or restarts after a failure): partitions added later are read after a restart.
  */
 final class ConsoleReader {
 
@@ -131,7 +132,8 @@ final class ConsoleReader {
         own.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         own.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
         own.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 500);
-        own.remove(ConsumerConfig.GROUP_ID_CONFIG);
+        // Reading a topic never creates it (the status topic may be named before it exists).
+        own.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
         Map<String, Object> settings = KafkaClientConfig.of(kafka, ConsumerConfig.configNames(), own);
         settings.remove(ConsumerConfig.GROUP_ID_CONFIG);
         Consumer<byte[], byte[]> opened =

@@ -265,6 +265,7 @@ public class ConsoleRoutes {
         info.put("bytes", feed.bytes());
         info.put("forgotten", feed.forgotten());
         info.put("seq", feed.seq());
+        info.put("recordsRead", reader.recordsRead());
         send(ctx, 200, info);
     }
 
