@@ -13,12 +13,12 @@ import org.openqa.selenium.chrome.ChromeOptions;
 /**
  * A headless Chromium and its driver, found on the machine (Debian's {@code chromium} and {@code chromium-driver}; or
  * {@code CHROME_BIN} and {@code CHROMEDRIVER}), never downloaded. Where none is found a test says so and is aborted,
- * unless {@code IMAGE_WORKER_TEST_BROWSER=required} (CI, {@code .ci/run}), where it fails.
+ * unless {@code IMAGE_WORKER_REQUIRE_TEST_TOOLS=true} (CI sets it, {@code .ci/run}, as for promtool), where it fails.
  */
 final class Chromium {
 
-    /** The environment variable that makes a missing browser a failure. */
-    static final String REQUIRED = "IMAGE_WORKER_TEST_BROWSER";
+    /** The environment variable that makes a missing browser a failure (and a missing promtool: the project's one). */
+    static final String REQUIRED = "IMAGE_WORKER_REQUIRE_TEST_TOOLS";
 
     private Chromium() {}
 
@@ -36,7 +36,7 @@ final class Chromium {
 
     /** Whether a missing browser fails the test (CI) rather than aborting it. */
     static boolean required() {
-        return "required".equalsIgnoreCase(System.getenv(REQUIRED));
+        return Boolean.parseBoolean(System.getenv(REQUIRED));
     }
 
     /** What to say when none is found. */
@@ -44,7 +44,7 @@ final class Chromium {
         return "No Chromium and chromedriver found (looked for chromium, chromium-browser, google-chrome and"
                 + " chromedriver on the PATH, and CHROME_BIN / CHROMEDRIVER): the console's browser test does not run"
                 + " here. On Debian: apt-get install chromium chromium-driver. In CI (" + REQUIRED
-                + "=required) this is a failure.";
+                + "=true) this is a failure.";
     }
 
     /** A headless browser of {@code width} x {@code height}. */
