@@ -287,7 +287,7 @@ Prometheus Operator gives a ServiceMonitor's targets.
 True (non-empty) when the chart creates the Secret from values.
 */}}
 {{- define "image-worker.createSecret" -}}
-{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey .Values.secret.statusTokens }}true{{ end }}
+{{- if or .Values.secret.gatewayApiKey .Values.secret.awsAccessKeyId .Values.secret.awsSecretAccessKey .Values.secret.consoleToken .Values.secret.statusTokens }}true{{ end }}
 {{- end }}
 
 {{/*

@@ -23,6 +23,14 @@ refuses to start, and every pod would crash-loop. */}}
 {{- fail "producers is required with producerIdentity: topic: the producers whose topics <kafka.topics.request>.<producer> are read, e.g. catalogue,edits (IMAGE_WORKER_PRODUCERS)" }}
 {{- end }}
 
+{{- /* The console shows every request of the fleet and streams its images: never without a token in a cluster. */}}
+{{- if and .Values.console.enabled (not .Values.secret.consoleToken) (not (and .Values.secret.existingSecret .Values.console.tokenInExistingSecret)) }}
+{{- fail "console.enabled needs a token: --set-string secret.consoleToken=..., or the key IMAGE_WORKER_CONSOLE_TOKEN in secret.existingSecret with console.tokenInExistingSecret=true" }}
+{{- end }}
+{{- if and .Values.console.enabled (has "cancel" .Values.console.actions) (not .Values.kafka.topics.cancel) }}
+{{- fail "console.actions cancel needs the cancel topic: set kafka.topics.cancel (IMAGE_WORKER_TOPIC_CANCEL)" }}
+{{- end }}
+
 {{- /* A repository without a registry is looked up on Docker Hub (docker.io/library/image-worker for the default), where
 this image is not: every pod would wait in ImagePullBackOff. Only an image loaded into the nodes themselves (kind load,
 minikube image load) runs under such a name, with a pull policy that does not pull it. */}}
@@ -60,7 +68,7 @@ connects (the pods stay unready), a gateway call fails, or an image's upload fai
 
 {{- /* The key comes from exactly one place: with both, one would be silently ignored. */}}
 {{- if and .Values.secret.existingSecret (include "image-worker.createSecret" .) }}
-{{- fail "set either secret.existingSecret or the secret.gatewayApiKey/awsAccessKeyId/awsSecretAccessKey values, not both" }}
+{{- fail "set either secret.existingSecret or the secret.gatewayApiKey/awsAccessKeyId/awsSecretAccessKey/consoleToken values, not both" }}
 {{- end }}
 {{- if and (not .Values.secret.existingSecret) (not .Values.secret.gatewayApiKey) }}
 {{- fail "the gateway key is required: set secret.existingSecret (a Secret with the key IMAGE_WORKER_GATEWAY_API_KEY) or --set-string secret.gatewayApiKey=..." }}
@@ -196,7 +204,7 @@ without a word, so the parked topic must keep its records longer than any of the
 
 {{- range .Values.extraEnv }}
 {{- /* A literal value would sit in the Deployment, readable by whoever may read Deployments, and in the release. */}}
-{{- if and (has .name (list "IMAGE_WORKER_GATEWAY_API_KEY" "AWS_SECRET_ACCESS_KEY")) (hasKey . "value") }}
+{{- if and (has .name (list "IMAGE_WORKER_GATEWAY_API_KEY" "AWS_SECRET_ACCESS_KEY" "IMAGE_WORKER_CONSOLE_TOKEN")) (hasKey . "value") }}
 {{- fail (printf "extraEnv must not carry %s as a literal value: put it in the Secret (secret.existingSecret) or use valueFrom.secretKeyRef" .name) }}
 {{- end }}
 {{- /* The KEDA trigger reads kafka.*: a worker consuming another group, topic or cluster would be scaled on a lag it does not have. */}}

@@ -4,6 +4,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaAnnotation;
@@ -12,16 +13,27 @@ import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.results.ResultSink;
 import io.quarkus.test.junit.QuarkusTest;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
- * The packages are layers in the order a request flows, and an import only ever points down: Kafka in and out at the
- * top (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
+ * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
+ * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
  * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
@@ -32,6 +44,7 @@ class ArchitectureTest {
 
     /** Top to bottom. */
     private static final List<String> LAYERS = List.of(
+            "console",
             "messaging.sidetopics",
             "messaging",
             "messaging.parking",
@@ -128,6 +141,68 @@ class ArchitectureTest {
                         "io.imageworker.messaging.parking",
                         "io.imageworker.messaging.intake")
                 .check(MAIN);
+    }
+
+    /** The result sink (both kinds) and the transactions of the transactional one, which tell an end as they commit. */
+    private static final DescribedPredicate<JavaClass> RESULT_SINK = DescribedPredicate.describe(
+            "the result sink",
+            type -> type.isAssignableTo(ResultSink.class)
+                    || type.getName().equals("io.imageworker.messaging.results.TopicTransactions"));
+
+    /**
+     * The end of a record taken from the request topics is told by the result sink chosen at start-up alone: how it
+     * ended to its partition's commits ({@code InFlight.Run.end}) and that it is in progress no more ({@code
+     * InFlight.Run.finished}); a method reference counts as much as a call. Its partition hears of it from its run
+     * alone.
+     */
+    @Test
+    void onlyTheResultSinkEndsARecord() {
+        noClasses()
+                .that(DescribedPredicate.not(RESULT_SINK))
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "the end of a record's run (InFlight.Run.end or finished)",
+                        access -> access.getTargetOwner().isEquivalentTo(InFlight.Run.class)
+                                && Set.of("end", "finished").contains(access.getName())))
+                .check(MAIN);
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(InFlight.class)
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "the end of a record told to its partition (PartitionWork.ended)",
+                        access -> access.getTargetOwner().isEquivalentTo(PartitionWork.class)
+                                && access.getName().equals("ended")))
+                .check(MAIN);
+    }
+
+    /** A class named in the docs: a capitalised word in backquotes. */
+    private static final Pattern NAMED_CLASS = Pattern.compile("`([A-Z][A-Za-z0-9]*)`");
+
+    /**
+     * The "Follow one request" section of {@code docs/architecture.md} names the classes from a record to its
+     * committed offset, in order: each one exists among the main classes (a class renamed or removed fails this), and
+     * there are at most 12 of them (issue 51).
+     */
+    @Test
+    void theFollowOneRequestSectionNamesAtMostTwelveClassesThatExist() throws IOException {
+        String doc = Files.readString(Path.of("docs/architecture.md"));
+        int start = doc.indexOf("\n## Follow one request\n");
+        assertThat(start)
+                .as("the section \"Follow one request\" of docs/architecture.md")
+                .isNotNegative();
+        int end = doc.indexOf("\n## ", start + 1);
+        Matcher names = NAMED_CLASS.matcher(doc.substring(start, end < 0 ? doc.length() : end));
+        Set<String> named = new LinkedHashSet<>();
+        while (names.find()) {
+            named.add(names.group(1));
+        }
+        Set<String> classes = MAIN.stream().map(JavaClass::getSimpleName).collect(Collectors.toSet());
+
+        assertThat(named).as("the classes it names").isNotEmpty().hasSizeLessThanOrEqualTo(12);
+        assertThat(named.stream().filter(name -> !classes.contains(name)).toList())
+                .as("classes it names that are not among the main classes")
+                .isEmpty();
     }
 
     /** The programs of {@code src/tools/java}: the fault suite's package, and the local run and the benchmarks. */

@@ -51,6 +51,9 @@ public final class ConfigurationCheck {
 
     private ConfigurationCheck() {}
 
+    /** The console's actions, {@code IMAGE_WORKER_CONSOLE_ACTIONS}. */
+    public static final List<String> CONSOLE_ACTIONS = List.of("cancel", "submit");
+
     /** Each problem of {@code config} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(WorkerConfig config, Config channels) {
         List<String> problems = new ArrayList<>();
@@ -85,6 +88,13 @@ public final class ConfigurationCheck {
         }
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
+        }
+        config.console().actions().orElse(List.of()).stream()
+                .filter(action -> !CONSOLE_ACTIONS.contains(action))
+                .forEach(action -> problems.add("IMAGE_WORKER_CONSOLE_ACTIONS: '" + action + "' is not one of "
+                        + String.join(", ", CONSOLE_ACTIONS)));
+        if (config.console().maxEntries() < 1) {
+            problems.add("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
         }
         problems.addAll(topicProblems(config));
         problems.addAll(referenceProblems(config));

@@ -170,6 +170,9 @@ public interface WorkerConfig {
     /** How the worker writes its log. */
     Log log();
 
+    /** The console (issue 52): a page served by the worker under {@code /console}, off by default. */
+    Console console();
+
     /**
      * The most bytes of gateway answers, decoded images and edit references held at once ({@code
      * IMAGE_WORKER_MEMORY_BUDGET}): bytes, a size with a unit of 1024 ({@code 256Mi}, {@code 1G}) or a share of the
@@ -379,6 +382,35 @@ public interface WorkerConfig {
          * it too, so only where nothing but that ingress can. Empty (the default): tokens only.
          */
         Optional<String> producerHeader();
+    }
+
+    /**
+     * The console ({@code console.ConsoleRoutes}): recent requests of the whole fleet read from the result topics by a
+     * consumer of its own, their images streamed from the store, the queue as this replica holds it. Nothing of it runs
+     * while it is off (no consumer, no work).
+     */
+    interface Console {
+        /** Serve the console under {@code /console} ({@code IMAGE_WORKER_CONSOLE_ENABLED}); off by default. */
+        @WithDefault("false")
+        boolean enabled();
+
+        /**
+         * The token that admits to the console ({@code IMAGE_WORKER_CONSOLE_TOKEN}): sent as {@code Authorization:
+         * Bearer <token>}, or typed once in the page's form, which sets a cookie. Empty: anyone who reaches the port
+         * is admitted.
+         */
+        Optional<String> token();
+
+        /**
+         * What the console may do besides reading ({@code IMAGE_WORKER_CONSOLE_ACTIONS}): {@code cancel} (publish a
+         * cancel of a request to the cancel topic) and {@code submit} (publish a request typed in the page). Empty:
+         * read-only.
+         */
+        Optional<List<String>> actions();
+
+        /** Most requests the console keeps ({@code IMAGE_WORKER_CONSOLE_MAX_ENTRIES}); its bytes are bounded too. */
+        @WithDefault("10000")
+        int maxEntries();
     }
 
     /** Log settings. */

@@ -9,11 +9,11 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.parking.ParkedHolds;
 import io.imageworker.messaging.parking.RequestParking;
 import io.imageworker.messaging.results.RecordContext;
-import io.imageworker.messaging.results.ResultSender;
+import io.imageworker.messaging.results.ResultPublisher;
+import io.imageworker.messaging.results.ResultSink;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
-import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
@@ -49,8 +49,9 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * producer's share is parked there instead of read ahead.
  *
  * <p>Each record is read (parsed as JSON, on the CPU pool, not on the event loop that delivers it: a record may be
- * megabytes), processed, its result (or its DLQ copy) published, and only then acknowledged; {@link InFlight} tells
- * its partition's commits, so requests complete out of order and a crash at any moment loses nothing. A result that
+ * megabytes), processed, its result (or its DLQ copy) published, and only then acknowledged, all its end told by the
+ * result sink chosen at start-up ({@link ResultSink}) to {@link InFlight} and its partition's commits, so requests
+ * complete out of order and a crash at any moment loses nothing. A result that
  * cannot be published within the infrastructure patience is nacked, which fails the channel (failure-strategy {@code
  * fail}): health goes down and the record is redelivered after a restart, never committed as done.
  */
@@ -75,7 +76,8 @@ public class RequestConsumer {
     private final RecordReader reader;
     private final CpuWork cpu;
     private final RequestProcessor processor;
-    private final ResultSender sender;
+    private final ResultSink sink;
+    private final ResultPublisher publisher;
     private final RequestSpans spans;
     private final Lanes lanes;
     private final ReadAhead readAhead;
@@ -89,7 +91,8 @@ public class RequestConsumer {
             RecordReader reader,
             CpuWork cpu,
             RequestProcessor processor,
-            ResultSender sender,
+            ResultSink sink,
+            ResultPublisher publisher,
             RequestSpans spans,
             Lanes lanes,
             ReadAhead readAhead,
@@ -101,7 +104,8 @@ public class RequestConsumer {
         this.reader = reader;
         this.cpu = cpu;
         this.processor = processor;
-        this.sender = sender;
+        this.sink = sink;
+        this.publisher = publisher;
         this.spans = spans;
         this.lanes = lanes;
         this.readAhead = readAhead;
@@ -161,40 +165,13 @@ public class RequestConsumer {
             holds.taken(new TopicPartition(context.topic(), context.partition()), payload == null ? 0 : payload.length);
         }
         InFlight.Run run = inFlight.take(context);
-        return switch (run.start()) {
-            // Shutting down, or a rebalance took its partition away: left unacknowledged for the next consumer.
-            case LEFT -> Uni.createFrom().voidItem();
-            case DONE -> {
-                Log.debugf("Record %s was finished by the partition's last owner; acknowledged", context.position());
-                yield Uni.createFrom().completionStage(message.ack());
-            }
-            case RUN -> handle(message, context, lane, run).onTermination().invoke(run::finished);
-        };
+        // Left, acknowledged as it is, or read, processed, published and ended: by the result sink alone.
+        return sink.end(message, context, run, () -> handle(message, context, lane, run));
     }
 
-    /** Within the request's span: read, process, publish (or send to the DLQ); then acknowledge. */
+    /** Within the request's span: read, process, publish (or send to the DLQ). */
     private Uni<Void> handle(Message<byte[]> message, RecordContext context, Lane lane, InFlight.Run run) {
-        Uni<Void> work = spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
-        return work.onItemOrFailure().transformToUni((ok, failure) -> {
-            if (failure == null) {
-                // Its end is told by its result's transaction, or else here once acknowledged: by one writer.
-                return Uni.createFrom().completionStage(message.ack()).invoke(() -> sender.acknowledged(run));
-            }
-            // Not ended by a transaction: one that commits a result tells the record's end before the result's Uni
-            // completes, and one that does not fails it unended.
-            run.ended(false);
-            if (failure instanceof AbandonedException || failure instanceof ReadAhead.GivenUp) {
-                // Shutting down, or its partition gone while it waited for its turn: neither acknowledged nor failed,
-                // so the record is redelivered to the next worker.
-                Log.info(failure.getMessage());
-                return Uni.createFrom().voidItem();
-            }
-            Log.errorf(
-                    failure,
-                    "Record %s could not be brought to an end; failing the channel so that it is redelivered",
-                    context.position());
-            return Uni.createFrom().completionStage(message.nack(failure));
-        });
+        return spans.around(context, lane, span -> readProcessPublish(message, context, lane, run, span));
     }
 
     /**
@@ -230,8 +207,8 @@ public class RequestConsumer {
                                 ReadAhead.Asking.notARequest(lane, message, context, run),
                                 null,
                                 () -> parking.park(null, null, message.getPayload(), context, run),
-                                tooLarge -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()),
-                                () -> sender.deadLetter(message.getPayload(), context, run, unreadable.reason()))));
+                                tooLarge -> sink.deadLetter(message.getPayload(), context, run, unreadable.reason()),
+                                () -> sink.deadLetter(message.getPayload(), context, run, unreadable.reason()))));
     }
 
     /**
@@ -265,7 +242,7 @@ public class RequestConsumer {
 
     /**
      * A request processed (its start told as its first call leaves) and its result published; refused before any call
-     * when its record's key or trace leaves no room for a result ({@link ResultSender#unpublishable}); refused before
+     * when its record's key or trace leaves no room for a result ({@link ResultPublisher#unpublishable}); refused before
      * anything else, the ledger unread, when it names a producer its topic does not authenticate ({@code impostor},
      * the reason, or null: {@link ProducerIdentities}).
      */
@@ -278,8 +255,9 @@ public class RequestConsumer {
             String tooLargeToPark,
             String impostor) {
         String requestId = request.requestId();
-        String unpublishable = refusal(tooLargeToPark, sender.unpublishable(requestId, context, span));
-        return sender.tellingStarts(
+        String unpublishable = refusal(tooLargeToPark, publisher.unpublishable(requestId, context, span));
+        return publisher
+                .tellingStarts(
                         requestId,
                         context,
                         span,
@@ -288,6 +266,6 @@ public class RequestConsumer {
                                 : processor.process(
                                         requestId, request.json(), context.receivedAt(), lane, unpublishable))
                 .invoke(event -> RequestSpans.describe(span, event))
-                .chain(result -> sender.publish(result, context, run, span));
+                .chain(result -> sink.publish(result, context, run, span));
     }
 }

@@ -95,6 +95,34 @@ public final class ProducerLines {
         return line == null ? 0 : line.waiting();
     }
 
+    /** Each line's lane, producer and requests waiting, for the console ({@code console.QueueView}). */
+    public synchronized List<LineCount> counts() {
+        List<LineCount> counts = new ArrayList<>();
+        lines.forEach((key, line) -> counts.add(new LineCount(key.lane, key.producer, line.waiting())));
+        return counts;
+    }
+
+    /**
+     * The requests standing in the first {@code perLine} places of each line, with their positions (in no order): one
+     * pass over the requests waiting, for the console, which asks every few seconds while it is open.
+     */
+    public synchronized List<Queued> firstOfEachLine(int perLine) {
+        List<Queued> first = new ArrayList<>();
+        for (Place place : byId.values()) {
+            Line line = lines.get(place.key);
+            if (line != null && place.number - line.head < perLine) {
+                first.add(new Queued(place.requestId, place.key.lane, place.key.producer, line.position(place.number)));
+            }
+        }
+        return first;
+    }
+
+    /** A line: its lane, its producer and how many requests wait in it. */
+    public record LineCount(Lane lane, String producer, long waiting) {}
+
+    /** A request waiting in a line, at {@code position}. */
+    public record Queued(String requestId, Lane lane, String producer, long position) {}
+
     /**
      * Where a request stands in its line.
      *

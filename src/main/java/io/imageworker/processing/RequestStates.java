@@ -8,7 +8,9 @@ import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
@@ -245,6 +247,35 @@ public class RequestStates implements CallListener {
         synchronized (parked) {
             return parked.containsKey(requestId);
         }
+    }
+
+    /** The lines of the producers waiting here: lane, producer, requests waiting (for the console). */
+    public List<ProducerLines.LineCount> lines() {
+        return lines.counts();
+    }
+
+    /** The requests in the first {@code perLine} places of each line, with their positions (for the console). */
+    public List<ProducerLines.Queued> firstInLines(int perLine) {
+        return lines.firstOfEachLine(perLine);
+    }
+
+    /** Up to {@code limit} of the requests in progress here whose call has left (for the console). */
+    public List<String> calling(int limit) {
+        List<String> calling = new ArrayList<>();
+        for (Map.Entry<String, State> entry : held.entrySet()) {
+            if (calling.size() >= limit) {
+                break;
+            }
+            if (entry.getValue() == State.CALLING) {
+                calling.add(entry.getKey());
+            }
+        }
+        return calling;
+    }
+
+    /** Records read ahead here that wait for their turn to go into progress. */
+    public int waitingCount() {
+        return waiting.size();
     }
 
     /** How many requests this worker holds. */

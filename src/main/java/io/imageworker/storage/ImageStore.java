@@ -6,11 +6,13 @@ import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 import jakarta.enterprise.context.ApplicationScoped;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
+import org.reactivestreams.Publisher;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
@@ -173,6 +175,22 @@ public class ImageStore {
                 .onFailure(ImageStore::isNotFound)
                 .recoverWithItem(Optional.empty());
     }
+
+    /**
+     * An object to stream: its content type and length, then its bytes as the store sends them, on the S3 client's
+     * threads and at the pace its subscriber asks, never held whole (the console answers an image with it); empty when
+     * there is no such object. Bounded by the storage timeout until the answer's headers.
+     */
+    public Uni<Optional<ObjectStream>> stream(String bucket, String key) {
+        return call(() -> s3.getObject(get -> get.bucket(bucket).key(key), AsyncResponseTransformer.toPublisher()))
+                .map(answer -> Optional.of(new ObjectStream(
+                        answer.response().contentType(), answer.response().contentLength(), answer)))
+                .onFailure(ImageStore::isNotFound)
+                .recoverWithItem(Optional.empty());
+    }
+
+    /** An object's content type and length (either may be null), and its bytes, as the store sends them. */
+    public record ObjectStream(String contentType, Long length, Publisher<ByteBuffer> body) {}
 
     /** The size of an object, or empty when there is no such object; used to refuse large ones before reading. */
     public Uni<Optional<Long>> sizeOf(String bucket, String key) {

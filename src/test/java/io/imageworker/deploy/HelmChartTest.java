@@ -363,6 +363,40 @@ class HelmChartTest {
         }
     }
 
+    @Test
+    void theConsoleIsOffUntilEnabledAndThenBehindItsTokenFromTheSecret() throws IOException {
+        assertThat(HelmChart.render(DEFAULTS, Map.of()).environment())
+                .doesNotContainKey("IMAGE_WORKER_CONSOLE_ENABLED");
+        String token = "console-inline-test-token";
+        Rendering rendering = HelmChart.render(
+                DEFAULTS,
+                Map.of(
+                        "secret.existingSecret", "",
+                        "secret.gatewayApiKey", "sk-x",
+                        "secret.consoleToken", token,
+                        "console.enabled", true,
+                        "console.actions[0]", "cancel",
+                        "kafka.topics.cancel", "image-cancel"));
+
+        Map<String, Rendering.Variable> environment = rendering.environment();
+        assertThat(environment.get("IMAGE_WORKER_CONSOLE_ENABLED").value()).isEqualTo("true");
+        assertThat(environment.get("IMAGE_WORKER_CONSOLE_ACTIONS").value()).isEqualTo("cancel");
+        assertThat(environment.get("IMAGE_WORKER_CONSOLE_MAX_ENTRIES").value()).isEqualTo("10000");
+        assertThat(environment.get("IMAGE_WORKER_CONSOLE_TOKEN"))
+                .isEqualTo(new Rendering.Variable(token, Rendering.Source.SECRET));
+        for (Object manifest : rendering.manifests()) {
+            if (!(manifest instanceof Secret)) {
+                assertThat(JSON.writeValueAsString(manifest)).doesNotContain(token);
+            }
+        }
+        // A token kept in the user's own Secret, said so.
+        assertThat(HelmChart.render(DEFAULTS, Map.of("console.enabled", true, "console.tokenInExistingSecret", true))
+                        .environment()
+                        .get("IMAGE_WORKER_CONSOLE_ENABLED")
+                        .value())
+                .isEqualTo("true");
+    }
+
     // ---- strictness: the model refuses what the API server would
 
     @Test
@@ -432,6 +466,24 @@ class HelmChartTest {
                         "producers is required with producerIdentity: topic",
                         Map.of("producerIdentity", "topic", "producers", "catalogue,edits"),
                         Map.of("producers", "")),
+                new Refusal(
+                        "the console without a token",
+                        "console.enabled needs a token",
+                        Map.of("console.tokenInExistingSecret", true),
+                        Map.of("console.enabled", true, "console.tokenInExistingSecret", false)),
+                new Refusal(
+                        "the console's cancel without a cancel topic",
+                        "console.actions cancel needs the cancel topic",
+                        Map.of(
+                                "console.enabled",
+                                true,
+                                "console.tokenInExistingSecret",
+                                true,
+                                "console.actions[0]",
+                                "cancel",
+                                "kafka.topics.cancel",
+                                "image-cancel"),
+                        Map.of("kafka.topics.cancel", "")),
                 new Refusal(
                         "no key at all", "the gateway key is required", inlineKey, Map.of("secret.gatewayApiKey", "")),
                 new Refusal(

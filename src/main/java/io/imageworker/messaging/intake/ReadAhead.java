@@ -17,7 +17,6 @@ import io.imageworker.support.Shutdown;
 import io.imageworker.support.WorkerMetrics;
 import io.imageworker.turns.FairTurns;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import jakarta.annotation.PreDestroy;
@@ -68,7 +67,8 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * once, unacknowledged, and is redelivered.
  *
  * <p>Parking (fair shares at any backlog, {@link #parkedOrInTurn}): a record of the request topic beyond its
- * partition's window, or of a producer that has its share waiting already ({@link Parking}), takes no place here: the
+ * partition's window, or of a producer that has its share waiting already ({@link ParkingDecision}, decided in {@code
+ * messaging.parking.Parking}), takes no place here: the
  * consumer parks it (its copy to the parked topic, committed with its offset), and it comes back from the parked topic
  * to take its turn like any other. A copy of a request parked here lately is parked too, after the first copy, so
  * that one replica reads both.
@@ -113,11 +113,6 @@ public class ReadAhead implements PlacesInProgress {
      * ({@link #released}).
      */
     private final Map<InFlight.Run, Held> waitingInLine = new ConcurrentHashMap<>();
-    /**
-     * The requests whose park is under way here (its transaction not yet committed), by id, with how many copies: a
-     * copy read meanwhile is parked after them too ({@link #whyParked}).
-     */
-    private final Map<String, Integer> parksUnderWay = new ConcurrentHashMap<>();
     /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
     private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
@@ -125,8 +120,8 @@ public class ReadAhead implements PlacesInProgress {
     private final Function<RecordCopy, Uni<Void>> window;
     /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
     private final RequestStates states;
-    /** Which records offered for parking are parked instead of read ahead. */
-    private final Parking parking;
+    /** Which records offered for parking are parked instead of read ahead ({@code messaging.parking.Parking}). */
+    private final ParkingDecision parking;
 
     private ScheduledExecutorService rechecks;
 
@@ -138,14 +133,15 @@ public class ReadAhead implements PlacesInProgress {
             BudgetGuard budget,
             Shutdown shutdown,
             InFlight inFlight,
-            RequestStates states) {
+            RequestStates states,
+            ParkingDecision parking) {
         this(
                 config.inProgressLimit(),
                 ProducerWeights.of(config.producerWeights()),
                 Math.max(1, memory.budget() / BUDGET_SHARE),
                 inFlight::within,
                 states,
-                new Parking(config.parkAfterLimit(), inFlight::fitsNow, registry));
+                parking);
         inFlight.whenReleased(this::released);
         if (!budget.producerBudgets().isEmpty()) {
             holdWhile(budget::holds, shutdown);
@@ -178,7 +174,7 @@ public class ReadAhead implements PlacesInProgress {
 
     /**
      * The same, each record's turn asked for once {@code window} lets it, its request read as queued in {@code
-     * states} until its turn; a record offered for parking is parked past {@code inProgress} of its producer waiting.
+     * states} until its turn; no record offered for parking is parked.
      */
     ReadAhead(
             int inProgress,
@@ -186,13 +182,7 @@ public class ReadAhead implements PlacesInProgress {
             long bytes,
             Function<RecordCopy, Uni<Void>> window,
             RequestStates states) {
-        this(
-                inProgress,
-                weights,
-                bytes,
-                window,
-                states,
-                new Parking(inProgress, record -> true, new SimpleMeterRegistry()));
+        this(inProgress, weights, bytes, window, states, ParkingDecision.NEVER);
     }
 
     /** The same, records offered for parking parked as {@code parking} says. */
@@ -202,7 +192,7 @@ public class ReadAhead implements PlacesInProgress {
             long bytes,
             Function<RecordCopy, Uni<Void>> window,
             RequestStates states,
-            Parking parking) {
+            ParkingDecision parking) {
         this.window = window;
         this.states = states;
         this.parking = parking;
@@ -379,7 +369,7 @@ public class ReadAhead implements PlacesInProgress {
     }
 
     /**
-     * {@code park} of the record {@code asking} at once, without a turn, when it is to be parked ({@link Parking}:
+     * {@code park} of the record {@code asking} at once, without a turn, when it is to be parked ({@link ParkingDecision}:
      * beyond its partition's window, its producer has its share waiting already, or it is a copy of a request parked
      * here lately); else {@code work} in its turn,
      * as {@link #inTurn(Asking, Supplier)}. {@code park} holds the record's bytes until it ends, nothing else.
@@ -409,56 +399,28 @@ public class ReadAhead implements PlacesInProgress {
         String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
         return Uni.createFrom()
                 .<T>deferred(() -> {
-                    underWay(name, true);
+                    parking.underWay(name);
                     return park.get();
                 })
-                .invoke(() -> {
-                    parking.counted(why);
-                    if (name != null) {
-                        states.parked(name);
-                    }
-                })
+                .invoke(() -> parking.parked(name, why))
                 .onTermination()
                 .invoke(() -> {
-                    underWay(name, false);
+                    parking.over(name);
                     bytesHeld.giveBack();
                 });
     }
 
     /**
-     * One more ({@code more}) or one fewer (not {@code more}) park of the request named {@code requestId} (its {@code
-     * RequestStates.name}; null: none) under way.
-     */
-    private void underWay(String requestId, boolean more) {
-        if (requestId == null) {
-            return;
-        }
-        if (more) {
-            parksUnderWay.merge(requestId, 1, Integer::sum);
-        } else {
-            parksUnderWay.computeIfPresent(requestId, (id, parks) -> parks > 1 ? parks - 1 : null);
-        }
-    }
-
-    /**
-     * Why the record {@code asking} is parked ({@link Parking#why}), or null when it goes in its turn. A copy of a
-     * request parked here lately (among the last {@link RequestStates} remembers, or its park still under way, its
-     * transaction not committed yet) is parked too, after the first copy
-     * and into the same partition of the parked topic: worked here at once, it could run while the parked copy runs
-     * on the replica that reads it back, two calls (issue 48); parked, one owner reads both, in order, and the second
-     * joins or replays the first.
+     * Why the record {@code asking} is parked ({@link ParkingDecision#why}), or null when it goes in its turn. The
+     * request is named by its name ({@code RequestStates.name}): in topic mode another producer's request of the id is
+     * another request.
      */
     private String whyParked(Asking asking) {
-        String why = parking.why(
-                asking.record(),
-                turns.get(asking.lane()).waiting(asking.producer().name()));
         String requestId = asking.requestId();
-        // By its name: in topic mode another producer's request of the id is another request.
-        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
-        if (why == null && name != null && (parksUnderWay.containsKey(name) || states.parkedHere(name))) {
-            return Parking.AGAIN;
-        }
-        return why;
+        return parking.why(
+                asking.record(),
+                requestId == null ? null : states.name(asking.producer().name(), requestId),
+                turns.get(asking.lane()).waiting(asking.producer().name()));
     }
 
     /**

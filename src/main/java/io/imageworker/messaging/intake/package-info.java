@@ -4,9 +4,10 @@
  * set, else fed by {@link io.imageworker.messaging.intake.IdleConnector}) with a limit of its own; {@link
  * io.imageworker.messaging.intake.ReadAhead} holds the records read beyond those in progress, their bytes bounded, and
  * gives them their turns: weighted among the producers, within their partition's window, none to a producer held by
- * its spend cap.
+ * its spend cap; a record to be parked takes no turn, as {@link io.imageworker.messaging.intake.ParkingDecision} says
+ * (decided in {@code messaging.parking}).
  *
  * <p>It may use {@code messaging.offsets} (a record waiting for its turn is started there) and every package below it;
- * only {@code messaging}'s consumer, above it, uses it. It knows nothing of what a record says beyond its producer.
+ * only {@code messaging}'s consumer and, for the parking decision, {@code messaging.parking}, above it, use it. It knows nothing of what a record says beyond its producer.
  */
 package io.imageworker.messaging.intake;

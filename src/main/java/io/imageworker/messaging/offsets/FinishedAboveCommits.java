@@ -26,27 +26,27 @@ final class FinishedAboveCommits<K, V> implements KafkaConsumer<K, V> {
 
     private final KafkaConsumer<K, V> consumer;
     private final PartitionWork work;
-    private final boolean transactional;
+    private final OffsetCommits commits;
 
     /**
-     * @param transactional whether offsets are committed by the results' transactions ({@link TransactionalOffsets}):
-     *     then the strategy's periodic commits are dropped, since one could land after a transaction's and take the
-     *     committed offset back below results already published
+     * @param commits who commits the offsets ({@link OffsetCommits#periodic}): when the results' transactions do, the
+     *     strategy's periodic commits are dropped, since one could land after a transaction's and take the committed
+     *     offset back below results already published
      */
-    FinishedAboveCommits(KafkaConsumer<K, V> consumer, PartitionWork work, boolean transactional) {
+    FinishedAboveCommits(KafkaConsumer<K, V> consumer, PartitionWork work, OffsetCommits commits) {
         this.consumer = consumer;
         this.work = work;
-        this.transactional = transactional;
+        this.commits = commits;
     }
 
     @Override
     public Uni<Void> commit(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        return transactional ? Uni.createFrom().voidItem() : consumer.commit(withFinishedAbove(offsets));
+        return commits.periodic(() -> consumer.commit(withFinishedAbove(offsets)));
     }
 
     @Override
     public Uni<Void> commitAsync(Map<TopicPartition, OffsetAndMetadata> offsets) {
-        return transactional ? Uni.createFrom().voidItem() : consumer.commitAsync(withFinishedAbove(offsets));
+        return commits.periodic(() -> consumer.commitAsync(withFinishedAbove(offsets)));
     }
 
     /** The same offsets, each with the metadata of what was finished above it (a commit's own metadata is kept). */

@@ -10,6 +10,7 @@ import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
@@ -19,8 +20,9 @@ import org.apache.kafka.common.TopicPartition;
  * bookkeeping. A record taken ({@link #take}) runs, unless the worker is draining or a rebalance took its partition
  * away while it was on its way (it is left unacknowledged, and redelivered to the next consumer), or the partition's
  * last owner finished it already (it is acknowledged as it is: {@link PartitionWork}). A record that runs is counted,
- * and its age watched by the commit strategy ({@link PauseAwareCommit}), until it is {@link Run#finished()}; whether it
- * was acknowledged goes to its partition's commits ({@link Run#ended}).
+ * and its age watched by the commit strategy ({@link PauseAwareCommit}), until it is {@link Run#finished()}; its
+ * {@link Outcome} goes to its partition's commits ({@link Run#end}). Both are told by the result sink alone ({@code
+ * messaging.results.ResultSink}, {@code ArchitectureTest}).
  *
  * <p>The graceful drain ({@link #drain}): from its start no record is taken and no gateway call starts ({@link
  * Shutdown}); the requests in progress get the shutdown grace to finish, and those still running then are abandoned:
@@ -113,11 +115,20 @@ public class InFlight {
         }
     }
 
+    /** How a record that ran ended ({@link Run#end}). */
+    public enum Outcome {
+        /** Its result was published and the record acknowledged: its partition may be committed past it. */
+        ACKNOWLEDGED,
+        /** Abandoned at shutdown, failed or given up: its partition is never committed past it (it is redelivered). */
+        UNACKNOWLEDGED
+    }
+
     /** One record taken. */
     public final class Run {
         private final Start start;
         private final RecordCopy record;
         private final PauseAwareCommit.Tracked tracked;
+        private final AtomicBoolean ended = new AtomicBoolean();
 
         private Run(Start start, RecordCopy record, PauseAwareCommit.Tracked tracked) {
             this.start = start;
@@ -125,7 +136,7 @@ public class InFlight {
             this.tracked = tracked;
         }
 
-        /** What becomes of it: {@link Start#RUN} is followed by {@link #ended} (but when cancelled) and {@link #finished}. */
+        /** What becomes of it: {@link Start#RUN} is followed by {@link #end} (but when cancelled) and {@link #finished}. */
         public Start start() {
             return start;
         }
@@ -136,15 +147,15 @@ public class InFlight {
         }
 
         /**
-         * Its request ended: told once, by one writer. The transaction that commits its result with its offset tells it
-         * ({@code messaging.results.ResultTransactions}), before anything else reads its partition's progress; when no
-         * transaction ends it (transactions off, or its request failed or was given up), the consumer does.
-         *
-         * @param acknowledged whether its result was published and the record acknowledged; if not (abandoned at
-         *     shutdown, failed), its partition is never committed past it
+         * Its request ended with {@code outcome}: told once, by the result sink ({@code messaging.results.ResultSink}).
+         * The transaction that commits its result with its offset tells it, before anything else reads its partition's
+         * progress; when no transaction ends it (transactions off, or its request failed or was given up), the sink
+         * tells it as it acknowledges the record, or does not. A second end is not told to the partition.
          */
-        public void ended(boolean acknowledged) {
-            partitions.ended(record, acknowledged);
+        public void end(Outcome outcome) {
+            if (ended.compareAndSet(false, true)) {
+                partitions.ended(record, outcome == Outcome.ACKNOWLEDGED);
+            }
         }
 
         /**

@@ -1,6 +1,5 @@
 package io.imageworker.messaging.offsets;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Pauses;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -46,7 +45,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     private final KafkaCommitHandler.Factory throttled;
     private final Pauses pauses;
     private final PartitionWork work;
-    private final boolean transactional;
+    private final OffsetCommits commits;
     private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
     private final AtomicLong sequence = new AtomicLong();
     /** Records waiting for their turn now ({@code messaging.intake.ReadAhead}), and when the last one stopped waiting. */
@@ -59,11 +58,11 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
             @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled,
             Pauses pauses,
             PartitionWork work,
-            WorkerConfig config) {
+            OffsetCommits commits) {
         this.throttled = throttled;
         this.pauses = pauses;
         this.work = work;
-        this.transactional = config.transactions().enabled();
+        this.commits = commits;
     }
 
     @Override
@@ -81,7 +80,7 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     }
 
     private <K, V> KafkaConsumer<K, V> withFinishedAbove(KafkaConsumer<K, V> consumer) {
-        return new FinishedAboveCommits<>(consumer, work, transactional);
+        return new FinishedAboveCommits<>(consumer, work, commits);
     }
 
     /** Whether a failure the throttled strategy reports is passed on to the channel (else it waits by design). */

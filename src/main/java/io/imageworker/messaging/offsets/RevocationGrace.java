@@ -62,14 +62,14 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     private static final Duration PARTITIONS_TIMEOUT = Duration.ofSeconds(2);
 
     private final PartitionWork work;
-    private final TransactionalOffsets transactions;
+    private final OffsetCommits commits;
     private final RequestStates states;
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, TransactionalOffsets transactions, RequestStates states, WorkerConfig config) {
+    RevocationGrace(PartitionWork work, OffsetCommits commits, RequestStates states, WorkerConfig config) {
         this.work = work;
-        this.transactions = transactions;
+        this.commits = commits;
         this.states = states;
         this.grace = config.rebalanceWait();
     }
@@ -86,7 +86,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     @Override
     public void onPartitionsAssigned(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
-        generation(consumer);
+        commits.rebalanced(consumer);
         tellOwned(consumer, Set.of());
         if (partitions.isEmpty()) {
             work.assigned(partitions, Map.of());
@@ -135,7 +135,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     public void onPartitionsRevoked(Consumer<?, ?> consumer, Collection<TopicPartition> partitions) {
         // Cooperative rebalancing revokes after the group moved to its new generation: the requests finishing during
         // the grace commit under it.
-        generation(consumer);
+        commits.rebalanced(consumer);
         tellOwned(consumer, new HashSet<>(partitions));
         if (partitions.isEmpty()) {
             return;
@@ -155,17 +155,9 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
             return;
         }
         if (!lost && !release.uncommittable() && !release.commits().isEmpty()) {
-            if (transactions.enabled()) {
-                // After the transaction in progress, never below an offset one committed with its results.
-                transactions.commitReleased(release.commits(), COMMITTED_TIMEOUT);
-            } else {
-                try {
-                    consumer.commitSync(release.commits());
-                } catch (KafkaException e) {
-                    Log.warnf(
-                            "Rebalance: could not commit %s (%s); those records are redelivered", release.commits(), e);
-                }
-            }
+            // In a transaction after the one in progress (never below an offset one committed with its results), or
+            // by the consumer: as the result sink chosen at start-up commits the offsets.
+            commits.commitReleased(consumer, release.commits(), COMMITTED_TIMEOUT);
         }
         if (release.givenUp() > 0) {
             Log.warnf(
@@ -177,24 +169,6 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
                 "Rebalance: released %s; %d request(s) finished during the wait, %d given up, %d with no call made"
                         + " left to the new owner, committed %s",
                 partitions, release.finished(), release.givenUp(), release.handedOver(), release.commits());
-    }
-
-    /**
-     * Tells the results' transactions the consumer's group metadata after a rebalance: the generation their offsets
-     * are committed under (a zombie's transactions fail on it).
-     */
-    private void generation(Consumer<?, ?> consumer) {
-        if (!transactions.enabled()) {
-            return;
-        }
-        try {
-            var metadata = consumer.groupMetadata();
-            for (String topic : consumer.subscription()) {
-                transactions.groupOf(topic, metadata);
-            }
-        } catch (RuntimeException e) {
-            Log.warnf("Rebalance: could not read the group metadata (%s)", e.toString());
-        }
     }
 
     /**

@@ -10,8 +10,10 @@
  * io.imageworker.messaging.offsets.FinishedAboveCommits}). {@link io.imageworker.messaging.offsets.PauseAwareCommit}
  * is SmallRye's throttled strategy told which records wait by design, and {@link
  * io.imageworker.messaging.offsets.RevocationGrace} lets the requests on partitions taken away finish and commit
- * before they go, through the results' transactions when they are on ({@link
- * io.imageworker.messaging.offsets.TransactionalOffsets}, which {@code messaging.results.ResultTransactions} implements).
+ * before they go, through whoever commits the offsets ({@link io.imageworker.messaging.offsets.OffsetCommits}: the
+ * results' transactions, or the consumer, {@link io.imageworker.messaging.offsets.ConsumerCommits}), as the result sink
+ * chosen at start-up ({@code messaging.results.ResultSink}, which implements it) says. A record's end comes from that
+ * sink alone.
  *
  * <p>It may use {@code support}, {@code config} and Kafka's and SmallRye's types, nothing else of the worker; only the
  * request topics' packages of {@code messaging} (the consumer, its parking, results and intake) may use it ({@code

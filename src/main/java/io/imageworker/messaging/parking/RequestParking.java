@@ -7,7 +7,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.messaging.results.ResultPublisher;
-import io.imageworker.messaging.results.ResultTransactions;
+import io.imageworker.messaging.results.ResultSink;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
@@ -42,12 +42,14 @@ import org.apache.kafka.common.record.RecordBatch;
  * its producer's own while there are enough ({@link ParkedPartitions}: a producer's parked backlog sits in one
  * partition, and the others' parked records are not behind it; a request parked here lately goes where it went
  * then, so that one owner reads all its copies), in the same Kafka
- * transaction as the offsets it completes ({@link ResultTransactions#park}, as a result is, in batches of thousands): the copy is visible
+ * transaction as the offsets it completes (the result sink's {@link ResultSink#parker}, as a result is, in batches of
+ * thousands): the copy is visible
  * if and only if the source record is committed as done, so a record is parked exactly once, through kills and
  * rebalances, and costs no gateway call. The record's own key travels in the header {@link #KEY_HEADER}, so that the
  * result of the parked copy keeps it ({@link RecordContext}).
  *
- * <p>Only with transactions on: without them the copy and the commit could not be made one, and a record could be
+ * <p>Only with transactions on (the transactional result sink, the one whose {@link ResultSink#parker} is present):
+ * without them the copy and the commit could not be made one, and a record could be
  * parked twice or, worse, committed without its copy; the worker then parks nothing (the window waits as before) but
  * still reads the parked topic, for what was parked before. Records of the parked topic (and of the priority lane) are
  * never parked.
@@ -65,7 +67,9 @@ public class RequestParking {
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
     private final Map<String, Object> kafka;
-    private final ResultTransactions transactions;
+    /** How a copy is committed with its record's offset; empty: the result sink cannot, and nothing is parked. */
+    private final Optional<ResultSink.Parker> parker;
+
     private final KafkaClientService kafkaClients;
     private final String source;
     private final Optional<String> parked;
@@ -82,17 +86,17 @@ public class RequestParking {
 
     RequestParking(
             WorkerConfig config,
-            ResultTransactions transactions,
+            ResultSink sink,
             KafkaClientService kafkaClients,
             @Identifier("default-kafka-broker") Map<String, Object> kafka) {
         this.kafka = kafka;
-        this.transactions = transactions;
+        this.parker = sink.parker();
         this.kafkaClients = kafkaClients;
         this.source = config.topic().request();
         this.perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
         this.parked = config.topic().requestParked().filter(topic -> !topic.isBlank());
         this.maxRecordBytes = ResultPublisher.maxRecordBytes(kafka);
-        if (parked.isPresent() && !transactions.enabled()) {
+        if (parked.isPresent() && parker.isEmpty()) {
             Log.warnf(
                     "IMAGE_WORKER_TOPIC_REQUEST_PARKED is set but transactions are off: no record is parked (a copy"
                             + " and its offset could not be committed as one); %s is still read",
@@ -180,7 +184,7 @@ public class RequestParking {
      * producer taken from the topic, one of the producers' request topics: {@link ProducerTopics}).
      */
     public boolean parks(RecordContext context) {
-        return parked.isPresent() && transactions.enabled() && isRequestTopic(context.topic());
+        return parked.isPresent() && parker.isPresent() && isRequestTopic(context.topic());
     }
 
     private boolean isRequestTopic(String topic) {
@@ -200,7 +204,7 @@ public class RequestParking {
             int partition = partitions.of(named, id, count);
             ProducerRecord<byte[], byte[]> copy = copy(named, value, context, partition);
             Log.debugf("Parking record %s of producer %s in partition %d", context.position(), named, partition);
-            return transactions.park(id == null ? context.position() : id, run, copy);
+            return parker.orElseThrow().park(id == null ? context.position() : id, run, copy);
         });
     }
 

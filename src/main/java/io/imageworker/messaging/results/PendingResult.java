@@ -14,7 +14,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * @param run the record it is the result of, whose offset the transaction commits and whose end it tells
  * @param records what is published
  * @param cut makes the same records with any DLQ copy's value cut, for a copy Kafka refused as too large; or null
- * @param done completes once the transaction is committed and the record ended ({@link InFlight.Run#ended})
+ * @param done completes once the transaction is committed and the record ended ({@link InFlight.Run#end})
  * @param park whether it is a parked copy rather than a result: batched by the thousand ({@link TopicTransactions})
  */
 record PendingResult(

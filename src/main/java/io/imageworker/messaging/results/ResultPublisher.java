@@ -173,6 +173,15 @@ public class ResultPublisher implements CallListener {
     }
 
     /**
+     * Why no result of request {@code requestId} can carry what its record gives it (its key or its {@code
+     * tracestate} leaves no room for the event in a Kafka record), or null: such a request is refused before any call,
+     * its result published with what fits ({@link ResultEnvelope}).
+     */
+    public String unpublishable(String requestId, RecordContext request, Span requestSpan) {
+        return envelope(request, requestId, requestSpan).cut();
+    }
+
+    /**
      * {@code work}, the processing of request {@code requestId} read from {@code request}, while whose run the first
      * call of each attempt (whichever variant's call leaves first) is published as {@code image.started} on {@code
      * image-status}, when that topic is configured, with the request's key and trace. A copy of a request that is

@@ -3,7 +3,6 @@ package io.imageworker.messaging.results;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
-import io.imageworker.messaging.offsets.TransactionalOffsets;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -43,24 +42,25 @@ import org.apache.kafka.common.TopicPartition;
  * offsets of one consumer; its {@code transactional.id} is unique to the process, so a transaction left open by a
  * killed worker is aborted by the broker after {@code transactions.timeout}. Offsets are committed by transactions
  * only: the commit strategy's own periodic commits are dropped ({@code offsets.FinishedAboveCommits}), and a
- * rebalance's last commit is a transaction too ({@link #commitReleased}), never below one already made.
+ * rebalance's last commit is a transaction too ({@link #commitReleased}), never below one already made. The
+ * default result sink ({@link TransactionalSink}) sends through it.
  *
  * <p>Its parts, each with one job: the batches of each request topic, their retries and periodic commits of offsets
  * only ({@link TopicTransactions}), the transactional producer's lifecycle ({@link TransactionalProducer}), the
  * settlement of a commit in doubt ({@link InDoubtSettlement}), the offsets committed so far ({@link
  * CommittedOffsets}) and the counters ({@link TransactionMetrics}).
  *
- * <p>Off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers without transactions: results are then published
- * one by one and the offsets committed every second (at least once).
+ * <p>Off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers without transactions: the result sink is then
+ * {@link AcknowledgedSink}, results are published one by one and the offsets committed every second (at least once),
+ * and this is never made.
  */
 @ApplicationScoped
-public class ResultTransactions implements TransactionalOffsets {
+public class ResultTransactions {
 
     private final Map<String, Object> kafka;
     private final WorkerConfig config;
     private final PartitionWork work;
     private final CpuWork cpu;
-    private final boolean enabled;
     private final String instance = UUID.randomUUID().toString().substring(0, 8);
     private final Map<String, TopicTransactions> topics = new ConcurrentHashMap<>();
     private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
@@ -79,7 +79,6 @@ public class ResultTransactions implements TransactionalOffsets {
         this.config = config;
         this.work = work;
         this.cpu = cpu;
-        this.enabled = config.transactions().enabled();
         this.metrics = new TransactionMetrics(registry);
         this.settlement = new InDoubtSettlement(
                 kafka,
@@ -87,13 +86,10 @@ public class ResultTransactions implements TransactionalOffsets {
                 config.transactions().timeout().multipliedBy(2));
     }
 
-    /** Whether results go out in transactions (the default). */
-    @Override
-    public boolean enabled() {
-        return enabled;
-    }
-
-    @Override
+    /**
+     * The group metadata of the consumer of {@code topic}, as it is after a rebalance: the generation a transaction's
+     * offsets are committed under. Called on Kafka's polling thread.
+     */
     public void groupOf(String topic, ConsumerGroupMetadata metadata) {
         groups.put(topic, metadata);
         transactions(topic);
@@ -101,7 +97,7 @@ public class ResultTransactions implements TransactionalOffsets {
 
     /**
      * Publishes {@code records} (the result of the record {@code run} took) in the next transaction of its topic, with
-     * the offsets it completes; the transaction tells the record's end ({@link InFlight.Run#ended}), and then the
+     * the offsets it completes; the transaction tells the record's end ({@link InFlight.Run#end}), and then the
      * {@code Uni} completes: whoever acknowledges the record must not tell it again. It fails with
      * {@link AbandonedException} when the record's partition was given up before its result could be committed (the
      * new owner does it), or with the error of the last try when Kafka refused the transaction for longer than the
@@ -138,8 +134,13 @@ public class ResultTransactions implements TransactionalOffsets {
         return Uni.createFrom().completionStage(result.done()).chain(() -> cpu.run(() -> null));
     }
 
-    /** A rebalance's last commit: a transaction of its own, after the one in progress of the topic. */
-    @Override
+    /**
+     * A rebalance's last commit of partitions given up: a transaction of its own per topic, after the one in progress
+     * of the topic, never below an offset a transaction has committed; waited for (on Kafka's polling thread) at most
+     * {@code wait}.
+     *
+     * @return whether the offsets were committed
+     */
     public boolean commitReleased(Map<TopicPartition, OffsetAndMetadata> offsets, Duration wait) {
         Map<String, Map<TopicPartition, OffsetAndMetadata>> byTopic = new HashMap<>();
         offsets.forEach((partition, offset) -> byTopic.computeIfAbsent(partition.topic(), ignored -> new HashMap<>())

@@ -287,13 +287,13 @@ final class TopicTransactions {
     }
 
     /**
-     * Ended here, the one end of their records ({@link InFlight.Run#ended}), before anything else reads the
+     * Ended here, the one end of their records ({@link InFlight.Run#end}, for the transactional sink: {@link TransactionalSink}), before anything else reads the
      * partition's progress and before their results' {@code Uni}s complete: a commit of progress made after this one
      * must not find these requests still running and name fewer finished above it.
      */
     private void ended(List<PendingResult> results) {
         results.forEach(result -> {
-            result.run().ended(true);
+            result.run().end(InFlight.Outcome.ACKNOWLEDGED);
             result.done().complete(null);
         });
     }

@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -101,7 +102,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(2, record -> record.offset() < 10, registry));
+                new Parking(2, record -> record.offset() < 10, registry, states));
         List<String> parked = new ArrayList<>();
         for (String producer : List.of("a", "a", "a", "a", "b")) {
             offer(parking, producer, offset++, parked);
@@ -142,7 +143,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(100, record -> record.offset() != 0, registry));
+                new Parking(100, record -> record.offset() != 0, registry, states));
         List<String> parked = new ArrayList<>();
 
         offer(parking, "a", 0, "x", parked);
@@ -171,13 +172,14 @@ class ReadAheadTest {
     @Test
     void withIdsPerProducerACopyIsParkedAfterItsOwnProducersParkedRequestOnly() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        RequestStates perProducer = new RequestStates(Duration.ofMinutes(1), true);
         ReadAhead parking = new ReadAhead(
                 4,
                 ProducerWeights.parse(""),
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
-                new RequestStates(Duration.ofMinutes(1), true),
-                new Parking(100, record -> record.offset() != 0, registry));
+                perProducer,
+                new Parking(100, record -> record.offset() != 0, registry, perProducer));
         List<String> parked = new ArrayList<>();
 
         offer(parking, "a", 0, "x", parked);
@@ -207,7 +209,7 @@ class ReadAheadTest {
                 1_000_000,
                 record -> Uni.createFrom().voidItem(),
                 states,
-                new Parking(100, record -> record.offset() >= 2, registry));
+                new Parking(100, record -> record.offset() >= 2, registry, states));
         List<String> parked = new ArrayList<>();
         List<UniEmitter<? super Void>> parks = new ArrayList<>();
         Supplier<Uni<Void>> underWay = () -> Uni.createFrom().emitter(parks::add);
@@ -380,7 +382,7 @@ class ReadAheadTest {
         assertThat(inProgress).containsExactly("image-request-0@0", "image-request-1@5000000");
         assertThat(windowed.waiting(Lane.NORMAL)).isEqualTo(1);
 
-        runs.get(0).ended(true);
+        runs.get(0).end(InFlight.Outcome.ACKNOWLEDGED);
 
         assertThat(windowed.waiting(Lane.NORMAL)).isZero();
 

@@ -25,7 +25,8 @@ class FinishedAboveCommitsTest {
 
     private final PartitionWork work = new PartitionWork();
     private final List<Map<TopicPartition, OffsetAndMetadata>> sent = new ArrayList<>();
-    private final FinishedAboveCommits<String, String> commits = new FinishedAboveCommits<>(recording(), work, false);
+    private final FinishedAboveCommits<String, String> commits =
+            new FinishedAboveCommits<>(recording(), work, new ConsumerCommits());
 
     @SuppressWarnings("unchecked")
     private KafkaConsumer<String, String> recording() {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.messaging.offsets.PartitionWork.Start;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
-import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -25,7 +24,8 @@ class InFlightTest {
 
     private final AtomicLong now = new AtomicLong();
     private final PartitionWork work = new PartitionWork();
-    private final PauseAwareCommit commit = new PauseAwareCommit(null, new Pauses(now::get), work, TestConfig.worker());
+    private final PauseAwareCommit commit =
+            new PauseAwareCommit(null, new Pauses(now::get), work, new ConsumerCommits());
     private final Shutdown shutdown = new Shutdown();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final InFlight inFlight = new InFlight(work, commit, shutdown, registry);
@@ -47,7 +47,7 @@ class InFlightTest {
                 .as("its age watched by the commit strategy")
                 .isTrue();
 
-        run.ended(true);
+        run.end(InFlight.Outcome.ACKNOWLEDGED);
         run.finished();
 
         assertThat(inFlight.count()).isZero();
@@ -70,7 +70,7 @@ class InFlightTest {
         assertThat(inProgressGauge()).as("given up, still running").isEqualTo(1);
         assertThat(inFlight.count()).isEqualTo(1);
 
-        run.ended(false);
+        run.end(InFlight.Outcome.UNACKNOWLEDGED);
         run.finished();
 
         assertThat(inProgressGauge()).isZero();
@@ -85,9 +85,9 @@ class InFlightTest {
         InFlight.Run first = take(10);
         InFlight.Run second = take(11);
 
-        first.ended(false);
+        first.end(InFlight.Outcome.UNACKNOWLEDGED);
         first.finished();
-        second.ended(true);
+        second.end(InFlight.Outcome.ACKNOWLEDGED);
         second.finished();
 
         assertThat(inFlight.count()).isZero();

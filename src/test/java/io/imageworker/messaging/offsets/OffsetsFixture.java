@@ -2,7 +2,6 @@ package io.imageworker.messaging.offsets;
 
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
-import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -21,7 +20,7 @@ public final class OffsetsFixture {
     private final Shutdown shutdown = new Shutdown();
 
     public OffsetsFixture(LongSupplier clock) {
-        this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, TestConfig.worker());
+        this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, new ConsumerCommits());
         this.inFlight = new InFlight(partitions, commit, shutdown, new SimpleMeterRegistry());
     }
 

@@ -18,7 +18,7 @@ class PauseAwareCommitTest {
     private final AtomicLong now = new AtomicLong();
     private final Pauses pauses = new Pauses(now::get);
     private final PauseAwareCommit commit =
-            new PauseAwareCommit(null, pauses, new PartitionWork(), io.imageworker.testing.TestConfig.worker());
+            new PauseAwareCommit(null, pauses, new PartitionWork(), new ConsumerCommits());
 
     private void after(Duration time) {
         now.addAndGet(time.toNanos());

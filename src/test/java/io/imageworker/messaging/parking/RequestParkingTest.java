@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.results.RecordContext;
-import io.imageworker.messaging.results.ResultTransactions;
+import io.imageworker.messaging.results.ResultSink;
 import io.imageworker.messaging.results.ResultTransactionsFixture;
 import io.imageworker.testing.TestConfig;
 import java.nio.charset.StandardCharsets;
@@ -31,10 +31,9 @@ class RequestParkingTest {
         settings.put("image-worker.topic.request-parked", PARKED);
         settings.put("image-worker.transactions.enabled", Boolean.toString(transactions));
         var config = TestConfig.worker(settings);
-        ResultTransactions results =
-                ResultTransactionsFixture.of(config, new OffsetsFixture(System::nanoTime).partitions());
+        ResultSink sink = ResultTransactionsFixture.sink(config, new OffsetsFixture(System::nanoTime).partitions());
         // No Kafka client is asked for anything here.
-        return new RequestParking(config, results, null, Map.of());
+        return new RequestParking(config, sink, null, Map.of());
     }
 
     private static RecordContext of(String topic) {
@@ -90,9 +89,8 @@ class RequestParkingTest {
     @Test
     void aCopyIsHeldToASmallerMaxRequestSize() {
         var config = TestConfig.worker(Map.of("image-worker.topic.request-parked", PARKED));
-        ResultTransactions results =
-                ResultTransactionsFixture.of(config, new OffsetsFixture(System::nanoTime).partitions());
-        RequestParking parking = new RequestParking(config, results, null, Map.of("max.request.size", "10000"));
+        ResultSink sink = ResultTransactionsFixture.sink(config, new OffsetsFixture(System::nanoTime).partitions());
+        RequestParking parking = new RequestParking(config, sink, null, Map.of("max.request.size", "10000"));
         RecordContext record = new RecordContext(null, new RecordHeaders(), "image-request", 0, 0, Instant.now());
 
         assertThat(parking.tooLargeToPark(null, new byte[9000], record)).isNull();

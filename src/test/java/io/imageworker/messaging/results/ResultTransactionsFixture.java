@@ -6,7 +6,7 @@ import io.imageworker.support.CpuWork;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Map;
 
-/** {@link ResultTransactions} for tests of other packages: no broker is asked for anything until a transaction. */
+/** {@link ResultTransactions} and the {@link ResultSink} for tests of other packages: no broker is asked for anything until a transaction. */
 public final class ResultTransactionsFixture {
 
     private ResultTransactionsFixture() {}
@@ -14,5 +14,13 @@ public final class ResultTransactionsFixture {
     /** The transactions of {@code config} over {@code work}, with no Kafka settings. */
     public static ResultTransactions of(WorkerConfig config, PartitionWork work) {
         return new ResultTransactions(Map.of(), config, work, new CpuWork(1, 1), new SimpleMeterRegistry());
+    }
+
+    /**
+     * The result sink {@code config} chooses ({@link ResultSinks}), its transactions over {@code work}; it publishes
+     * nothing (no publisher), but ends records, parks with transactions on, and commits offsets.
+     */
+    public static ResultSink sink(WorkerConfig config, PartitionWork work) {
+        return new ResultSinks().sink(config, of(config, work), null, null, null, null);
     }
 }

@@ -72,7 +72,9 @@ import org.awaitility.core.TerminalFailureException;
  * default {@value #DEFAULT_JVM_OPTIONS}, {@code huge} {@value #HUGE_JVM_OPTIONS}), {@code
  * bench.peer-cmd} (a command for the yardstick, e.g. {@code java -jar ../pc-worker.jar}; it gets the same environment
  * and is taken as started when launched), {@code bench.worker-cmd} (another command instead of the packaged worker),
- * {@code bench.timeout-s}, {@code bench.echo-worker}.
+ * {@code bench.timeout-s}, {@code bench.echo-worker}, {@code bench.console} ({@code true}: the packaged worker runs with
+ * its console on, {@code IMAGE_WORKER_CONSOLE_ENABLED}, and a client stays subscribed to its server-sent events, as an
+ * open page would, from the warm-up to the end of the run; issue 52's figure "with and without a console client").
  *
  * <p>Figures of each run: wall time (first send to last result), requests per second, gateway image calls and images
  * stored per second, efficiency against Little's law where the gateway has a latency ({@code calls x latency /
@@ -273,6 +275,11 @@ public final class Benchmark {
                                             .map(option -> " " + option)
                                             .collect(Collectors.joining()))
                     .echo(Boolean.getBoolean("bench.echo-worker"));
+            boolean console =
+                    Boolean.getBoolean("bench.console") && contestant.command().isEmpty();
+            if (console) {
+                builder.env("IMAGE_WORKER_CONSOLE_ENABLED", "true");
+            }
             if (!contestant.command().isEmpty()) {
                 builder.command(contestant.command());
             }
@@ -286,30 +293,91 @@ public final class Benchmark {
                 }
                 say("%s, round %d, %s: starting (log %s)", regime, round, contestant.name(), process.logFile());
                 process.start();
-                OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
-                Batch warm = publish(client, "warmup", regime.warmup(), 1, regime.size(), 0);
-                awaitAll(client, warm, oom, Duration.ofMinutes(3));
-                if (oom.died()) {
-                    // Nothing to measure: the run's requests would find no one to handle them.
-                    Row row = Row.deadBeforeRun(
-                            regime,
-                            contestant.name(),
-                            round,
-                            oom.death() + " in the warm-up, after "
-                                    + firsts(client.results(), warm).size() + " of "
-                                    + warm.sentAt().size());
-                    System.out.println(row.describe());
-                    return row;
+                ConsoleClient consoleClient = console ? ConsoleClient.subscribe(process.port()) : null;
+                try {
+                    return warmAndMeasure(regime, contestant, round, stack, client, process, gcLog, timeout);
+                } finally {
+                    if (consoleClient != null) {
+                        consoleClient.close();
+                    }
                 }
-                stack.gateway().reset();
-                ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
-                Batch batch =
-                        publish(client, "bench", regime.requests(), regime.count(), regime.size(), regime.largeEvery());
-                return awaitAndMeasure(
-                        new Run(regime, contestant, round, stack, client, process), batch, probe, oom, timeout);
             } finally {
                 process.stop();
             }
+        }
+    }
+
+    /** The warm-up, then the measured run, of a contestant started. */
+    private static Row warmAndMeasure(
+            Regime regime,
+            Contestant contestant,
+            int round,
+            LaunchStack stack,
+            PipelineClient client,
+            WorkerProcess process,
+            Path gcLog,
+            Duration timeout) {
+        OutOfMemoryWatch oom = new OutOfMemoryWatch(process);
+        Batch warm = publish(client, "warmup", regime.warmup(), 1, regime.size(), 0);
+        awaitAll(client, warm, oom, Duration.ofMinutes(3));
+        if (oom.died()) {
+            // Nothing to measure: the run's requests would find no one to handle them.
+            Row row = Row.deadBeforeRun(
+                    regime,
+                    contestant.name(),
+                    round,
+                    oom.death() + " in the warm-up, after "
+                            + firsts(client.results(), warm).size() + " of "
+                            + warm.sentAt().size());
+            System.out.println(row.describe());
+            return row;
+        }
+        stack.gateway().reset();
+        ProcessProbe probe = ProcessProbe.start(process.pid(), gcLog);
+        Batch batch = publish(client, "bench", regime.requests(), regime.count(), regime.size(), regime.largeEvery());
+        return awaitAndMeasure(new Run(regime, contestant, round, stack, client, process), batch, probe, oom, timeout);
+    }
+
+    /**
+     * A client subscribed to a worker's console ({@code -Dbench.console=true}): it reads the server-sent events of
+     * {@code /console/api/events} on a thread of its own, as an open page would, and says at the end how many it read.
+     */
+    static final class ConsoleClient implements AutoCloseable {
+        private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+        private final java.util.concurrent.atomic.AtomicLong events = new java.util.concurrent.atomic.AtomicLong();
+        private final java.util.concurrent.atomic.AtomicLong entries = new java.util.concurrent.atomic.AtomicLong();
+        private volatile java.util.concurrent.CompletableFuture<?> stream;
+
+        static ConsoleClient subscribe(int port) {
+            ConsoleClient client = new ConsoleClient();
+            java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create("http://127.0.0.1:" + port + "/console/api/events?after=0"))
+                    .header("Accept", "text/event-stream")
+                    .build();
+            client.stream = client.http
+                    .sendAsync(request, java.net.http.HttpResponse.BodyHandlers.ofLines())
+                    .thenAccept(answer -> {
+                        if (answer.statusCode() != 200) {
+                            say("console client: the console answered %d; is it on?", answer.statusCode());
+                            return;
+                        }
+                        answer.body().forEach(line -> {
+                            if (line.startsWith("data: ")) {
+                                client.events.incrementAndGet();
+                                // Each entry of the JSON array carries one "seq".
+                                client.entries.addAndGet(line.split("\"seq\":", -1).length - 1);
+                            }
+                        });
+                    });
+            say("console client: subscribed to http://127.0.0.1:%d/console/api/events", port);
+            return client;
+        }
+
+        @Override
+        public void close() {
+            say("console client: %d events of %d entries read", events.get(), entries.get());
+            // The worker stops next, which ends the stream.
+            stream.cancel(true);
         }
     }
 

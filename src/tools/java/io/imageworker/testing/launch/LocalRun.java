@@ -96,6 +96,12 @@ public final class LocalRun {
         System.exit(status);
     }
 
+    /** The local run's cancel topic, for the console's cancel button. */
+    static final String CANCELS = "image-cancel";
+
+    /** The local run's status topic: the console shows a request calling. */
+    static final String STATUS = "image-status";
+
     private void start() {
         Path dataDir = Path.of(System.getProperty(
                         "local.data-dir",
@@ -112,10 +118,16 @@ public final class LocalRun {
                 Integer.getInteger("local.s3-port", 0),
                 SimulatorSettings.unlimited(latency));
         counter.set(highestLocalId(dataDir));
+        // The console (issue 52) is on, with its actions: a page to send prompts, cancel them and see the images.
+        stack.infrastructure().kafka().createTopics(CANCELS, STATUS);
         worker = WorkerProcess.builder()
                 .env(stack.workerEnvironment(concurrency))
                 // A quick Ctrl-C: requests in progress get 10 s to finish, the rest is redelivered next time.
                 .env("IMAGE_WORKER_SHUTDOWN_GRACE", "10s")
+                .env("IMAGE_WORKER_TOPIC_CANCEL", CANCELS)
+                .env("IMAGE_WORKER_TOPIC_STATUS", STATUS)
+                .env("IMAGE_WORKER_CONSOLE_ENABLED", "true")
+                .env("IMAGE_WORKER_CONSOLE_ACTIONS", "cancel,submit")
                 .port(Integer.getInteger("local.worker-port", 0))
                 .echo(Boolean.getBoolean("local.echo-worker"))
                 .jvmOptions(aotCache())
@@ -271,6 +283,8 @@ public final class LocalRun {
                         + latency.min().toMillis() + "-" + latency.max().toMillis() + " ms)",
                 " Worker             pid " + worker.pid() + ", concurrency " + concurrency + ", health "
                         + worker.readyUrl(),
+                " Console            http://localhost:" + worker.port() + "/console  (send a prompt, cancel, see"
+                        + " the images)",
                 " Worker log         " + worker.logFile(),
                 " Server logs        " + BuildPaths.buildDir().resolve("infra-logs"),
                 " Data               " + dataDir + "  (kept between runs; delete it to start afresh)",

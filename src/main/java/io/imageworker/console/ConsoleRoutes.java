@@ -1,0 +1,608 @@
+package io.imageworker.console;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.ImageRequest;
+import io.imageworker.RequestId;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewayGuard;
+import io.imageworker.processing.RequestStates;
+import io.imageworker.spend.BudgetGuard;
+import io.imageworker.storage.ImageStore;
+import io.quarkus.logging.Log;
+import io.smallrye.common.annotation.Identifier;
+import io.vertx.core.Context;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.Cookie;
+import io.vertx.core.http.CookieSameSite;
+import io.vertx.core.http.HttpServerResponse;
+import io.vertx.ext.web.Router;
+import io.vertx.ext.web.RoutingContext;
+import io.vertx.ext.web.handler.BodyHandler;
+import jakarta.annotation.PreDestroy;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.reactivestreams.Subscriber;
+import org.reactivestreams.Subscription;
+
+/**
+ * The console (issue 52), served by the worker under {@code /console} when {@code IMAGE_WORKER_CONSOLE_ENABLED} is
+ * true: a page, its script and its style, and a small JSON API under {@code /console/api}. Off, it registers no route
+ * and starts nothing: its feed, its reader and its Kafka producer are made only when it is on.
+ *
+ * <p>Every route but the page's style and script and the token form asks {@link ConsoleAccess}. What it serves:
+ *
+ * <ul>
+ *   <li>{@code GET /console/api/requests} the last requests of the whole fleet ({@link ConsoleFeed}, filled by the
+ *       console's own {@link ConsoleReader}), filterable by {@code producer} and {@code state};
+ *   <li>{@code GET /console/api/events?after=N} the changes after {@code N}, as server-sent events, read from the feed
+ *       four times a second for each client (nothing is queued per client: a client that does not keep up skips ticks and
+ *       gets the changes it missed at the next);
+ *   <li>{@code GET /console/api/requests/{id}} one request, {@code .../images/{n}} its images, streamed from the store
+ *       through the worker on the S3 client's threads at the pace the browser reads them (never the store's address
+ *       nor a presigned URL), only from the worker's bucket and never a result document;
+ *   <li>{@code GET /console/api/queue} the queue as this replica holds it ({@link QueueView});
+ *   <li>with {@code IMAGE_WORKER_CONSOLE_ACTIONS}: {@code POST /console/api/requests/{id}/cancel} and {@code POST
+ *       /console/api/requests} ({@link ConsoleActions}), which must carry the header {@code X-Console-Action} (a
+ *       page of another site cannot send it without asking first), and the cookie is {@code SameSite=Strict}.
+ * </ul>
+ */
+@ApplicationScoped
+public class ConsoleRoutes {
+
+    /** How often each subscribed page is sent what changed. */
+    static final long TICK_MS = 250;
+    /** The most entries one event carries: its JSON is written on the event loop, a millisecond or two. */
+    static final int MOST_PER_BATCH = 500;
+    /**
+     * The most events one tick sends, while the response takes them ({@code writeQueueFull}): up to 8,000 entries a
+     * second to a page that keeps up, none queued for one that does not.
+     */
+    static final int BATCHES_PER_TICK = 4;
+
+    private static final Set<String> IMAGE_TYPES = Set.of("image/png", "image/jpeg", "image/webp");
+    private static final String JSON_TYPE = "application/json";
+
+    private final WorkerConfig config;
+    private final RequestStates states;
+    private final GatewayGuard gateway;
+    private final BudgetGuard budget;
+    private final ImageStore store;
+    private final ObjectMapper json;
+    private final Map<String, Object> kafka;
+
+    private volatile ConsoleFeed feed;
+    private volatile ConsoleReader reader;
+    private volatile ConsoleActions actions;
+    private volatile ConsoleAccess access;
+    private volatile QueueView queue;
+    private final Map<String, Buffer> assets = new LinkedHashMap<>();
+
+    @Inject
+    ConsoleRoutes(
+            WorkerConfig config,
+            RequestStates states,
+            GatewayGuard gateway,
+            BudgetGuard budget,
+            ImageStore store,
+            ObjectMapper json,
+            @Identifier("default-kafka-broker") Map<String, Object> kafka) {
+        this.config = config;
+        this.states = states;
+        this.gateway = gateway;
+        this.budget = budget;
+        this.store = store;
+        this.json = json;
+        this.kafka = kafka;
+    }
+
+    /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
+    void routes(@Observes Router router) {
+        WorkerConfig.Console settings = config.console();
+        if (!settings.enabled()) {
+            return;
+        }
+        access = new ConsoleAccess(settings.token());
+        feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES);
+        actions = new ConsoleActions(config, kafka, json);
+        queue = new QueueView(states, gateway, budget, config);
+        assets.put("index.html", asset("index.html"));
+        assets.put("login.html", asset("login.html"));
+        assets.put("console.js", asset("console.js"));
+        assets.put("console.css", asset("console.css"));
+
+        router.get("/console/console.css").handler(ctx -> asset(ctx, "console.css", "text/css; charset=utf-8"));
+        router.get("/console/console.js").handler(ctx -> asset(ctx, "console.js", "text/javascript; charset=utf-8"));
+        router.post("/console/login").handler(BodyHandler.create().setBodyLimit(4096));
+        router.post("/console/login").handler(this::login);
+        router.post("/console/logout").handler(this::logout);
+        router.route("/console*").handler(this::admit);
+        router.get("/console").handler(ctx -> page(ctx, "index.html", 200));
+        router.get("/console/").handler(ctx -> page(ctx, "index.html", 200));
+        router.get("/console/api/info").handler(this::info);
+        router.get("/console/api/requests").blockingHandler(this::list, false);
+        router.get("/console/api/requests/:id").handler(this::one);
+        router.get("/console/api/requests/:id/images/:n").handler(this::image);
+        router.get("/console/api/events").handler(this::events);
+        router.get("/console/api/queue").handler(ctx -> send(ctx, 200, queue.now()));
+        router.post("/console/api/*").handler(BodyHandler.create().setBodyLimit(16 * 1024));
+        router.post("/console/api/*").handler(this::mayAct);
+        router.post("/console/api/requests/:id/cancel").blockingHandler(this::cancel, false);
+        router.post("/console/api/requests").blockingHandler(this::submit, false);
+
+        reader = new ConsoleReader(
+                ConsoleReader.topics(
+                        config.topic().completed(),
+                        config.topic().failed(),
+                        config.topic().status()),
+                kafka,
+                feed,
+                json);
+        reader.start();
+        Log.infof(
+                "Console: on at /console (%s, actions: %s)",
+                access.guarded() ? "behind a token" : "no token: anyone who reaches the port is admitted",
+                actions.allowed().isEmpty() ? "none, read-only" : String.join(", ", actions.allowed()));
+    }
+
+    @PreDestroy
+    void stop() {
+        if (reader != null) {
+            reader.stop();
+        }
+        if (actions != null) {
+            actions.close();
+        }
+    }
+
+    /** The feed, for tests; null while the console is off. */
+    ConsoleFeed feed() {
+        return feed;
+    }
+
+    private static Buffer asset(String name) {
+        try (InputStream in = ConsoleRoutes.class.getResourceAsStream("/console/" + name)) {
+            if (in == null) {
+                throw new IllegalStateException("the console's " + name + " is missing from the package");
+            }
+            return Buffer.buffer(in.readAllBytes());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void asset(RoutingContext ctx, String name, String type) {
+        ctx.response()
+                .putHeader("Content-Type", type)
+                .putHeader("Cache-Control", "no-cache")
+                .putHeader("X-Content-Type-Options", "nosniff")
+                .end(assets.get(name));
+    }
+
+    private void page(RoutingContext ctx, String name, int status) {
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("Content-Type", "text/html; charset=utf-8")
+                .putHeader("Cache-Control", "no-store")
+                .putHeader("X-Content-Type-Options", "nosniff")
+                .putHeader("Referrer-Policy", "no-referrer")
+                .putHeader(
+                        "Content-Security-Policy",
+                        "default-src 'self'; img-src 'self'; style-src 'self'; script-src 'self';"
+                                + " frame-ancestors 'none'; form-action 'self'")
+                .end(assets.get(name));
+    }
+
+    /** Lets an admitted request on; answers another 401: the token form for the page, JSON for the API. */
+    private void admit(RoutingContext ctx) {
+        Cookie cookie = ctx.request().getCookie(ConsoleAccess.COOKIE);
+        if (access.admits(ctx.request().getHeader("Authorization"), cookie == null ? null : cookie.getValue())) {
+            ctx.next();
+            return;
+        }
+        if (ctx.request().path().startsWith("/console/api")) {
+            ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"image-worker console\"");
+            send(ctx, 401, problem("UNAUTHORIZED", "the console needs its token (IMAGE_WORKER_CONSOLE_TOKEN)"));
+        } else {
+            page(ctx, "login.html", 401);
+        }
+    }
+
+    private void login(RoutingContext ctx) {
+        if (!access.guarded()) {
+            redirect(ctx);
+            return;
+        }
+        if (!access.isToken(ctx.request().getFormAttribute("token"))) {
+            page(ctx, "login.html", 401);
+            return;
+        }
+        ctx.response()
+                .addCookie(Cookie.cookie(ConsoleAccess.COOKIE, access.cookieValue())
+                        .setPath("/console")
+                        .setHttpOnly(true)
+                        .setSecure(ctx.request().isSSL())
+                        .setSameSite(CookieSameSite.STRICT));
+        redirect(ctx);
+    }
+
+    private void logout(RoutingContext ctx) {
+        ctx.response()
+                .addCookie(Cookie.cookie(ConsoleAccess.COOKIE, "")
+                        .setPath("/console")
+                        .setMaxAge(0)
+                        .setHttpOnly(true)
+                        .setSameSite(CookieSameSite.STRICT));
+        redirect(ctx);
+    }
+
+    private static void redirect(RoutingContext ctx) {
+        ctx.response().setStatusCode(303).putHeader("Location", "/console").end();
+    }
+
+    private void info(RoutingContext ctx) {
+        Map<String, Object> info = new LinkedHashMap<>();
+        info.put("actions", actions.allowed());
+        info.put("cancelTopic", actions.cancelTopic().isPresent());
+        info.put("producersByTopic", config.producerIdentity() == WorkerConfig.ProducerIdentity.topic);
+        info.put("producers", config.producers().orElse(List.of()));
+        info.put("guarded", access.guarded());
+        info.put("maxEntries", feed.maxEntries());
+        info.put("entries", feed.size());
+        info.put("bytes", feed.bytes());
+        info.put("forgotten", feed.forgotten());
+        info.put("seq", feed.seq());
+        info.put("recordsRead", reader.recordsRead());
+        send(ctx, 200, info);
+    }
+
+    /** The last entries, the latest first, by {@code producer} and {@code state} when given; {@code seq} to follow. */
+    private void list(RoutingContext ctx) {
+        String producer = ctx.request().getParam("producer");
+        String state = ctx.request().getParam("state");
+        int limit = intParam(ctx, "limit", feed.maxEntries(), 1, feed.maxEntries());
+        Predicate<ConsoleEntry> filter = entry -> (producer == null
+                        || producer.isEmpty()
+                        || producer.equals(entry.producer() == null ? ImageRequest.DEFAULT_PRODUCER : entry.producer()))
+                && (state == null || state.isEmpty() || state.equals(entry.state()));
+        long seq = feed.seq();
+        Map<String, Object> page = new LinkedHashMap<>();
+        page.put("seq", seq);
+        page.put("producers", feed.producers());
+        page.put("entries", feed.latest(filter, limit));
+        send(ctx, 200, page);
+    }
+
+    private void one(RoutingContext ctx) {
+        Optional<ConsoleEntry> entry = entry(ctx);
+        if (entry.isEmpty()) {
+            send(
+                    ctx,
+                    404,
+                    problem("UNKNOWN", "the console has no such request (it may be older than the entries kept)"));
+            return;
+        }
+        send(ctx, 200, entry.get());
+    }
+
+    private Optional<ConsoleEntry> entry(RoutingContext ctx) {
+        String id = ctx.pathParam("id");
+        return id != null && RequestId.isValid(id) ? feed.find(id) : Optional.empty();
+    }
+
+    /** Streams image {@code n} of a request the console knows, from the worker's bucket, off the event loop. */
+    private void image(RoutingContext ctx) {
+        Optional<ConsoleEntry.Image> image = entry(ctx)
+                .map(ConsoleEntry::images)
+                .flatMap(images -> {
+                    int n = intParam(ctx.pathParam("n"), -1);
+                    return n >= 0 && n < images.size() ? Optional.of(images.get(n)) : Optional.empty();
+                });
+        if (image.isEmpty()
+                || image.get().key() == null
+                || !store.bucket().equals(image.get().bucket())
+                || image.get().key().startsWith(config.storage().resultPrefix())) {
+            send(ctx, 404, problem("UNKNOWN", "no such image of a request the console knows"));
+            return;
+        }
+        Context context = ctx.vertx().getOrCreateContext();
+        store.stream(image.get().bucket(), image.get().key())
+                .subscribe()
+                .with(
+                        found -> context.runOnContext(ignored -> stream(ctx, context, found)),
+                        failure -> context.runOnContext(ignored -> {
+                            Log.debugf("Console: reading an image failed: %s", failure);
+                            send(ctx, 502, problem("STORE_UNAVAILABLE", "the store could not be read; try again"));
+                        }));
+    }
+
+    private void stream(RoutingContext ctx, Context context, Optional<ImageStore.ObjectStream> found) {
+        if (found.isEmpty()) {
+            send(ctx, 404, problem("UNKNOWN", "the image is not in the store"));
+            return;
+        }
+        ImageStore.ObjectStream object = found.get();
+        if (object.contentType() == null || !IMAGE_TYPES.contains(object.contentType())) {
+            // Only images: not whatever an event forged by a writer of the result topics names.
+            object.body().subscribe(new Cancelled());
+            send(ctx, 404, problem("UNKNOWN", "that object is not an image"));
+            return;
+        }
+        HttpServerResponse response = ctx.response()
+                .putHeader("Content-Type", object.contentType())
+                .putHeader("Cache-Control", "private, max-age=86400, immutable")
+                .putHeader("X-Content-Type-Options", "nosniff");
+        if (object.length() != null) {
+            response.putHeader("Content-Length", Long.toString(object.length()));
+        } else {
+            response.setChunked(true);
+        }
+        object.body().subscribe(new ToResponse(response, context));
+    }
+
+    /** Writes the store's chunks to the response one at a time, asking for the next once the response can take it. */
+    private static final class ToResponse implements Subscriber<ByteBuffer> {
+        private final HttpServerResponse response;
+        private final Context context;
+        private volatile Subscription subscription;
+
+        ToResponse(HttpServerResponse response, Context context) {
+            this.response = response;
+            this.context = context;
+        }
+
+        @Override
+        public void onSubscribe(Subscription subscription) {
+            this.subscription = subscription;
+            context.runOnContext(ignored -> {
+                response.closeHandler(closed -> subscription.cancel());
+                subscription.request(1);
+            });
+        }
+
+        @Override
+        public void onNext(ByteBuffer chunk) {
+            byte[] bytes = new byte[chunk.remaining()];
+            chunk.get(bytes);
+            context.runOnContext(ignored -> {
+                if (response.closed()) {
+                    subscription.cancel();
+                    return;
+                }
+                response.write(Buffer.buffer(bytes));
+                if (response.writeQueueFull()) {
+                    response.drainHandler(drained -> subscription.request(1));
+                } else {
+                    subscription.request(1);
+                }
+            });
+        }
+
+        @Override
+        public void onError(Throwable failure) {
+            context.runOnContext(ignored -> response.reset());
+        }
+
+        @Override
+        public void onComplete() {
+            context.runOnContext(ignored -> {
+                if (!response.ended()) {
+                    response.end();
+                }
+            });
+        }
+    }
+
+    /** Takes an object's body only to cancel it. */
+    private static final class Cancelled implements Subscriber<ByteBuffer> {
+        @Override
+        public void onSubscribe(Subscription subscription) {
+            subscription.cancel();
+        }
+
+        @Override
+        public void onNext(ByteBuffer chunk) {}
+
+        @Override
+        public void onError(Throwable failure) {}
+
+        @Override
+        public void onComplete() {}
+    }
+
+    /**
+     * The changes after {@code after} as server-sent events ({@code event: entries}, a JSON array), read from the feed
+     * every {@link #TICK_MS}; a comment every 15 s keeps a quiet stream open through proxies.
+     */
+    private void events(RoutingContext ctx) {
+        long after = Math.max(0, longParam(ctx.request().getParam("after"), feed.seq()));
+        HttpServerResponse response = ctx.response()
+                .setChunked(true)
+                .putHeader("Content-Type", "text/event-stream")
+                .putHeader("Cache-Control", "no-store")
+                .putHeader("X-Accel-Buffering", "no");
+        response.write(": image-worker console\n\n");
+        long[] last = {after};
+        int[] quiet = {0};
+        long timer = ctx.vertx().setPeriodic(TICK_MS, id -> {
+            if (response.closed() || response.ended()) {
+                ctx.vertx().cancelTimer(id);
+                return;
+            }
+            if (response.writeQueueFull()) {
+                return;
+            }
+            for (int batch = 0; batch < BATCHES_PER_TICK && !response.writeQueueFull(); batch++) {
+                List<ConsoleEntry> changed = feed.since(last[0], MOST_PER_BATCH);
+                if (changed.isEmpty()) {
+                    if (batch == 0 && ++quiet[0] * TICK_MS >= TimeUnit.SECONDS.toMillis(15)) {
+                        quiet[0] = 0;
+                        response.write(": keep-alive\n\n");
+                    }
+                    return;
+                }
+                last[0] = changed.get(changed.size() - 1).seq();
+                quiet[0] = 0;
+                response.write("event: entries\ndata: " + text(changed) + "\n\n");
+            }
+        });
+        response.closeHandler(closed -> ctx.vertx().cancelTimer(timer));
+    }
+
+    /** Refuses an action the console does not allow, and a request without the header a page of this site sends. */
+    private void mayAct(RoutingContext ctx) {
+        if (ctx.request().getHeader("X-Console-Action") == null) {
+            send(ctx, 403, problem("FORBIDDEN", "an action needs the header X-Console-Action"));
+            return;
+        }
+        ctx.next();
+    }
+
+    private void cancel(RoutingContext ctx) {
+        if (!actions.mayCancel()) {
+            send(ctx, 403, problem("ACTION_OFF", "cancelling is not allowed here (IMAGE_WORKER_CONSOLE_ACTIONS)"));
+            return;
+        }
+        if (actions.cancelTopic().isEmpty()) {
+            send(ctx, 409, problem("NO_CANCEL_TOPIC", "cancellation is off (IMAGE_WORKER_TOPIC_CANCEL)"));
+            return;
+        }
+        String id = ctx.pathParam("id");
+        if (id == null || !RequestId.isValid(id)) {
+            send(ctx, 400, problem("INVALID_REQUEST_ID", "a requestId is " + RequestId.RULE));
+            return;
+        }
+        JsonNode body = body(ctx);
+        String producer =
+                body.path("producer").isTextual() ? body.path("producer").asText() : null;
+        if (producer != null && !ImageRequest.PRODUCER.matcher(producer).matches()) {
+            producer = null;
+        }
+        try {
+            actions.cancel(id, producer).get(15, TimeUnit.SECONDS);
+            Log.infof(
+                    "[%s] Console: cancel published to %s",
+                    id, actions.cancelTopic().get());
+            send(ctx, 202, Map.of("requestId", id, "cancel", "published"));
+        } catch (Exception e) {
+            Log.warnf("[%s] Console: the cancel could not be published: %s", id, e.toString());
+            send(ctx, 503, problem("KAFKA_UNAVAILABLE", "the cancel could not be published; try again"));
+        }
+    }
+
+    private void submit(RoutingContext ctx) {
+        if (!actions.maySubmit()) {
+            send(
+                    ctx,
+                    403,
+                    problem("ACTION_OFF", "sending requests is not allowed here (IMAGE_WORKER_CONSOLE_ACTIONS)"));
+            return;
+        }
+        JsonNode body = body(ctx);
+        String size =
+                body.path("size").isTextual() && !body.path("size").asText().isBlank()
+                        ? body.path("size").asText().trim()
+                        : null;
+        String producer = body.path("producer").isTextual()
+                        && !body.path("producer").asText().isBlank()
+                ? body.path("producer").asText().trim()
+                : null;
+        ConsoleActions.Submission submission = new ConsoleActions.Submission(
+                body.path("prompt").isTextual() ? body.path("prompt").asText() : null,
+                producer,
+                size,
+                body.path("count").canConvertToInt() ? body.path("count").asInt() : 1);
+        Optional<String> refusal = submission.refusal().or(() -> actions.topicRefusal(submission));
+        if (refusal.isPresent()) {
+            send(ctx, 400, problem("INVALID_REQUEST", refusal.get()));
+            return;
+        }
+        try {
+            String id = actions.submit(submission).get(15, TimeUnit.SECONDS);
+            feed.apply(new ConsoleEntry(
+                    0,
+                    id,
+                    producer,
+                    "submitted",
+                    "generate",
+                    null,
+                    null,
+                    null,
+                    null,
+                    new ConsoleEntry.Size(size == null ? "auto" : size, null, null, null),
+                    null,
+                    submission.count() > 1 ? new ConsoleEntry.Variants(submission.count(), 0, 0) : null,
+                    System.currentTimeMillis()));
+            Log.infof("[%s] Console: request published", id);
+            send(ctx, 202, Map.of("requestId", id));
+        } catch (Exception e) {
+            Log.warnf("Console: a request could not be published: %s", e.toString());
+            send(ctx, 503, problem("KAFKA_UNAVAILABLE", "the request could not be published; try again"));
+        }
+    }
+
+    private JsonNode body(RoutingContext ctx) {
+        try {
+            Buffer body = ctx.body().buffer();
+            JsonNode node = body == null || body.length() == 0 ? null : json.readTree(body.getBytes());
+            return node == null ? json.createObjectNode() : node;
+        } catch (IOException e) {
+            return json.createObjectNode();
+        }
+    }
+
+    private static Map<String, String> problem(String error, String message) {
+        return Map.of("error", error, "message", message);
+    }
+
+    private void send(RoutingContext ctx, int status, Object body) {
+        ctx.response()
+                .setStatusCode(status)
+                .putHeader("Content-Type", JSON_TYPE)
+                .putHeader("Cache-Control", "no-store")
+                .putHeader("X-Content-Type-Options", "nosniff")
+                .end(text(body));
+    }
+
+    private String text(Object body) {
+        try {
+            return json.writeValueAsString(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static int intParam(RoutingContext ctx, String name, int otherwise, int least, int most) {
+        int value = intParam(ctx.request().getParam(name), otherwise);
+        return Math.max(least, Math.min(most, value));
+    }
+
+    private static int intParam(String text, int otherwise) {
+        try {
+            return text == null ? otherwise : Integer.parseInt(text);
+        } catch (NumberFormatException e) {
+            return otherwise;
+        }
+    }
+
+    private static long longParam(String text, long otherwise) {
+        try {
+            return text == null ? otherwise : Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            return otherwise;
+        }
+    }
+}

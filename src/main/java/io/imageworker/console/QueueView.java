@@ -1,0 +1,135 @@
+package io.imageworker.console;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.imageworker.config.ProducerBudgets;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewayGuard;
+import io.imageworker.processing.ProducerLines;
+import io.imageworker.processing.RequestStates;
+import io.imageworker.spend.BudgetGuard;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The queue as this replica holds it, for the console: what {@code GET /requests/{requestId}} knows of each request,
+ * for all of them at once. Each producer's line in each lane and how many wait in it, the first requests of each line
+ * with their positions, the requests whose call has left, the rate of calls, the partitions owned, whether intake is
+ * paused and why, and the spend against each cap in its current window (as far as this replica has read the shared
+ * budget). Read from memory only, in one pass over the requests waiting.
+ */
+final class QueueView {
+
+    /** How many of each line's first requests are listed. */
+    static final int PER_LINE = 20;
+    /** How many of the requests whose call has left are listed. */
+    static final int CALLING = 100;
+
+    private final RequestStates states;
+    private final GatewayGuard gateway;
+    private final BudgetGuard budget;
+    private final WorkerConfig config;
+
+    QueueView(RequestStates states, GatewayGuard gateway, BudgetGuard budget, WorkerConfig config) {
+        this.states = states;
+        this.gateway = gateway;
+        this.budget = budget;
+        this.config = config;
+    }
+
+    /** The queue now. */
+    Queue now() {
+        List<Line> lines = new ArrayList<>();
+        for (ProducerLines.LineCount line : states.lines()) {
+            lines.add(new Line(
+                    line.lane().name().toLowerCase(Locale.ROOT),
+                    line.producer(),
+                    line.waiting(),
+                    budget.holds(line.producer())));
+        }
+        lines.sort(Comparator.comparing(Line::lane).thenComparing(Line::producer));
+        List<Queued> queued = new ArrayList<>();
+        for (ProducerLines.Queued request : states.firstInLines(PER_LINE)) {
+            queued.add(new Queued(
+                    request.requestId(),
+                    request.lane().name().toLowerCase(Locale.ROOT),
+                    request.producer(),
+                    request.position()));
+        }
+        queued.sort(Comparator.comparing(Queued::lane)
+                .thenComparing(Queued::producer)
+                .thenComparingLong(Queued::position));
+        List<String> reasons = new ArrayList<>();
+        if (!gateway.isOpen()) {
+            reasons.add("the gateway refuses the token or the address is wrong (" + gateway.pausedBy()
+                    + "): intake resumes by itself when it answers again");
+        }
+        if (budget.held() > 0) {
+            reasons.add(budget.held() + " request(s) held by the spend guard until its next window");
+        }
+        budget.readerStall().ifPresent(stall -> reasons.add("the spend guard's budget reader: " + stall));
+        Optional<RequestStates.Owned> owned = states.owned();
+        return new Queue(
+                owned.map(RequestStates.Owned::owned).orElse(null),
+                owned.map(RequestStates.Owned::total)
+                        .filter(total -> total >= 0)
+                        .orElse(null),
+                states.callsPerSecond().isPresent()
+                        ? Math.round(states.callsPerSecond().getAsDouble() * 100) / 100.0
+                        : null,
+                states.size(),
+                states.waitingCount(),
+                lines,
+                queued,
+                states.calling(CALLING),
+                new Intake(!reasons.isEmpty(), reasons),
+                spend());
+    }
+
+    private List<Cap> spend() {
+        List<Cap> caps = new ArrayList<>();
+        WorkerConfig.Budget fleet = config.budget();
+        fleet.maxCalls()
+                .ifPresent(max -> caps.add(
+                        new Cap(null, max, budget.used(), fleet.window().toString(), budget.held())));
+        ProducerBudgets producers = budget.producerBudgets();
+        producers
+                .named()
+                .forEach((producer, cap) -> caps.add(new Cap(
+                        producer,
+                        cap.calls(),
+                        budget.used(producer),
+                        cap.window().toString(),
+                        budget.held(producer))));
+        return caps;
+    }
+
+    /** The queue of this replica. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Queue(
+            Integer partitionsOwned,
+            Integer partitionsTotal,
+            Double callsPerSecond,
+            int inProgress,
+            int readAhead,
+            List<Line> lines,
+            List<Queued> queued,
+            List<String> calling,
+            Intake intake,
+            List<Cap> spend) {}
+
+    /** A producer's line in a lane. */
+    record Line(String lane, String producer, long waiting, boolean overCap) {}
+
+    /** A request waiting in its line. */
+    record Queued(String requestId, String lane, String producer, long position) {}
+
+    /** Whether intake is paused, and why. */
+    record Intake(boolean paused, List<String> reasons) {}
+
+    /** A cap (the fleet's when {@code producer} is null): calls allowed and used in its current window. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Cap(String producer, int maxCalls, int usedCalls, String window, int held) {}
+}
