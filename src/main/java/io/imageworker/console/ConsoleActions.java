@@ -67,7 +67,21 @@ final class ConsoleActions {
         if (producer != null) {
             cancel.put("producer", producer);
         }
-        return send(cancelTopic().orElseThrow(), requestId, cancel);
+        return send(cancelTopicOf(producer), requestId, cancel);
+    }
+
+    /**
+     * Where a cancel of {@code producer}'s request goes: the cancel topic, or with producers taken from their topics
+     * (issue 49) that producer's own, {@code <cancel topic>.<producer>}, the only one whose cancels stop its requests.
+     */
+    String cancelTopicOf(String producer) {
+        String topic = cancelTopic().orElseThrow();
+        boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
+        return perProducer
+                        && producer != null
+                        && config.producers().orElse(List.of()).contains(producer)
+                ? topic + "." + producer
+                : topic;
     }
 
     /** A request typed in the page, checked: its fields, or why it is refused. */

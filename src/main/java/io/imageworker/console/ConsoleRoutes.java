@@ -493,9 +493,7 @@ public class ConsoleRoutes {
         }
         try {
             actions.cancel(id, producer).get(15, TimeUnit.SECONDS);
-            Log.infof(
-                    "[%s] Console: cancel published to %s",
-                    id, actions.cancelTopic().get());
+            Log.infof("[%s] Console: cancel published to %s", id, actions.cancelTopicOf(producer));
             send(ctx, 202, Map.of("requestId", id, "cancel", "published"));
         } catch (Exception e) {
             Log.warnf("[%s] Console: the cancel could not be published: %s", id, e.toString());

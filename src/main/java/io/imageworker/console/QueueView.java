@@ -52,8 +52,11 @@ final class QueueView {
         lines.sort(Comparator.comparing(Line::lane).thenComparing(Line::producer));
         List<Queued> queued = new ArrayList<>();
         for (ProducerLines.Queued request : states.firstInLines(PER_LINE)) {
+            // In topic mode a request waits under <producer>/<requestId> (RequestStates.name): its id is after the '/',
+            // which no requestId holds.
+            String name = request.requestId();
             queued.add(new Queued(
-                    request.requestId(),
+                    name.substring(name.indexOf('/') + 1),
                     request.lane().name().toLowerCase(Locale.ROOT),
                     request.producer(),
                     request.position()));
