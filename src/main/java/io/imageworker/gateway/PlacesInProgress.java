@@ -3,7 +3,7 @@ package io.imageworker.gateway;
 import io.imageworker.spend.BudgetGuard;
 
 /**
- * The requests in progress, as the intake holds them ({@code messaging.intake.ReadAhead}): how a request gives its place back
+ * The requests in progress, as the intake holds them ({@code messaging.intake.SteppingAside}): how a request gives its place back
  * while it waits for its producer's own cap (contract v1.2), so that the other producers' requests take it meanwhile;
  * and whether its gateway calls may still leave from this worker, or its partition is being taken away by a rebalance
  * (its record then goes to the partition's new owner, which makes the call once). A request is named by its stored

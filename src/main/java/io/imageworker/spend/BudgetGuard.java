@@ -257,7 +257,7 @@ public class BudgetGuard {
     /**
      * Whether {@code producer} (null: the default producer) is over its own cap as far as this replica has read the
      * shared log, and its requests wait (setting {@code pause}): the intake then takes none of them into progress
-     * until its window allows another call ({@code messaging.intake.ReadAhead}). False with {@code fail} (its requests fail
+     * until its window allows another call ({@code messaging.intake.SteppingAside}). False with {@code fail} (its requests fail
      * at once instead) and for a producer without a cap.
      */
     public boolean holds(String producer) {
@@ -276,7 +276,7 @@ public class BudgetGuard {
 
     /**
      * Counts also, in {@code image_worker_budget_producer_held_requests}, the records of a producer that the intake
-     * holds back while it is over its cap ({@code messaging.intake.ReadAhead}).
+     * holds back while it is over its cap ({@code messaging.intake.SteppingAside}).
      */
     public void countHeldInIntake(ToIntFunction<String> waitingOf) {
         this.heldInIntake = waitingOf;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Lane;
-import io.imageworker.messaging.intake.ReadAhead;
+import io.imageworker.messaging.intake.Admission;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -34,7 +34,7 @@ class FairSharesTest extends PipelineTestSupport {
     private static final int OF_B = 4;
 
     @Inject
-    ReadAhead intake;
+    Admission intake;
 
     @Test
     void aProducersRequestsPublishedAfterAnothersBacklogAreCalledBeforeThatBacklogIsDone() {

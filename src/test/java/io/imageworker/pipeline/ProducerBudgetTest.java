@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.Lane;
-import io.imageworker.messaging.intake.ReadAhead;
+import io.imageworker.messaging.intake.Admission;
 import io.imageworker.spend.BudgetGuard;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
@@ -55,7 +55,7 @@ class ProducerBudgetTest extends PipelineTestSupport {
     }
 
     @Inject
-    ReadAhead intake;
+    Admission intake;
 
     @Inject
     BudgetGuard budget;

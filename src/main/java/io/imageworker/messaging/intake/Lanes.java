@@ -18,7 +18,7 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 /**
  * The subscriptions of the request lanes: each lane's stream handled with a limit of its own ({@link
  * AtMostInFlight}), {@code max-in-progress} records in progress and the read-ahead waiting for their producer's turn
- * ({@link ReadAhead}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
+ * ({@link ReadAhead}, its bytes bounded by {@link Admission}), so that a full lane requests nothing more and pauses its own Kafka consumer only; and, at
  * shutdown, their consumers paused and the subscriptions ended.
  */
 @ApplicationScoped
@@ -32,14 +32,14 @@ public class Lanes {
 
     private final KafkaClientService kafkaClients;
     private final WorkerConfig config;
-    private final ReadAhead readAhead;
+    private final Admission admission;
     /** Each subscription, by its channel. */
     private final Map<String, Cancellable> subscriptions = new TreeMap<>();
 
-    Lanes(KafkaClientService kafkaClients, WorkerConfig config, ReadAhead readAhead) {
+    Lanes(KafkaClientService kafkaClients, WorkerConfig config, Admission admission) {
         this.kafkaClients = kafkaClients;
         this.config = config;
-        this.readAhead = readAhead;
+        this.admission = admission;
     }
 
     /** Logs the lanes consumed and their limits. */
@@ -68,7 +68,7 @@ public class Lanes {
 
     /**
      * Subscribes to one lane's {@code records}, each handled by {@code handler}: at most the requests in progress plus
-     * the read-ahead at once, and the waiting records' bytes bounded ({@link ReadAhead}).
+     * the read-ahead at once, and the waiting records' bytes bounded ({@link Admission}).
      */
     public void consume(Lane lane, Multi<Message<byte[]>> records, Handler handler) {
         subscribe(CHANNELS.get(lane), lane, records, handler, config.intakeLimit());
@@ -91,7 +91,7 @@ public class Lanes {
         synchronized (subscriptions) {
             subscriptions.put(
                     channel,
-                    readAhead
+                    admission
                             .taken(lane, records)
                             .subscribe()
                             .withSubscriber(new AtMostInFlight<Message<byte[]>>(

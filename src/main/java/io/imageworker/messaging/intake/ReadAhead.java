@@ -2,40 +2,19 @@ package io.imageworker.messaging.intake;
 
 import io.imageworker.ImageRequest;
 import io.imageworker.Lane;
-import io.imageworker.config.ProducerWeights;
-import io.imageworker.config.WorkerConfig;
-import io.imageworker.gateway.PlacesInProgress;
-import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.processing.ProducerLines;
 import io.imageworker.processing.RequestStates;
-import io.imageworker.spend.BudgetGuard;
-import io.imageworker.support.AbandonedException;
-import io.imageworker.support.DaemonThreads;
-import io.imageworker.support.Shutdown;
-import io.imageworker.support.WorkerMetrics;
 import io.imageworker.turns.FairTurns;
-import io.micrometer.core.instrument.MeterRegistry;
-import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
-import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import java.time.Duration;
 import java.util.Collection;
-import java.util.EnumMap;
-import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Message;
@@ -43,21 +22,14 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 /**
  * The read-ahead of each lane (contract v1.2, fair shares): records are taken from Kafka beyond the requests in
  * progress and wait for their turn, so that one producer's backlog sitting in the partitions before another's requests
- * does not hold them back.
+ * does not hold them back. This class coordinates each record taken: whether it is parked, when it goes into progress
+ * ({@link Admission}: its partition's window, its producer's turn, its bytes bounded meanwhile), how it steps aside for
+ * its producer's cap once in progress ({@link SteppingAside}), and what a status query reads of it meanwhile.
  *
  * <p>Each lane takes up to {@code IMAGE_WORKER_MAX_IN_PROGRESS} + {@code IMAGE_WORKER_READ_AHEAD} records at once (its
- * places, {@link AtMostInFlight}). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS} of them per
- * lane, as before); places go round-robin among the producers with waiting records, weighted by {@code
- * IMAGE_WORKER_PRODUCER_WEIGHTS} ({@link FairTurns} of a fixed number of places does the turns, with its cancel-safe
- * claims, the same turns the gateway's calls wait in). A waiting record holds its bytes and nothing else: no ledger
- * lookup, no reference read, no memory budget, no call slot; only once in progress does it do what a request did before. The heap the waiting records of a lane
- * hold is bounded too, to a sixteenth of the memory budget ({@link #BUDGET_SHARE}; beside it, not in it): each record
- * is charged twice its payload, its bytes and the parsed JSON its turn needs (to know its producer), and {@link
- * #RECORD_OVERHEAD} for the rest it holds, so both lanes together hold at most an eighth of the budget. When the bound
- * is reached, the lane takes no more records until one goes into progress (any record alone goes), and its Kafka
- * polling pauses as it does when the places are full. Nor does a record go into progress further than its partition's window
- * above the partition's oldest pending record ({@link InFlight#within}), so that a commit's metadata names all that
- * finished above it: until the window reaches it, it waits as read ahead, and the records of other partitions go by.
+ * places, {@link AtMostInFlight}). A record taken waits for a place in progress ({@code IMAGE_WORKER_MAX_IN_PROGRESS}
+ * of them per lane, as before). A waiting record holds its bytes and nothing else: no ledger lookup, no reference read,
+ * no memory budget, no call slot; only once in progress does it do what a request did before.
  *
  * <p>Commits stay correct: a waiting record is started in {@code offsets.PartitionWork} as soon as it is taken (the committed
  * offset never passes it), but a revocation does not wait for it ({@link InFlight.Run#waiting}): it is left to the
@@ -72,157 +44,43 @@ import org.eclipse.microprofile.reactive.messaging.Message;
  * consumer parks it (its copy to the parked topic, committed with its offset), and it comes back from the parked topic
  * to take its turn like any other. A copy of a request parked here lately is parked too, after the first copy, so
  * that one replica reads both.
- *
- * <p>Longer than 400 lines: the turns, the bytes, the window, parking and the caps' waits aside are one decision about
- * each record taken, and share its bookkeeping.
- *
- * <p>Per-producer caps (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): a producer over its own cap (as far
- * as this replica has read the shared budget log, {@link BudgetGuard#holds}) gets no turn: its records keep waiting
- * here, bounded as above, while the places go to the others; its turns come again when its window allows another call
- * (checked every {@link #RECHECK}). A request of it already in progress whose call its cap refuses (another replica
- * took the last places meanwhile) gives its place back while it waits ({@link PlacesInProgress}) and takes it again,
- * first of its producer, once its call has a place in the budget: a capped producer never holds places in progress
- * while it waits for its window, whatever it has in them (its memory, if it loaded references, it keeps).
  */
 @ApplicationScoped
-public class ReadAhead implements PlacesInProgress {
+public class ReadAhead {
 
-    /** How often the turns of producers held by their cap are looked at again. */
-    static final Duration RECHECK = Duration.ofMillis(250);
-
-    /** Each lane's waiting records hold at most this fraction of the memory budget (both lanes: twice as much). */
-    static final int BUDGET_SHARE = 16;
-
-    /**
-     * The heap a waiting record holds beside its payload and its JSON tree: Kafka's record, the connector's message,
-     * the request's span, context snapshots, the reactive stages waiting for its turn and the bookkeeping of its
-     * offset. Measured at about 5 KB a record (the live heap's class histogram, {@code jcmd <pid> GC.class_histogram},
-     * with 1000 small records waiting for their turn against none), charged with a margin.
-     */
-    static final long RECORD_OVERHEAD = 6 * 1024;
-
-    private final Map<Lane, FairTurns> turns = new EnumMap<>(Lane.class);
-    private final Map<Lane, WaitingBytes> bytes = new EnumMap<>(Lane.class);
-    /** Records of each lane waiting for their partition's window to reach them ({@link InFlight#within}). */
-    private final Map<Lane, AtomicInteger> atWindow = new EnumMap<>(Lane.class);
-    /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
-    private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
     /**
      * The requests waiting for their turn now, each with what takes it out of its producer's line and out of the
      * queued requests: given back at its turn, at its end, or at once when its partition goes to another worker
      * ({@link #released}).
      */
     private final Map<InFlight.Run, Held> waitingInLine = new ConcurrentHashMap<>();
-    /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
-    private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
 
-    /** Where a record waits before its turn, until its partition's window reaches it ({@link InFlight#within}). */
-    private final Function<RecordCopy, Uni<Void>> window;
+    /** When a record goes into progress: its window, its turn, its bytes meanwhile. */
+    private final Admission admission;
+    /** The requests in progress, as they step aside for their producer's cap. */
+    private final SteppingAside aside;
     /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
     private final RequestStates states;
     /** Which records offered for parking are parked instead of read ahead ({@code messaging.parking.Parking}). */
     private final ParkingDecision parking;
 
-    private ScheduledExecutorService rechecks;
-
+    /**
+     * Records go into progress as {@code admission} admits them and step aside as {@code aside} has them; their
+     * requests read queued in {@code states} until their turn, or until {@code inFlight} releases their partition; the
+     * records offered for parking are parked as {@code parking} says.
+     */
     @Inject
     ReadAhead(
-            WorkerConfig config,
-            MemoryBudget memory,
-            MeterRegistry registry,
-            BudgetGuard budget,
-            Shutdown shutdown,
+            Admission admission,
+            SteppingAside aside,
             InFlight inFlight,
             RequestStates states,
             ParkingDecision parking) {
-        this(
-                config.inProgressLimit(),
-                ProducerWeights.of(config.producerWeights()),
-                Math.max(1, memory.budget() / BUDGET_SHARE),
-                inFlight::within,
-                states,
-                parking);
-        inFlight.whenReleased(this::released);
-        if (!budget.producerBudgets().isEmpty()) {
-            holdWhile(budget::holds, shutdown);
-            budget.countHeldInIntake(producer -> {
-                int waiting = 0;
-                for (FairTurns turn : turns.values()) {
-                    waiting += turn.waiting(producer);
-                }
-                return waiting;
-            });
-            rechecks = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-worker-intake-rechecks"));
-            rechecks.scheduleWithFixedDelay(
-                    this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
-        }
-        for (Lane lane : Lane.values()) {
-            WorkerMetrics.gauge(
-                            "image_worker_requests_waiting_turn",
-                            this,
-                            intake -> intake.waiting(lane),
-                            "Records taken from a request topic that wait for a place in progress (read ahead)")
-                    .tag("lane", lane.name().toLowerCase(Locale.ROOT))
-                    .register(registry);
-        }
-    }
-
-    /** {@code inProgress} places per lane, shared by {@code weights}, the waiting records' bytes at most {@code bytes}. */
-    ReadAhead(int inProgress, ProducerWeights weights, long bytes) {
-        this(inProgress, weights, bytes, record -> Uni.createFrom().voidItem(), new RequestStates());
-    }
-
-    /**
-     * The same, each record's turn asked for once {@code window} lets it, its request read as queued in {@code
-     * states} until its turn; no record offered for parking is parked.
-     */
-    ReadAhead(
-            int inProgress,
-            ProducerWeights weights,
-            long bytes,
-            Function<RecordCopy, Uni<Void>> window,
-            RequestStates states) {
-        this(inProgress, weights, bytes, window, states, ParkingDecision.NEVER);
-    }
-
-    /** The same, records offered for parking parked as {@code parking} says. */
-    ReadAhead(
-            int inProgress,
-            ProducerWeights weights,
-            long bytes,
-            Function<RecordCopy, Uni<Void>> window,
-            RequestStates states,
-            ParkingDecision parking) {
-        this.window = window;
+        this.admission = admission;
+        this.aside = aside;
         this.states = states;
         this.parking = parking;
-        for (Lane lane : Lane.values()) {
-            turns.put(lane, new FairTurns(inProgress, 0, weights));
-            this.bytes.put(lane, new WaitingBytes(bytes));
-            this.atWindow.put(lane, new AtomicInteger());
-        }
-    }
-
-    /**
-     * Gives no turn to a producer while {@code held} says so ({@link #recheck()} gives them again after), until the
-     * worker drains: then every waiting record has its turn, to end it (left unacknowledged), so that the drain does not
-     * wait for records whose producer's window is hours away.
-     */
-    void holdWhile(Predicate<String> held, Shutdown shutdown) {
-        turns.values().forEach(turn -> turn.holdWhile(producer -> shutdown.callsAllowed() && held.test(producer)));
-    }
-
-    /**
-     * Gives the free places to records whose producer is held no more, and ends the waits aside of requests whose
-     * partition went to another worker (or that the drain ends).
-     */
-    void recheck() {
-        aside.forEach((placed, gone) -> {
-            if (!placed.run().mayGoOn()) {
-                gone.complete(null);
-            }
-        });
-        turns.values().forEach(FairTurns::recheck);
+        inFlight.whenReleased(this::released);
     }
 
     /**
@@ -239,102 +97,6 @@ public class ReadAhead implements PlacesInProgress {
                 inLine.giveBack();
             }
         });
-    }
-
-    @PreDestroy
-    void stop() {
-        if (rechecks != null) {
-            rechecks.shutdownNow();
-        }
-    }
-
-    /**
-     * How request {@code requestId}, in progress here, waits for its producer's cap: its place in progress given back
-     * meanwhile and taken again first of its producer after it; its record waiting again meanwhile as one read ahead
-     * ({@link InFlight.Run#waiting}: a revocation does not wait for it, and the wait does not count as a stuck
-     * record). If its partition goes to another worker meanwhile, the wait ends (at the next {@link #recheck()}) and
-     * so does the request, as {@link AbandonedException}: left unacknowledged for the new owner, no call made.
-     */
-    @Override
-    public BudgetGuard.Aside of(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
-        if (placed == null) {
-            return BudgetGuard.Aside.NONE;
-        }
-        return new BudgetGuard.Aside() {
-            @Override
-            public <T> Uni<T> around(Uni<T> wait) {
-                CompletableFuture<Void> gone = new CompletableFuture<>();
-                Uni<T> handedOver = Uni.createFrom().completionStage(gone).chain(ignored -> Uni.createFrom()
-                        .<T>failure(AbandonedException.givenUp(
-                                requestId,
-                                "it waited for its producer's budget when its partition went to another"
-                                        + " worker (or the worker drains)")));
-                return Uni.createFrom()
-                        .deferred(() -> {
-                            placed.run().waiting();
-                            aside.put(placed, gone);
-                            return placed.turn()
-                                    .aside(Uni.join().first(wait, handedOver).toTerminate());
-                        })
-                        .onTermination()
-                        .invoke(() -> {
-                            aside.remove(placed);
-                            placed.run().admitted();
-                        })
-                        .chain(item -> placed.run().mayGoOn()
-                                ? Uni.createFrom().item(item)
-                                : Uni.createFrom()
-                                        .failure(AbandonedException.givenUp(
-                                                requestId,
-                                                "its partition went to another worker while it waited for its"
-                                                        + " producer's budget (or the worker drains)")));
-            }
-        };
-    }
-
-    @Override
-    public boolean waitsToCall(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
-        return placed == null || placed.run().waitsToCall();
-    }
-
-    @Override
-    public boolean callLeaves(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
-        return placed == null || placed.run().callLeaves();
-    }
-
-    /** A request in progress: its turn (its place) and its record's run. */
-    private record Placed(FairTurns.Turn turn, InFlight.Run run) {}
-
-    /** Records of {@code lane} waiting for their turn now (or for their partition's window, before it). */
-    public int waiting(Lane lane) {
-        return turns.get(lane).waiting() + atWindow.get(lane).get();
-    }
-
-    /** Records of {@code lane} in progress now (those that had their turn and have not ended). */
-    public int inProgress(Lane lane) {
-        return turns.get(lane).inFlight();
-    }
-
-    /**
-     * The lane's records as they may be taken: each one only once the waiting records' bytes leave room for it (or
-     * none waits). The stage holds one record while it waits, and asks Kafka's connector for no more meanwhile.
-     */
-    Multi<Message<byte[]>> taken(Lane lane, Multi<Message<byte[]>> records) {
-        WaitingBytes waiting = bytes.get(lane);
-        return records.onItem().transformToUniAndConcatenate(message -> waiting.take(size(message))
-                .replaceWith(message));
-    }
-
-    /**
-     * What a waiting record holds: its payload, the JSON parsed from it (a tree of about the same size), and what
-     * every record taken holds whatever its size ({@link #RECORD_OVERHEAD}).
-     */
-    private static long size(Message<byte[]> message) {
-        byte[] payload = message.getPayload();
-        return RECORD_OVERHEAD + (payload == null ? 0 : 2L * payload.length);
     }
 
     /**
@@ -390,7 +152,7 @@ public class ReadAhead implements PlacesInProgress {
         if (why == null) {
             return inTurn(asking, work);
         }
-        Held bytesHeld = new Held(() -> bytes.get(asking.lane()).give(size(asking.message())));
+        Held bytesHeld = admission.bytesHeld(asking.lane(), asking.message());
         if (unparkable != null) {
             return Uni.createFrom().<T>deferred(unparkable::get).onTermination().invoke(bytesHeld::giveBack);
         }
@@ -420,29 +182,24 @@ public class ReadAhead implements PlacesInProgress {
         return parking.why(
                 asking.record(),
                 requestId == null ? null : states.name(asking.producer().name(), requestId),
-                turns.get(asking.lane()).waiting(asking.producer().name()));
+                admission.waiting(asking.lane(), asking.producer().name()));
     }
 
     /**
      * {@code work} of the record {@code asking}, once it is its turn; the record waits meanwhile, without counting as
      * stuck ({@link InFlight.Run#waiting}). Fails with {@link GivenUp} instead when, by its turn, the worker drains or
      * the record's partition was given to another worker. While it runs, the request can give its place back while
-     * its producer's cap holds it ({@link #of(String)}).
+     * its producer's cap holds it ({@link SteppingAside#of(String)}).
      */
     public <T> Uni<T> inTurn(Asking asking, Supplier<Uni<T>> work) {
-        Lane lane = asking.lane();
         String requestId = asking.requestId();
         String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
         InFlight.Run run = asking.run();
-        WaitingBytes waiting = bytes.get(lane);
-        long size = size(asking.message());
-        Held bytesHeld = new Held(() -> waiting.give(size));
-        Held queued = requestId == null
-                ? Held.NOTHING
-                : new Held(() -> states.admitted(states.name(asking.producer().name(), requestId)));
+        Held bytesHeld = admission.bytesHeld(asking.lane(), asking.message());
+        Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(name));
         Held lineHeld = inLine(asking, queued);
         run.waiting();
-        AtomicReference<Placed> placed = new AtomicReference<>();
+        AtomicReference<Held> placed = new AtomicReference<>(Held.NOTHING);
         Function<FairTurns.Turn, Uni<T>> goIntoProgress = turn -> {
             waitingInLine.remove(run);
             bytesHeld.giveBack();
@@ -454,21 +211,13 @@ public class ReadAhead implements PlacesInProgress {
                                 asking.record(),
                                 "the worker drains, or its partition went to another worker meanwhile"));
             }
-            Placed mine = new Placed(turn, run);
             // By the request's name: two producers' requests of one id are two places (topic mode).
-            if (requestId != null && inProgress.putIfAbsent(name, mine) == null) {
-                placed.set(mine);
-            }
+            placed.set(aside.placed(name, turn, run));
             return work.get();
         };
-        AtomicInteger windowWaits = atWindow.get(lane);
-        windowWaits.incrementAndGet();
-        Held atTheWindow = new Held(windowWaits::decrementAndGet);
         // Its turn is asked for once its partition's window reaches it; meanwhile it waits as read ahead.
-        return window.apply(asking.record())
-                .onTermination()
-                .invoke(atTheWindow::giveBack)
-                .chain(() -> turns.get(lane).run(Lane.NORMAL, asking.producer().name(), goIntoProgress))
+        return admission
+                .inTurn(asking.lane(), asking.record(), asking.producer().name(), goIntoProgress)
                 .onTermination()
                 .invoke(() -> {
                     waitingInLine.remove(run);
@@ -476,10 +225,7 @@ public class ReadAhead implements PlacesInProgress {
                     queued.giveBack();
                     lineHeld.giveBack();
                     run.admitted();
-                    Placed mine = placed.get();
-                    if (mine != null) {
-                        inProgress.remove(name, mine);
-                    }
+                    placed.get().giveBack();
                 });
     }
 

@@ -3,22 +3,28 @@ package io.imageworker.messaging.intake;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.Lane;
-import io.imageworker.config.ProducerWeights;
+import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
+import io.imageworker.spend.BudgetGuard;
+import io.imageworker.support.Pauses;
+import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
+import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,6 +33,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.eclipse.microprofile.reactive.messaging.Message;
 import org.eclipse.microprofile.reactive.messaging.Metadata;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
 /** The read-ahead: records wait for their turn to go into progress, in turns among producers, bounded in bytes. */
@@ -35,12 +42,59 @@ class ReadAheadTest {
     private final AtomicLong now = new AtomicLong();
     private final OffsetsFixture offsets = new OffsetsFixture(now::get);
     private final RequestStates states = new RequestStates();
-    private final ReadAhead intake = new ReadAhead(
-            1, ProducerWeights.parse("b=2"), 1_000, record -> Uni.createFrom().voidItem(), states);
+    private final Admission admission = admission(1, "b=2", 1_000);
+    private final SteppingAside aside = steppingAside(admission);
+    private final ReadAhead intake = readAhead(admission, aside, ParkingDecision.NEVER);
     private final List<UniEmitter<? super String>> working = new ArrayList<>();
     private final List<String> started = new ArrayList<>();
     private final List<Throwable> failures = new ArrayList<>();
     private long offset;
+
+    /** The timers of the caps' rechecks (none is set: these tests set no per-producer cap, and recheck by hand). */
+    private static final Vertx VERTX = Vertx.vertx();
+
+    @AfterAll
+    static void closeVertx() {
+        VERTX.close().toCompletionStage().toCompletableFuture().join();
+    }
+
+    /**
+     * The admission of a worker with {@code inProgress} places per lane shared by the producer weights {@code weights},
+     * its waiting records' bytes at most {@code bound} (its memory budget {@link Admission#BUDGET_SHARE} times that),
+     * within the windows of this test's partitions.
+     */
+    private Admission admission(int inProgress, String weights, long bound) {
+        Map<String, String> settings = new HashMap<>();
+        settings.put("image-worker.max-in-progress", Integer.toString(inProgress));
+        if (!weights.isEmpty()) {
+            settings.put("image-worker.producer-weights", weights);
+        }
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        return new Admission(
+                TestConfig.worker(settings),
+                new MemoryBudget(bound * Admission.BUDGET_SHARE, registry),
+                offsets.inFlight(),
+                registry);
+    }
+
+    /** The waits aside of the requests {@code admission} puts in progress, with no per-producer cap set. */
+    private SteppingAside steppingAside(Admission admission) {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        BudgetGuard noCaps = new BudgetGuard(
+                TestConfig.worker().budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), null);
+        return new SteppingAside(admission, noCaps, offsets.shutdown(), VERTX);
+    }
+
+    /** The read-ahead of {@code admission} and {@code aside}, its records offered for parking parked as {@code parking} says. */
+    private ReadAhead readAhead(Admission admission, SteppingAside aside, ParkingDecision parking) {
+        return new ReadAhead(admission, aside, offsets.inFlight(), states, parking);
+    }
+
+    /** The same, with an admission and waits aside of its own. */
+    private ReadAhead readAhead(int inProgress, ParkingDecision parking) {
+        Admission own = admission(inProgress, "", 1_000_000);
+        return readAhead(own, steppingAside(own), parking);
+    }
 
     /** A record of {@code producer} taken, waiting for its turn; its work runs until the test ends it. */
     private RecordContext take(String producer) {
@@ -78,7 +132,7 @@ class ReadAheadTest {
         for (int i = 0; i < 3; i++) {
             take("b");
         }
-        assertThat(intake.waiting(Lane.NORMAL)).isEqualTo(6);
+        assertThat(admission.waiting(Lane.NORMAL)).isEqualTo(6);
         assertThat(offsets.waitedWithin(Duration.ofSeconds(1))).isTrue();
 
         for (int i = 0; i < 6; i++) {
@@ -87,8 +141,8 @@ class ReadAheadTest {
 
         // b weighs 2: two of b's for each one of a's while both wait (smooth weighted round-robin: b a b b a b ...).
         assertThat(started).containsExactly("a0", "b4", "a1", "b5", "b6", "a2", "a3");
-        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
-        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+        assertThat(admission.inProgress(Lane.NORMAL)).isEqualTo(1);
+        assertThat(admission.waiting(Lane.NORMAL)).isZero();
     }
 
     @Test
@@ -96,13 +150,9 @@ class ReadAheadTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // One place in progress; a producer with 2 records waiting parks its next ones; offsets from 10 lie beyond
         // their partition's window.
-        ReadAhead parking = new ReadAhead(
-                1,
-                ProducerWeights.parse(""),
-                1_000_000,
-                record -> Uni.createFrom().voidItem(),
-                states,
-                new Parking(2, record -> record.offset() < 10, registry, states));
+        Admission admitting = admission(1, "", 1_000_000);
+        ReadAhead parking = readAhead(
+                admitting, steppingAside(admitting), new Parking(2, record -> record.offset() < 10, registry, states));
         List<String> parked = new ArrayList<>();
         for (String producer : List.of("a", "a", "a", "a", "b")) {
             offer(parking, producer, offset++, parked);
@@ -113,7 +163,7 @@ class ReadAheadTest {
         // a0 in progress, a1 and a2 waiting: a3 is past a's share; b4 waits for its turn; c10 lies beyond the window.
         assertThat(started).containsExactly("a0");
         assertThat(parked).containsExactly("a3", "c10");
-        assertThat(parking.waiting(Lane.NORMAL)).isEqualTo(3);
+        assertThat(admitting.waiting(Lane.NORMAL)).isEqualTo(3);
         assertThat(states.of("a3")).contains(RequestStates.State.QUEUED);
         assertThat(registry.get("image_worker_requests_parked")
                         .tag("reason", "share")
@@ -137,13 +187,7 @@ class ReadAheadTest {
     void aCopyOfARequestParkedHereLatelyIsParkedAfterItEvenWithinItsWindowAndShare() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // Room for 4 in progress and a share of 100: only the first offset lies beyond its window.
-        ReadAhead parking = new ReadAhead(
-                4,
-                ProducerWeights.parse(""),
-                1_000_000,
-                record -> Uni.createFrom().voidItem(),
-                states,
-                new Parking(100, record -> record.offset() != 0, registry, states));
+        ReadAhead parking = readAhead(4, new Parking(100, record -> record.offset() != 0, registry, states));
         List<String> parked = new ArrayList<>();
 
         offer(parking, "a", 0, "x", parked);
@@ -203,13 +247,7 @@ class ReadAheadTest {
     void aCopyReadWhileItsFirstCopysParkIsUnderWayIsParkedAfterIt() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // Only the offsets below 2 lie beyond their window.
-        ReadAhead parking = new ReadAhead(
-                4,
-                ProducerWeights.parse(""),
-                1_000_000,
-                record -> Uni.createFrom().voidItem(),
-                states,
-                new Parking(100, record -> record.offset() >= 2, registry, states));
+        ReadAhead parking = readAhead(4, new Parking(100, record -> record.offset() >= 2, registry, states));
         List<String> parked = new ArrayList<>();
         List<UniEmitter<? super Void>> parks = new ArrayList<>();
         Supplier<Uni<Void>> underWay = () -> Uni.createFrom().emitter(parks::add);
@@ -281,8 +319,8 @@ class ReadAheadTest {
 
         assertThat(started).containsExactly("a0");
         assertThat(failures).hasSize(2).allMatch(ReadAhead.GivenUp.class::isInstance);
-        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
-        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+        assertThat(admission.inProgress(Lane.NORMAL)).isZero();
+        assertThat(admission.waiting(Lane.NORMAL)).isZero();
     }
 
     /**
@@ -293,7 +331,6 @@ class ReadAheadTest {
      */
     @Test
     void aRequestWaitingForItsTurnLeavesItsLineAtOnceWhenItsPartitionGoesToAnotherWorker() throws Exception {
-        offsets.inFlight().whenReleased(intake::released);
         take("a");
         take("a");
         take(1, "a", () -> Uni.createFrom().nullItem());
@@ -320,7 +357,7 @@ class ReadAheadTest {
 
         assertThat(started).containsExactly("a0");
         assertThat(failures).hasSize(1).allMatch(ReadAhead.GivenUp.class::isInstance);
-        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+        assertThat(admission.waiting(Lane.NORMAL)).isZero();
     }
 
     /** A record of partition 0 of the request topic at {@code offset}, as Kafka's connector delivers it. */
@@ -333,7 +370,7 @@ class ReadAheadTest {
 
     @Test
     void aWaitingRecordIsChargedItsBytesItsParsedJsonAndWhatEveryRecordHolds() {
-        long one = ReadAhead.RECORD_OVERHEAD + 2 * 30;
+        long one = Admission.RECORD_OVERHEAD + 2 * 30;
 
         // Two records of 30 bytes fit a bound of exactly two records' charge, not one byte less.
         assertThat(takenWithin(2 * one)).isEqualTo(2);
@@ -341,8 +378,8 @@ class ReadAheadTest {
     }
 
     /** How many of two records of 30 bytes a lane takes whose waiting records may hold {@code bound} bytes. */
-    private static int takenWithin(long bound) {
-        ReadAhead bounded = new ReadAhead(1, ProducerWeights.parse(""), bound);
+    private int takenWithin(long bound) {
+        Admission bounded = admission(1, "", bound);
         List<Message<byte[]>> taken = new ArrayList<>();
         bounded.taken(Lane.NORMAL, Multi.createFrom().items(delivered(0, new byte[30]), delivered(1, new byte[30])))
                 .subscribe()
@@ -352,8 +389,8 @@ class ReadAheadTest {
 
     @Test
     void aRecordFarAboveItsPartitionsFirstRecordNotAcknowledgedWaitsForThatOneWhileOtherPartitionsGoBy() {
-        ReadAhead windowed =
-                new ReadAhead(3, ProducerWeights.parse(""), 1_000_000, offsets.inFlight()::within, new RequestStates());
+        Admission windowedAdmission = admission(3, "", 1_000_000);
+        ReadAhead windowed = readAhead(windowedAdmission, steppingAside(windowedAdmission), ParkingDecision.NEVER);
         List<String> inProgress = new ArrayList<>();
         List<InFlight.Run> runs = new ArrayList<>();
         for (long[] position : new long[][] {{0, 0}, {0, 1_000_000}, {1, 5_000_000}}) {
@@ -380,11 +417,11 @@ class ReadAheadTest {
         // Places are free, but the record a million offsets above partition 0's first one not acknowledged waits
         // (read ahead); partition 1's record goes by.
         assertThat(inProgress).containsExactly("image-request-0@0", "image-request-1@5000000");
-        assertThat(windowed.waiting(Lane.NORMAL)).isEqualTo(1);
+        assertThat(windowedAdmission.waiting(Lane.NORMAL)).isEqualTo(1);
 
         runs.get(0).end(InFlight.Outcome.ACKNOWLEDGED);
 
-        assertThat(windowed.waiting(Lane.NORMAL)).isZero();
+        assertThat(windowedAdmission.waiting(Lane.NORMAL)).isZero();
 
         assertThat(inProgress)
                 .containsExactly("image-request-0@0", "image-request-1@5000000", "image-request-0@1000000");
@@ -430,7 +467,7 @@ class ReadAheadTest {
     @Test
     void aProducerHeldByItsCapGetsNoTurnWhileTheOthersGoOnAndGetsTurnsAgainOnceReleased() {
         Set<String> held = ConcurrentHashMap.newKeySet();
-        intake.holdWhile(held::contains, offsets.shutdown());
+        aside.holdWhile(held::contains);
         take("a");
         held.add("a");
         take("a");
@@ -442,13 +479,13 @@ class ReadAheadTest {
         working.get(1).complete("done");
         assertThat(started).as("b's records take the place, a's wait").containsExactly("a0", "b3", "b4");
         working.get(2).complete("done");
-        assertThat(intake.inProgress(Lane.NORMAL))
+        assertThat(admission.inProgress(Lane.NORMAL))
                 .as("the place stays free while a is held")
                 .isZero();
-        assertThat(intake.waiting(Lane.NORMAL)).isEqualTo(2);
+        assertThat(admission.waiting(Lane.NORMAL)).isEqualTo(2);
 
         held.remove("a");
-        intake.recheck();
+        aside.recheck();
         assertThat(started).containsExactly("a0", "b3", "b4", "a1");
         working.get(3).complete("done");
         assertThat(started).containsExactly("a0", "b3", "b4", "a1", "a2");
@@ -457,29 +494,29 @@ class ReadAheadTest {
     @Test
     void aRequestWaitingAsideForItsProducersCapGivesItsPlaceToOthersAndTakesItBackFirstOfItsProducer() {
         List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
-        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>emitter(capWaits::add)));
+        take("a", () -> aside.of("a0").around(Uni.createFrom().<Void>emitter(capWaits::add)));
         take("b");
         take("a");
 
         assertThat(started).as("a0 waits aside: b's record has its place").containsExactly("a0", "b1");
-        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        assertThat(admission.inProgress(Lane.NORMAL)).isEqualTo(1);
         capWaits.get(0).complete(null);
         assertThat(working).as("a0 waits for a place again").hasSize(1);
 
         working.get(0).complete("done");
         assertThat(started).as("a0 takes its place back before a's next record").containsExactly("a0", "b1");
         assertThat(working).hasSize(2);
-        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        assertThat(admission.inProgress(Lane.NORMAL)).isEqualTo(1);
         working.get(1).complete("done");
         assertThat(started).containsExactly("a0", "b1", "a2");
-        assertThat(intake.of("nobody")).isSameAs(io.imageworker.spend.BudgetGuard.Aside.NONE);
+        assertThat(aside.of("nobody")).isSameAs(BudgetGuard.Aside.NONE);
         assertThat(failures).isEmpty();
     }
 
     @Test
     void aRequestEndedWhileAsideGivesNoPlaceItDoesNotHold() {
         List<UniEmitter<? super Void>> capWaits = new ArrayList<>();
-        take("a", () -> intake.of("a0")
+        take("a", () -> aside.of("a0")
                 .around(Uni.createFrom().<Void>emitter(capWaits::add))
                 .chain(() -> Uni.createFrom().failure(new IllegalStateException("cancelled"))));
         take("b");
@@ -488,29 +525,29 @@ class ReadAheadTest {
         working.get(0).complete("done");
 
         assertThat(started).containsExactly("a0", "b1", "b2");
-        assertThat(intake.inProgress(Lane.NORMAL)).isEqualTo(1);
+        assertThat(admission.inProgress(Lane.NORMAL)).isEqualTo(1);
         working.get(1).complete("done");
-        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+        assertThat(admission.inProgress(Lane.NORMAL)).isZero();
     }
 
     @Test
     void recordsOfAHeldProducerHaveTheirTurnWhenTheWorkerDrainsAndAreGivenUpNotWaitedFor() {
-        intake.holdWhile(producer -> true, offsets.shutdown());
+        aside.holdWhile(producer -> true);
         take("a");
         take("a");
         assertThat(started).isEmpty();
         offsets.inFlight().drain(Duration.ofSeconds(30));
 
-        intake.recheck();
+        aside.recheck();
 
         assertThat(started).isEmpty();
         assertThat(failures).hasSize(2).allMatch(ReadAhead.GivenUp.class::isInstance);
-        assertThat(intake.waiting(Lane.NORMAL)).isZero();
+        assertThat(admission.waiting(Lane.NORMAL)).isZero();
     }
 
     @Test
     void aRequestWaitingAsideIsNotWaitedForByARevocationAndEndsUnacknowledgedOnceItsPartitionIsGone() throws Exception {
-        take("a", () -> intake.of("a0").around(Uni.createFrom().<Void>nothing()));
+        take("a", () -> aside.of("a0").around(Uni.createFrom().<Void>nothing()));
         assertThat(started).containsExactly("a0");
 
         long before = System.nanoTime();
@@ -520,8 +557,8 @@ class ReadAheadTest {
                 .isLessThan(Duration.ofSeconds(10));
         assertThat(failures).isEmpty();
 
-        intake.recheck();
+        aside.recheck();
         assertThat(failures).singleElement().isInstanceOf(io.imageworker.support.AbandonedException.class);
-        assertThat(intake.inProgress(Lane.NORMAL)).isZero();
+        assertThat(admission.inProgress(Lane.NORMAL)).isZero();
     }
 }
