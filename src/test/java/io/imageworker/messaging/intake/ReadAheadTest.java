@@ -1,6 +1,7 @@
 package io.imageworker.messaging.intake;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.imageworker.Lane;
 import io.imageworker.memory.MemoryBudget;
@@ -11,6 +12,7 @@ import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
+import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -25,8 +27,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -50,7 +55,7 @@ class ReadAheadTest {
     private final List<Throwable> failures = new ArrayList<>();
     private long offset;
 
-    /** The timers of the caps' rechecks (none is set: these tests set no per-producer cap, and recheck by hand). */
+    /** The timers of the caps' rechecks (set only where a test sets a per-producer cap; the others recheck by hand). */
     private static final Vertx VERTX = Vertx.vertx();
 
     @AfterAll
@@ -489,6 +494,68 @@ class ReadAheadTest {
         assertThat(started).containsExactly("a0", "b3", "b4", "a1");
         working.get(3).complete("done");
         assertThat(started).containsExactly("a0", "b3", "b4", "a1", "a2");
+    }
+
+    /**
+     * With a per-producer cap set, a producer over it gets no turn, and once its window allows another call its turn
+     * comes by itself: the caps are looked at again on a Vert.x timer (nothing here calls {@code recheck}).
+     */
+    @Test
+    void aProducerOverItsCapGetsItsTurnAgainOnTheTimerOnceItsWindowAllowsACall() {
+        AtomicInteger usedByA = new AtomicInteger(1);
+        // Its turn comes on the timer's thread.
+        List<String> admitted = new CopyOnWriteArrayList<>();
+        BudgetLog log = new BudgetLog() {
+            @Override
+            public Uni<Boolean> claim(String scope, String claim, long window, int limit) {
+                return Uni.createFrom().item(true);
+            }
+
+            @Override
+            public void release(String scope, String secret, long window) {}
+
+            @Override
+            public int used(String scope, long window) {
+                return "a".equals(scope) ? usedByA.get() : 0;
+            }
+
+            @Override
+            public Optional<String> stall() {
+                return Optional.empty();
+            }
+        };
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        BudgetGuard capOfA = new BudgetGuard(
+                TestConfig.worker(Map.of("image-worker.budget.per-producer", "a=1/3650d"))
+                        .budget(),
+                registry,
+                System::currentTimeMillis,
+                new Pauses(System::nanoTime),
+                log);
+        SteppingAside capped = new SteppingAside(admission, capOfA, offsets.shutdown(), VERTX);
+        try {
+            ReadAhead held = readAhead(admission, capped, ParkingDecision.NEVER);
+            RecordContext context = new RecordContext(null, null, "image-request", 0, offset++, Instant.now());
+            InFlight.Run run = offsets.inFlight().take(context);
+            run.start();
+            held.inTurn(asking("a", context, run, "a0"), () -> {
+                        admitted.add("a0");
+                        return Uni.createFrom().<Void>nothing();
+                    })
+                    .subscribe()
+                    .with(ignored -> {}, failures::add);
+            assertThat(admitted).as("a is over its cap: no turn").isEmpty();
+            assertThat(capOfA.held("a"))
+                    .as("its record counts as held in the intake")
+                    .isEqualTo(1);
+
+            usedByA.set(0);
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> admitted.contains("a0"));
+            assertThat(failures).isEmpty();
+        } finally {
+            capped.stop();
+        }
     }
 
     @Test
