@@ -222,11 +222,11 @@ class ReadAheadTest {
     void withIdsPerProducerACopyIsParkedAfterItsOwnProducersParkedRequestOnly() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         RequestStates perProducer = new RequestStates(Duration.ofMinutes(1), true);
+        Admission own = admission(4, "", 1_000_000);
         ReadAhead parking = new ReadAhead(
-                4,
-                ProducerWeights.parse(""),
-                1_000_000,
-                record -> Uni.createFrom().voidItem(),
+                own,
+                steppingAside(own),
+                offsets.inFlight(),
                 perProducer,
                 new Parking(100, record -> record.offset() != 0, registry, perProducer));
         List<String> parked = new ArrayList<>();
