@@ -1,4 +1,4 @@
-package io.imageworker.console;
+package io.imageworker.it;
 
 import java.io.File;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package io.imageworker.console;
+package io.imageworker.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -6,28 +6,37 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.KafkaTestClient;
-import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.GatewaySimulator;
+import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
-import io.imageworker.testing.infra.Infrastructure;
-import io.quarkus.test.common.WithTestResource;
-import io.quarkus.test.common.http.TestHTTPResource;
-import io.quarkus.test.junit.QuarkusTest;
-import jakarta.inject.Inject;
+import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
@@ -36,8 +45,8 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
@@ -45,65 +54,83 @@ import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 
 /**
- * The console in a real browser (a headless Chromium driven by Selenium), served by a worker on the real broker, store
- * and gateway simulator, with a token and both actions on: the pages and the API refused without the token, a prompt
- * sent from the page whose thumbnail loads (decoded, not only present) and whose detail gives the stored image's
- * sha256, a failure's detail with the gateway's answer, a queued request seen in the replica's queue and cancelled
- * from the page, ending {@code CANCELLED} with no call, the filter by producer,
- * and 10,000 requests in view with a bounded DOM. It writes the screenshot of the README ({@code
- * target/console.png}). One Quarkus start, some seconds of browser work.
+ * The console in a real browser (a headless Chromium driven by Selenium), served by the packaged worker, started once
+ * as a child process on the shared broker and store with topics and a consumer group of its own and a gateway
+ * simulator of its own, the console on behind a token with both actions ({@code IMAGE_WORKER_CONSOLE_*}, as a
+ * deployment sets them): the pages and the API refused without the token, a prompt sent from the page whose thumbnail
+ * loads (decoded, not only present) and whose detail gives the stored image's sha256, a failure's detail with the
+ * gateway's answer, a queued request seen in the replica's queue and cancelled from the page, ending {@code
+ * CANCELLED} with no call (the simulator holds the four calls before it), the filter by producer, and 10,000 requests
+ * in view with a bounded DOM (published to the completed topic the console reads). It writes the screenshot of the
+ * README ({@code target/console.png}). Everything is done from outside the worker: its HTTP port, its topics, the
+ * simulator's controls.
  */
-@QuarkusTest
-@Execution(ExecutionMode.SAME_THREAD)
-@WithTestResource(ConsoleBrowserTest.WithConsole.class)
+@ExtendWith(SharedServersFirst.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class ConsoleBrowserTest {
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class ConsoleBrowserIT {
 
     static final String TOKEN = "console-test-" + UUID.randomUUID();
-    static final String CANCELS = "image-cancel-console";
     static final Duration WITHIN = Duration.ofSeconds(30);
     static final ObjectMapper JSON = new ObjectMapper();
+    static final int CONCURRENCY = 4;
 
-    /** The tests' servers and settings, with the console on, behind {@link #TOKEN}, and cancellation on. */
-    public static class WithConsole extends WorkerTestResource {
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = super.start();
-            Infrastructure.get().kafka().createTopics(CANCELS);
-            config.put("image-worker.topic.cancel", CANCELS);
-            config.put("image-worker.console.enabled", "true");
-            config.put("image-worker.console.token", TOKEN);
-            config.put("image-worker.console.actions", "cancel,submit");
-            // Held calls keep their slots for as long as the cancel test needs: a call times out only after this.
-            config.put("image-worker.gateway.timeout", "60s");
-            return config;
-        }
-    }
-
+    static LaunchStack stack;
+    static WorkerProcess worker;
     static KafkaTestClient kafka;
     static ChromeDriver browser;
+    static URI console;
 
-    final GatewaySimulator gateway = WorkerTestResource.simulator();
     final HttpClient http = HttpClient.newHttpClient();
-
-    @TestHTTPResource("/console")
-    URI console;
-
-    @Inject
-    ConsoleRoutes routes;
 
     @BeforeAll
     static void start() {
-        kafka = KafkaTestClient.forDefaultTopics();
+        // The browser first: where there is none, no worker is started for nothing.
         Optional<Chromium.Found> found = Chromium.find();
         if (found.isEmpty()) {
-            System.out.println("ConsoleBrowserTest: " + Chromium.missing());
+            System.out.println("ConsoleBrowserIT: " + Chromium.missing());
             if (Chromium.required()) {
                 Assertions.fail(Chromium.missing());
             }
             Assumptions.abort(Chromium.missing());
         }
         browser = Chromium.start(found.get(), 1500, 900);
+
+        stack = LaunchStack.onSharedServers(
+                SimulatorSettings.defaults().withLatency(Latency.fixed(Duration.ofMillis(50))));
+        LaunchStack.Topics topics = stack.topics();
+        String status = besideRequests("image-status");
+        String cancels = besideRequests("image-cancel");
+        stack.infrastructure().kafka().createTopics(status, cancels);
+        kafka = new KafkaTestClient(
+                stack.infrastructure().kafkaBootstrapServers(),
+                List.of(topics.completed(), topics.failed(), topics.dlq(), status));
+        worker = stack.worker("console-browser-worker", CONCURRENCY)
+                .env(Map.of(
+                        "IMAGE_WORKER_TOPIC_STATUS",
+                        status,
+                        "IMAGE_WORKER_TOPIC_CANCEL",
+                        cancels,
+                        "IMAGE_WORKER_CONSOLE_ENABLED",
+                        "true",
+                        "IMAGE_WORKER_CONSOLE_TOKEN",
+                        TOKEN,
+                        "IMAGE_WORKER_CONSOLE_ACTIONS",
+                        "cancel,submit",
+                        // Held calls keep their slots for as long as the cancel test needs: a call times out only
+                        // after this.
+                        "IMAGE_WORKER_GATEWAY_TIMEOUT",
+                        "60s"))
+                .smallJvm()
+                .build()
+                .start();
+        console = URI.create("http://" + WorkerProcess.HOST + ":" + worker.port() + "/console");
+    }
+
+    /** A topic of this test's stack, named beside its request topic ({@code launch-<id>-image-status}). */
+    private static String besideRequests(String name) {
+        String request = stack.topics().request();
+        return request.substring(0, request.length() - "image-request".length()) + name;
     }
 
     @AfterAll
@@ -111,7 +138,15 @@ class ConsoleBrowserTest {
         if (browser != null) {
             browser.quit();
         }
-        kafka.close();
+        if (worker != null) {
+            worker.close();
+        }
+        if (kafka != null) {
+            kafka.close();
+        }
+        if (stack != null) {
+            stack.close();
+        }
     }
 
     @Test
@@ -187,17 +222,18 @@ class ConsoleBrowserTest {
     @Test
     @Order(4)
     void aQueuedRequestCancelledFromThePageEndsCancelledWithNoCall() throws Exception {
+        GatewaySimulator gateway = stack.gateway();
         // The four slots taken by calls the simulator holds: the next request waits for a slot.
         gateway.control().holdImageCallsAfter(0);
         try {
-            for (int i = 0; i < 4; i++) {
+            for (int i = 0; i < CONCURRENCY; i++) {
                 String filler = "console-filler-" + UUID.randomUUID().toString().substring(0, 8);
                 kafka.send(
-                        WorkerTestResource.REQUESTS,
+                        stack.topics().request(),
                         "{\"requestId\":\"" + filler + "\",\"prompt\":\"held " + filler
                                 + "\",\"producer\":\"filler\"}");
             }
-            await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4);
+            await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == CONCURRENCY);
 
             String marker = "queued-" + UUID.randomUUID();
             String id = submit("a blue teapot, " + marker, "console-b", "");
@@ -208,7 +244,7 @@ class ConsoleBrowserTest {
             JsonNode queue = JSON.readTree(get("/console/api/queue", TOKEN).body());
             assertThat(queue.path("queued").toString()).contains(id);
             assertThat(queue.path("lines").toString()).contains("\"producer\":\"console-b\",\"waiting\":1");
-            assertThat(queue.path("calling")).hasSize(4);
+            assertThat(queue.path("calling")).hasSize(CONCURRENCY);
             By queuedRow = By.cssSelector("#rows tr[data-id='" + id + "'] button.cancel");
             await().atMost(WITHIN).until(() -> !browser.findElements(queuedRow).isEmpty());
             browser.findElement(queuedRow).click();
@@ -248,10 +284,12 @@ class ConsoleBrowserTest {
     @Test
     @Order(6)
     void tenThousandRequestsInViewKeepTheDomSmall() {
-        ConsoleFeed feed = routes.feed();
-        for (int i = 0; i < 10_000; i++) {
-            feed.apply(ConsoleFeedTest.completed("bulk-" + i, "bulk", 1));
-        }
+        // The worker's events so far kept the contract (checked at the close); the bulk below is the test's own.
+        kafka.close();
+        kafka = null;
+        // 10,000 completed events on the topic the console reads, as another replica of the fleet would publish them
+        // (the fields the console reads; not the contract's headers, which are not what this checks).
+        publishCompleted(10_000);
         await().atMost(WITHIN).until(() -> text(By.id("shown")).contains("of 10000"));
         int rows = browser.findElements(By.cssSelector("#rows tr.row")).size();
         assertThat(rows).isBetween(1, 100);
@@ -262,6 +300,47 @@ class ConsoleBrowserTest {
                 .until(() -> !browser.findElements(By.cssSelector("#rows tr.row"))
                                 .isEmpty()
                         && browser.findElements(By.cssSelector("#rows tr.row")).size() <= 100);
+    }
+
+    /** Publishes {@code count} completed events of producer {@code bulk} to the stack's completed topic, at once. */
+    private static void publishCompleted(int count) {
+        List<Future<RecordMetadata>> sent = new ArrayList<>(count);
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(
+                Map.of(
+                        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                        stack.infrastructure().kafkaBootstrapServers(),
+                        ProducerConfig.ACKS_CONFIG,
+                        "all",
+                        ProducerConfig.LINGER_MS_CONFIG,
+                        20),
+                new ByteArraySerializer(),
+                new ByteArraySerializer())) {
+            for (int i = 0; i < count; i++) {
+                String id = "bulk-" + i;
+                sent.add(producer.send(new ProducerRecord<>(
+                        stack.topics().completed(),
+                        id.getBytes(StandardCharsets.UTF_8),
+                        completed(id).getBytes(StandardCharsets.UTF_8))));
+            }
+            producer.flush();
+            for (Future<RecordMetadata> acknowledgement : sent) {
+                acknowledgement.get(30, TimeUnit.SECONDS);
+            }
+        } catch (Exception e) {
+            throw new IllegalStateException("could not publish the bulk of completed events", e);
+        }
+    }
+
+    /** A completed event of one image (not in the store: its thumbnail does not load, as a deleted image's). */
+    private static String completed(String requestId) {
+        return "{\"requestId\":\"" + requestId + "\",\"operation\":\"generate\",\"producer\":\"bulk\","
+                + "\"attempts\":1,\"billing\":{\"calls\":1,\"billed\":1,\"unknown\":0},"
+                + "\"size\":{\"requested\":\"16:9\",\"sent\":\"1536x864\",\"actual\":\"1536x864\",\"matched\":true},"
+                + "\"timings\":{\"receivedAt\":\"2026-01-05T10:15:20.511Z\",\"startedAt\":\"2026-01-05T10:15:20.530Z\","
+                + "\"completedAt\":\"2026-01-05T10:15:42.118Z\",\"gatewayMs\":21345,\"storeMs\":83},"
+                + "\"metadata\":{},\"image\":{\"bucket\":\"" + LaunchStack.BUCKET + "\",\"key\":\"images/" + requestId
+                + ".png\",\"contentType\":\"image/png\",\"width\":1536,\"height\":864,\"bytes\":1834211,"
+                + "\"sha256\":\"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"}}";
     }
 
     private String submit(String prompt, String producer, String size) {
@@ -287,7 +366,7 @@ class ConsoleBrowserTest {
 
     /** The image calls whose prompt holds {@code marker}. */
     private List<RecordedCall> callsWith(String marker) {
-        return gateway.imageCalls().stream()
+        return stack.gateway().imageCalls().stream()
                 .filter(call -> String.valueOf(call.textFields().get("prompt")).contains(marker))
                 .toList();
     }
@@ -305,11 +384,11 @@ class ConsoleBrowserTest {
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private static JsonNode body(org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> record) {
+    private static JsonNode body(ConsumerRecord<byte[], byte[]> record) {
         try {
             return JSON.readTree(record.value());
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -317,6 +396,6 @@ class ConsoleBrowserTest {
     private void screenshot() throws IOException {
         Path file = BuildPaths.buildDir().resolve("console.png");
         Files.write(file, browser.getScreenshotAs(OutputType.BYTES));
-        System.out.println("ConsoleBrowserTest: screenshot " + file);
+        System.out.println("ConsoleBrowserIT: screenshot " + file);
     }
 }
