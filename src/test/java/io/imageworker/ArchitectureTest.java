@@ -78,7 +78,7 @@ class ArchitectureTest {
             String name = "io.imageworker." + layer;
             layers = layers.layer(layer).definedBy(layer.startsWith("messaging") ? name : name + "..");
         }
-        layers = layers.layer("contract").definedBy("io.imageworker");
+        layers = layers.layer("contract").definedBy("io.imageworker.contract");
         for (int i = 0; i < LAYERS.size(); i++) {
             List<String> above = LAYERS.subList(0, i);
             layers = i == 0

@@ -1,7 +1,7 @@
 package io.imageworker.api;
 
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.Lane;
 import io.imageworker.processing.ProducerLines;
 import java.time.Duration;
 import java.time.Instant;

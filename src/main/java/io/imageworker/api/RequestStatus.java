@@ -1,7 +1,7 @@
 package io.imageworker.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.processing.RequestStates;
 import java.time.Instant;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.imageworker.api;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.RequestFailure;
-import io.imageworker.RequestId;
-import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.RequestId;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.storage.ResultLedger;
 import io.quarkus.logging.Log;

@@ -1,7 +1,7 @@
 package io.imageworker.api;
 
-import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.storage.ResultLedger;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -1,6 +1,6 @@
 package io.imageworker.config;
 
-import io.imageworker.ImageRequest;
+import io.imageworker.contract.ImageRequest;
 import io.smallrye.config.ConfigSourceInterceptor;
 import io.smallrye.config.ConfigSourceInterceptorContext;
 import io.smallrye.config.ConfigValue;

@@ -2,10 +2,10 @@ package io.imageworker.console;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.imageworker.ImageRequest;
-import io.imageworker.RequestId;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.RequestId;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.imageworker.console;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.RequestId;
+import io.imageworker.contract.RequestId;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

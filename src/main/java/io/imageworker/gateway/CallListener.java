@@ -1,6 +1,6 @@
 package io.imageworker.gateway;
 
-import io.imageworker.ImageStarted;
+import io.imageworker.contract.ImageStarted;
 
 /**
  * Told as each gateway call of a request leaves, by {@link GatewayCalls}: a bean that a layer above implements

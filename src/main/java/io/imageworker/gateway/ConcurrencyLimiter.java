@@ -1,9 +1,9 @@
 package io.imageworker.gateway;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
 import io.imageworker.support.WorkerMetrics;
 import io.imageworker.turns.FairTurns;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,7 +1,7 @@
 package io.imageworker.gateway;
 
-import io.imageworker.Billing.CallCost;
-import io.imageworker.ErrorCode;
+import io.imageworker.contract.Billing.CallCost;
+import io.imageworker.contract.ErrorCode;
 
 /**
  * What went wrong with one gateway call, with what it cost and the error code a request gets when the fault

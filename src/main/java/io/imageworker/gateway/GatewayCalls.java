@@ -1,9 +1,9 @@
 package io.imageworker.gateway;
 
-import io.imageworker.Billing;
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageStarted;
-import io.imageworker.Lane;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.Lane;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;

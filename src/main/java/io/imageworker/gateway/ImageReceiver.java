@@ -1,7 +1,7 @@
 package io.imageworker.gateway;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.RequestFailure;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.RequestFailure;
 import io.imageworker.gateway.ImageDownloader.DownloadException;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;

@@ -2,7 +2,7 @@ package io.imageworker.messaging;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.RequestId;
+import io.imageworker.contract.RequestId;
 import io.imageworker.messaging.results.RecordContext;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.util.Locale;

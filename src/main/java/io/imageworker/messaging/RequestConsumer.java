@@ -1,7 +1,7 @@
 package io.imageworker.messaging;
 
-import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.Lane;
 import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.intake.Lanes;
 import io.imageworker.messaging.intake.ReadAhead;

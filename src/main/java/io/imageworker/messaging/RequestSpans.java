@@ -1,7 +1,7 @@
 package io.imageworker.messaging;
 
-import io.imageworker.Lane;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;

@@ -1,10 +1,10 @@
 package io.imageworker.processing;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.Operation;
-import io.imageworker.RequestFailure;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Operation;
+import io.imageworker.contract.RequestFailure;
 import io.imageworker.gateway.GatewayRequest;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.SizeDecision;

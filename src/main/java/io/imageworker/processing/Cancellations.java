@@ -1,9 +1,9 @@
 package io.imageworker.processing;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.gateway.GatewayCalls;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;

@@ -1,7 +1,7 @@
 package io.imageworker.processing;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.RequestFailure;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.RequestFailure;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
 import io.quarkus.logging.Log;

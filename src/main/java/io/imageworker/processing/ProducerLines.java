@@ -1,6 +1,6 @@
 package io.imageworker.processing;
 
-import io.imageworker.Lane;
+import io.imageworker.contract.Lane;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;

@@ -1,12 +1,12 @@
 package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
-import io.imageworker.RequestFailure;
-import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;

@@ -1,11 +1,11 @@
 package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.Billing;
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.TerminalEvent;
-import io.imageworker.VariantOutcome;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.VariantOutcome;
 import io.imageworker.gateway.GatewayCalls;
 import io.imageworker.gateway.GatewayFailure;
 import io.imageworker.gateway.ReceivedImage;

@@ -1,9 +1,9 @@
 package io.imageworker.processing;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageStarted;
-import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.Lane;
 import io.imageworker.gateway.CallListener;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

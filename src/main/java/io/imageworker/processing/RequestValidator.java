@@ -1,12 +1,12 @@
 package io.imageworker.processing;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageSource;
-import io.imageworker.Operation;
-import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageSource;
+import io.imageworker.contract.Operation;
+import io.imageworker.contract.RequestId;
 import io.imageworker.storage.ObjectAddress;
 import io.imageworker.storage.StorageKeys;
 import jakarta.enterprise.context.ApplicationScoped;

@@ -1,10 +1,10 @@
 package io.imageworker.processing;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
-import io.imageworker.RequestFailure;
-import io.imageworker.TerminalEvent;
-import io.imageworker.VariantOutcome;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.VariantOutcome;
 import io.imageworker.gateway.GatewayCalls;
 import io.imageworker.gateway.ImageReceiver;
 import io.imageworker.memory.MemoryBudget;

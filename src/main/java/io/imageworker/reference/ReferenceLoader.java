@@ -1,8 +1,8 @@
 package io.imageworker.reference;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageSource;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageSource;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;

@@ -1,7 +1,7 @@
 package io.imageworker.reference;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.RequestFailure;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.RequestFailure;
 
 /**
  * A reference or mask that cannot be used: not fetchable, not png/jpeg/webp, over 25 MB, or from a source that is not

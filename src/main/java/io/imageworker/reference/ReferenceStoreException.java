@@ -1,7 +1,7 @@
 package io.imageworker.reference;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.RequestFailure;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.RequestFailure;
 
 /**
  * The store holding an {@code s3://} reference could not be read (unreachable, timing out, answering 5xx) through the

@@ -1,7 +1,7 @@
 package io.imageworker.spend;
 
-import io.imageworker.ImageRequest;
 import io.imageworker.config.ProducerBudgets;
+import io.imageworker.contract.ImageRequest;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.LinkedHashSet;

@@ -1,9 +1,9 @@
 package io.imageworker.spend;
 
-import io.imageworker.Billing.CallCost;
-import io.imageworker.ImageRequest;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.Billing.CallCost;
+import io.imageworker.contract.ImageRequest;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.WorkerMetrics;

@@ -1,9 +1,9 @@
 package io.imageworker.storage;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.RequestFailure;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.gateway.ReceivedImage;
 import io.imageworker.image.ImageFormat;
 import io.imageworker.support.Patience;

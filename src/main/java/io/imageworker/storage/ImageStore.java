@@ -1,7 +1,7 @@
 package io.imageworker.storage;
 
-import io.imageworker.RequestId;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.RequestId;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;

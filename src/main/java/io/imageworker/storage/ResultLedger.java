@@ -1,10 +1,10 @@
 package io.imageworker.storage;
 
-import io.imageworker.ErrorCode;
-import io.imageworker.EventCodec;
-import io.imageworker.RequestFailure;
-import io.imageworker.TerminalEvent;
-import io.imageworker.VariantOutcome;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.EventCodec;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.VariantOutcome;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;

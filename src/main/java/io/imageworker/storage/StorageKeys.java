@@ -1,7 +1,7 @@
 package io.imageworker.storage;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.RequestId;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.RequestId;
 import io.imageworker.image.ImageFormat;
 import java.util.Optional;
 

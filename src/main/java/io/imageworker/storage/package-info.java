@@ -5,7 +5,7 @@
  * io.imageworker.storage.ImageStorage} stores an image received from the gateway ({@code gateway.ReceivedImage}) under
  * its key; {@link
  * io.imageworker.storage.ResultLedger} keeps each request's terminal event (and each variant's outcome) as a result
- * document (in the JSON of {@code io.imageworker.EventCodec}), which is what makes {@code requestId} an idempotency key.
+ * document (in the JSON of {@code io.imageworker.contract.EventCodec}), which is what makes {@code requestId} an idempotency key.
  *
  * <p>It may use {@code gateway} (the image received from an answer), {@code image}, {@code
  * support}, {@code config} and the contract records of {@code io.imageworker}; {@code reference}, {@code processing},

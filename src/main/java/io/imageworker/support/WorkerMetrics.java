@@ -1,7 +1,7 @@
 package io.imageworker.support;
 
-import io.imageworker.Billing.CallCost;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Billing.CallCost;
+import io.imageworker.contract.TerminalEvent;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

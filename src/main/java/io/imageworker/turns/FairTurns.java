@@ -1,8 +1,8 @@
 package io.imageworker.turns;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
 import io.smallrye.mutiny.Uni;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,8 +2,8 @@ package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.Lane;
 import io.imageworker.processing.ProducerLines;
 import java.time.Duration;
 import java.time.Instant;

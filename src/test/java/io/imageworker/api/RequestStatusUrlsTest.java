@@ -2,8 +2,8 @@ package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.Billing;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.TerminalEvent;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -2,9 +2,9 @@ package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.ImageStarted;
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.Lane;
 import io.imageworker.processing.RequestStates;
 import java.time.Instant;
 import java.util.Map;

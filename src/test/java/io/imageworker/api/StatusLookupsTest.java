@@ -2,9 +2,9 @@ package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.Billing;
-import io.imageworker.ErrorCode;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.TerminalEvent;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import io.smallrye.mutiny.subscription.UniEmitter;

@@ -3,8 +3,8 @@ package io.imageworker.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.Billing.CallCost;
-import io.imageworker.ErrorCode;
+import io.imageworker.contract.Billing.CallCost;
+import io.imageworker.contract.ErrorCode;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

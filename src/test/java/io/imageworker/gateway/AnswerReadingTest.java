@@ -148,7 +148,7 @@ class AnswerReadingTest {
         GatewayFailure broken = failure(classifier.classify(closed, false, 1));
 
         assertThat(stale.kind()).isEqualTo(FailureKind.STALE_CONNECTION);
-        assertThat(stale.kind().cost()).isEqualTo(io.imageworker.Billing.CallCost.NOT_SENT);
+        assertThat(stale.kind().cost()).isEqualTo(io.imageworker.contract.Billing.CallCost.NOT_SENT);
         assertThat(broken.kind()).isEqualTo(FailureKind.UPSTREAM);
     }
 

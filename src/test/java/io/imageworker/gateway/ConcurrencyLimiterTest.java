@@ -3,9 +3,9 @@ package io.imageworker.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
 import io.smallrye.mutiny.subscription.UniEmitter;

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.Billing;
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageStarted;
-import io.imageworker.Lane;
-import io.imageworker.Operation;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.Operation;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetLog;

@@ -3,7 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.AbandonedException;

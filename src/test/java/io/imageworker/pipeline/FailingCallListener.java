@@ -1,6 +1,6 @@
 package io.imageworker.pipeline;
 
-import io.imageworker.ImageStarted;
+import io.imageworker.contract.ImageStarted;
 import io.imageworker.gateway.CallListener;
 import jakarta.inject.Singleton;
 import java.util.Set;

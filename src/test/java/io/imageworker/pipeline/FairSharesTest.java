@@ -3,7 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.Lane;
+import io.imageworker.contract.Lane;
 import io.imageworker.messaging.intake.Admission;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;

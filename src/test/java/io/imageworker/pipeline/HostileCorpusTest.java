@@ -3,7 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.ErrorCode;
+import io.imageworker.contract.ErrorCode;
 import io.imageworker.testing.KafkaOffsets;
 import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.StoreProxy;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.Lane;
+import io.imageworker.contract.Lane;
 import io.imageworker.messaging.intake.Admission;
 import io.imageworker.spend.BudgetGuard;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.Lane;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.processing.RequestProcessor;
 import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.WorkerTestResource;

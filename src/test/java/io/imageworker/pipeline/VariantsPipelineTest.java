@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.Billing;
-import io.imageworker.EventCodec;
-import io.imageworker.TerminalEvent;
-import io.imageworker.VariantOutcome;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.EventCodec;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.VariantOutcome;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.testing.WorkerTestResource;

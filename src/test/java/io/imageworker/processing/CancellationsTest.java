@@ -3,9 +3,9 @@ package io.imageworker.processing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.imageworker.Billing;
-import io.imageworker.ErrorCode;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.TerminalEvent;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import java.time.Clock;

@@ -8,12 +8,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageSource;
-import io.imageworker.Operation;
-import io.imageworker.RequestId;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageSource;
+import io.imageworker.contract.Operation;
+import io.imageworker.contract.RequestId;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.image.SizeDecision;
 import io.imageworker.image.SizePolicy;
 import io.imageworker.messaging.RecordReader;
@@ -184,7 +184,7 @@ class HostileInputPropertiesTest {
                 null,
                 null,
                 0,
-                io.imageworker.Billing.NONE,
+                io.imageworker.contract.Billing.NONE,
                 new TerminalEvent.Timings(Instant.EPOCH, Instant.EPOCH, Instant.EPOCH, null, null),
                 request.metadata(),
                 request.producer());

@@ -2,7 +2,7 @@ package io.imageworker.processing;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.Lane;
+import io.imageworker.contract.Lane;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

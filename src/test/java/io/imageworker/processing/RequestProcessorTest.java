@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.ErrorCode;
-import io.imageworker.Lane;
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.Lane;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.pipeline.HostileCorpusResource;
 import io.imageworker.testing.StoreProxy;
 import io.quarkus.test.common.WithTestResource;

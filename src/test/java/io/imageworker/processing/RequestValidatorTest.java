@@ -3,9 +3,9 @@ package io.imageworker.processing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.ErrorCode;
-import io.imageworker.ImageRequest;
-import io.imageworker.Operation;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Operation;
 import io.imageworker.testing.EventContract;
 import io.imageworker.testing.TestConfig;
 import java.time.Instant;

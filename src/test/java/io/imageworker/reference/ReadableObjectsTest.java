@@ -2,10 +2,10 @@ package io.imageworker.reference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.ImageSource;
-import io.imageworker.Operation;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageSource;
+import io.imageworker.contract.Operation;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;

@@ -3,7 +3,7 @@ package io.imageworker.spend;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.Billing.CallCost;
+import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.spend.BudgetGuard.Reservation;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;

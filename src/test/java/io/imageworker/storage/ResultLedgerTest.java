@@ -3,12 +3,12 @@ package io.imageworker.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.imageworker.Billing;
-import io.imageworker.ErrorCode;
-import io.imageworker.RequestFailure;
-import io.imageworker.TerminalEvent;
-import io.imageworker.TestCodec;
-import io.imageworker.VariantOutcome;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.RequestFailure;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.TestCodec;
+import io.imageworker.contract.VariantOutcome;
 import io.imageworker.support.Patience;
 import io.imageworker.support.TestMetrics;
 import io.imageworker.support.Tracing;

@@ -2,9 +2,9 @@ package io.imageworker.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Operation;
-import io.imageworker.RequestId;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Operation;
+import io.imageworker.contract.RequestId;
 import io.imageworker.image.ImageFormat;
 import java.util.HashSet;
 import java.util.List;

@@ -3,8 +3,8 @@ package io.imageworker.turns;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.contract.Lane;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
 import io.smallrye.mutiny.subscription.UniEmitter;

@@ -1,8 +1,8 @@
 package io.imageworker.messaging.intake;
 
-import io.imageworker.Lane;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.Lane;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;

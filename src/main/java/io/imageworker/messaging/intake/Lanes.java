@@ -1,7 +1,7 @@
 package io.imageworker.messaging.intake;
 
-import io.imageworker.Lane;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.Lane;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Multi;
 import io.smallrye.mutiny.Uni;

@@ -1,7 +1,7 @@
 package io.imageworker.messaging.intake;
 
-import io.imageworker.ImageRequest;
-import io.imageworker.Lane;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.Lane;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.processing.ProducerLines;

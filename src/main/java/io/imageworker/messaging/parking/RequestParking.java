@@ -1,9 +1,9 @@
 package io.imageworker.messaging.parking;
 
-import io.imageworker.ImageRequest;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.messaging.results.ResultPublisher;

@@ -1,9 +1,9 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.EventCodec;
-import io.imageworker.ImageStarted;
-import io.imageworker.TerminalEvent;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.EventCodec;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.gateway.CallListener;
 import io.imageworker.support.Tracing;
 import io.opentelemetry.api.trace.Span;

@@ -1,6 +1,6 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.TerminalEvent;
+import io.imageworker.contract.TerminalEvent;
 import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetCommits;

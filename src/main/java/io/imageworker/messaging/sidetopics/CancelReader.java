@@ -2,11 +2,11 @@ package io.imageworker.messaging.sidetopics;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.imageworker.ImageRequest;
-import io.imageworker.RequestId;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.RequestId;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;

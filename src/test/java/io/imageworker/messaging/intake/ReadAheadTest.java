@@ -3,7 +3,7 @@ package io.imageworker.messaging.intake;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.Lane;
+import io.imageworker.contract.Lane;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;

@@ -2,11 +2,11 @@ package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.Billing;
-import io.imageworker.ErrorCode;
-import io.imageworker.EventCodec;
-import io.imageworker.TerminalEvent;
-import io.imageworker.TestCodec;
+import io.imageworker.contract.Billing;
+import io.imageworker.contract.ErrorCode;
+import io.imageworker.contract.EventCodec;
+import io.imageworker.contract.TerminalEvent;
+import io.imageworker.contract.TestCodec;
 import io.imageworker.testing.TestConfig;
 import io.opentelemetry.api.trace.Span;
 import java.nio.charset.StandardCharsets;

@@ -5,7 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.imageworker.Billing.CallCost;
+import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;

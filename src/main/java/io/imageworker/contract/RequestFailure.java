@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 /**
  * A stage's reason to end a request without an image: the request, a reference, the answer or the store is at fault,

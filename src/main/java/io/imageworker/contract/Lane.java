@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 /**
  * The lane a request came in by: {@code image-request}, or the optional priority topic

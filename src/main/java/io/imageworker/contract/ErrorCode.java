@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 /** The {@code error.code} values of {@code image-failed}; see the event contract. */
 public enum ErrorCode {

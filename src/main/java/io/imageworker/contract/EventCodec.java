@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 import java.time.Instant;
 import java.util.List;

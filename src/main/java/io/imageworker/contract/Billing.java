@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 /**
  * What one request cost at the gateway: {@code calls} sent, of which {@code billed} were answered after the gateway

@@ -1,4 +1,4 @@
-package io.imageworker;
+package io.imageworker.contract;
 
 import java.util.regex.Pattern;
 
