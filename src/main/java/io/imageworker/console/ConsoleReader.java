@@ -2,7 +2,8 @@ package io.imageworker.console;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.KafkaClientConfig;
-import io.imageworker.support.DaemonThreads;
+import io.imageworker.messaging.sidetopics.TopicReader;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -10,15 +11,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
@@ -26,34 +24,59 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * consumer group (every replica's console sees the whole fleet's requests, and nothing is committed), {@code
  * isolation.level=read_committed} (results are published in transactions: a result of an aborted one is never
  * shown). It starts at the last records of each partition, as many as the feed keeps spread over the partitions, and
- * hands each event to the {@link ConsoleFeed}. A failure closes the consumer and, after a back-off (1 s doubling to 30
- * s), a new one resumes after the last records read. It runs only while the console is on. Its partitions are those
- * the topics have when it starts (or restarts after a failure): partitions added later are read after a restart.
+ * hands each event to the {@link ConsoleFeed}. The reading itself is the side topics' {@link TopicReader}: a failure
+ * closes the consumer and, after a back-off (1 s doubling to 30 s), a new one resumes after the last records read
+ * ({@code image_worker_console_reader_restarts_total}); a record the console fails on is skipped and counted
+ * ({@code image_worker_side_topic_records_skipped_total{topic="console"}}), never read again and again. It runs only
+ * while the console is on. Its partitions are those the topics have when it starts (or restarts after a failure):
+ * partitions added later are read after a restart.
  */
 final class ConsoleReader {
-
-    private static final Duration POLL = Duration.ofMillis(500);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
 
     private final Map<String, ConsoleEvents.Kind> topics;
     private final Map<String, Object> kafka;
     private final ConsoleFeed feed;
     private final ObjectMapper json;
-    private final CountDownLatch stopping = new CountDownLatch(1);
-    /** The offset after the last record read, by partition. Reader thread only. */
-    private final Map<TopicPartition, Long> positions = new HashMap<>();
+    private final java.util.function.Consumer<ConsoleEntry> shown;
+    private final TopicReader reader;
 
-    private volatile Consumer<byte[], byte[]> consumer;
-    private volatile boolean running;
-    private volatile Thread thread;
     private volatile long read;
+    /** Reader thread only. */
+    private long roundsWithoutPartitions;
+
+    /** How many rounds without partitions before the topics are looked up again. */
+    private static final int LOOK_AGAIN_EVERY = 10;
 
     ConsoleReader(
-            Map<String, ConsoleEvents.Kind> topics, Map<String, Object> kafka, ConsoleFeed feed, ObjectMapper json) {
+            Map<String, ConsoleEvents.Kind> topics,
+            Map<String, Object> kafka,
+            ConsoleFeed feed,
+            ObjectMapper json,
+            MeterRegistry registry) {
+        this(topics, kafka, feed, json, registry, feed::apply);
+    }
+
+    /** The same, each event read handed to {@code shown} instead of straight to the feed (a test's seam). */
+    ConsoleReader(
+            Map<String, ConsoleEvents.Kind> topics,
+            Map<String, Object> kafka,
+            ConsoleFeed feed,
+            ObjectMapper json,
+            MeterRegistry registry,
+            java.util.function.Consumer<ConsoleEntry> shown) {
         this.topics = topics;
         this.kafka = kafka;
         this.feed = feed;
         this.json = json;
+        this.shown = shown;
+        this.reader = TopicReader.of(
+                "image-worker-console-reader",
+                "Console",
+                String.join(",", topics.keySet()),
+                "the console shows no new requests meanwhile",
+                TopicReader.Records.of(this::open, this::accept, this::polled),
+                registry,
+                "console");
     }
 
     /** The topics to read from the worker's settings: completed, failed, and the status topic when named. */
@@ -65,13 +88,8 @@ final class ConsoleReader {
         return topics;
     }
 
-    synchronized void start() {
-        if (running) {
-            return;
-        }
-        running = true;
-        thread = DaemonThreads.named("image-worker-console-reader").newThread(this::read);
-        thread.start();
+    void start() {
+        reader.start();
         Log.infof("Console: reading %s (read_committed) for the console", topics.keySet());
     }
 
@@ -80,52 +98,20 @@ final class ConsoleReader {
         return read;
     }
 
-    private void read() {
-        Duration backoff = Duration.ofSeconds(1);
-        while (running) {
-            try {
-                if (consumer == null) {
-                    consumer = open();
-                }
-                if (consumer.assignment().isEmpty()) {
-                    // The topics have no partition yet (not created): look again after a while.
-                    closeConsumer();
-                    if (stopsWithin(Duration.ofSeconds(5))) {
-                        break;
-                    }
-                    continue;
-                }
-                for (ConsumerRecord<byte[], byte[]> record : consumer.poll(POLL)) {
-                    ConsoleEvents.Kind kind = topics.get(record.topic());
-                    if (kind != null) {
-                        ConsoleEvents.read(json, kind, record.value(), record.timestamp())
-                                .ifPresent(feed::apply);
-                    }
-                    read++;
-                    positions.put(new TopicPartition(record.topic(), record.partition()), record.offset() + 1);
-                }
-                backoff = Duration.ofSeconds(1);
-            } catch (WakeupException e) {
-                // stop(): the loop ends.
-            } catch (RuntimeException e) {
-                Log.warnf(
-                        "Console: reading %s failed (%s); a new reader resumes in %d ms",
-                        topics.keySet(), e, backoff.toMillis());
-                closeConsumer();
-                if (stopsWithin(backoff)) {
-                    break;
-                }
-                backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
-            }
+    /** Hands one record's event, if it is one the console shows, to the feed. */
+    private void accept(ConsumerRecord<byte[], byte[]> record) {
+        read++;
+        ConsoleEvents.Kind kind = topics.get(record.topic());
+        if (kind != null) {
+            ConsoleEvents.read(json, kind, record.value(), record.timestamp()).ifPresent(shown);
         }
-        closeConsumer();
     }
 
     /**
      * A consumer assigned every partition of the topics, each placed after its last record read, or, at the start, on
-     * its last {@code maxEntries / partitions} records.
+     * its last {@code maxEntries / partitions} records ({@code positions} is empty at the start).
      */
-    private Consumer<byte[], byte[]> open() {
+    private Consumer<byte[], byte[]> open(Map<TopicPartition, Long> positions) {
         Map<String, Object> own = new HashMap<>();
         own.put(ConsumerConfig.CLIENT_ID_CONFIG, "image-worker-console");
         own.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
@@ -139,29 +125,7 @@ final class ConsoleReader {
         Consumer<byte[], byte[]> opened =
                 new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         try {
-            List<TopicPartition> partitions = new ArrayList<>();
-            Map<String, Integer> perTopic = new HashMap<>();
-            for (String topic : topics.keySet()) {
-                List<PartitionInfo> infos = opened.partitionsFor(topic, Duration.ofSeconds(10));
-                if (infos != null) {
-                    infos.forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
-                    perTopic.put(topic, infos.size());
-                }
-            }
-            opened.assign(partitions);
-            if (partitions.isEmpty()) {
-                return opened;
-            }
-            Map<TopicPartition, Long> ends = opened.endOffsets(partitions);
-            Map<TopicPartition, Long> begins = opened.beginningOffsets(partitions);
-            for (TopicPartition partition : partitions) {
-                Long resume = positions.get(partition);
-                long begin = begins.getOrDefault(partition, 0L);
-                long end = ends.getOrDefault(partition, 0L);
-                long last = (feed.maxEntries() + perTopic.get(partition.topic()) - 1) / perTopic.get(partition.topic());
-                long at = resume != null && resume >= begin ? resume : Math.max(begin, end - last);
-                opened.seek(partition, at);
-            }
+            place(opened, positions);
             return opened;
         } catch (RuntimeException e) {
             opened.close(Duration.ofSeconds(5));
@@ -169,41 +133,47 @@ final class ConsoleReader {
         }
     }
 
-    private boolean stopsWithin(Duration wait) {
-        try {
-            return stopping.await(wait.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
-        }
-    }
-
-    private void closeConsumer() {
-        Consumer<byte[], byte[]> closing = consumer;
-        consumer = null;
-        if (closing != null) {
-            try {
-                closing.close(Duration.ofSeconds(5));
-            } catch (RuntimeException e) {
-                Log.debugf("Console: closing the reader failed: %s", e);
+    /**
+     * Assigns {@code consumer} every partition the topics have now, each placed after its last record read ({@code
+     * positions}), or on its last {@code maxEntries / partitions} records.
+     */
+    private void place(Consumer<byte[], byte[]> consumer, Map<TopicPartition, Long> positions) {
+        List<TopicPartition> partitions = new ArrayList<>();
+        Map<String, Integer> perTopic = new HashMap<>();
+        for (String topic : topics.keySet()) {
+            List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(10));
+            if (infos != null) {
+                infos.forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
+                perTopic.put(topic, infos.size());
             }
         }
-    }
-
-    synchronized void stop() {
-        if (!running) {
+        consumer.assign(partitions);
+        if (partitions.isEmpty()) {
             return;
         }
-        running = false;
-        stopping.countDown();
-        Consumer<byte[], byte[]> reading = consumer;
-        if (reading != null) {
-            reading.wakeup();
+        Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+        Map<TopicPartition, Long> begins = consumer.beginningOffsets(partitions);
+        for (TopicPartition partition : partitions) {
+            Long resume = positions.get(partition);
+            long begin = begins.getOrDefault(partition, 0L);
+            long end = ends.getOrDefault(partition, 0L);
+            long last = (feed.maxEntries() + perTopic.get(partition.topic()) - 1) / perTopic.get(partition.topic());
+            long at = resume != null && resume >= begin ? resume : Math.max(begin, end - last);
+            consumer.seek(partition, at);
         }
-        try {
-            thread.join(5000);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    }
+
+    /**
+     * After each round: while the topics have no partition (not created yet: reading never creates them), looks for
+     * them again every {@link #LOOK_AGAIN_EVERY} rounds (a round without partitions waits a poll's time, 0.5 s).
+     */
+    private void polled(Consumer<byte[], byte[]> consumer) {
+        if (consumer.assignment().isEmpty() && ++roundsWithoutPartitions % LOOK_AGAIN_EVERY == 0) {
+            place(consumer, Map.of());
         }
+    }
+
+    void stop() {
+        reader.stop();
     }
 }

@@ -10,6 +10,7 @@ import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.storage.ImageStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
 import io.vertx.core.Context;
@@ -83,6 +84,7 @@ public class ConsoleRoutes {
     private final ImageStore store;
     private final ObjectMapper json;
     private final Map<String, Object> kafka;
+    private final MeterRegistry registry;
 
     private volatile ConsoleFeed feed;
     private volatile ConsoleReader reader;
@@ -99,6 +101,7 @@ public class ConsoleRoutes {
             BudgetGuard budget,
             ImageStore store,
             ObjectMapper json,
+            MeterRegistry registry,
             @Identifier("default-kafka-broker") Map<String, Object> kafka) {
         this.config = config;
         this.states = states;
@@ -107,6 +110,7 @@ public class ConsoleRoutes {
         this.store = store;
         this.json = json;
         this.kafka = kafka;
+        this.registry = registry;
     }
 
     /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
@@ -150,7 +154,8 @@ public class ConsoleRoutes {
                         config.topic().status()),
                 kafka,
                 feed,
-                json);
+                json,
+                registry);
         reader.start();
         Log.infof(
                 "Console: on at /console (%s, actions: %s)",

@@ -1,7 +1,9 @@
 package io.imageworker.messaging.sidetopics;
 
 import io.imageworker.support.DaemonThreads;
+import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import java.time.Duration;
 import java.util.HashMap;
@@ -31,7 +33,7 @@ import org.apache.kafka.common.errors.WakeupException;
  * write it, and a reader that restarted at it would fail on it again, for as long as the topic keeps it. It is skipped
  * and counted ({@link SkippedRecords}, reason {@code failed}), and the reader goes on after it.
  */
-final class TopicReader {
+public final class TopicReader {
 
     /** How long one poll waits for records. */
     static final Duration POLL = Duration.ofMillis(500);
@@ -48,7 +50,7 @@ final class TopicReader {
     private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
     /** What one reader does with its topic: where it starts, what a record means, what follows each poll. */
-    interface Records {
+    public interface Records {
 
         /**
          * Makes a consumer, assigns it the partitions to read, and places it on each: at {@code resumeAt}'s offset
@@ -140,8 +142,36 @@ final class TopicReader {
         this.firstBackoff = firstBackoff;
     }
 
+    /**
+     * A reader of topics other than the side topics (the console's reader of the result and status topics) on a thread
+     * named {@code name}, its log lines beginning with {@code who}: its restarts counted in {@code
+     * image_worker_<label>_reader_restarts_total}, the records its handler fails on skipped and counted as the side
+     * topics' are ({@code image_worker_side_topic_records_skipped_total{topic=<label>,reason="failed"}}).
+     */
+    public static TopicReader of(
+            String name, String who, String what, String late, Records records, MeterRegistry registry, String label) {
+        return new TopicReader(
+                name,
+                who,
+                what,
+                late,
+                records,
+                WorkerMetrics.counter(
+                        registry,
+                        "image_worker_" + label + "_reader_restarts",
+                        "Restarts of the " + label + " reader after a failure (it resumes where it stopped)"),
+                new SkippedRecords(
+                        registry,
+                        label,
+                        new SkippedRecords.Reason[] {SkippedRecords.Reason.FAILED},
+                        who,
+                        System::nanoTime),
+                System::nanoTime,
+                FIRST_BACKOFF);
+    }
+
     /** Starts the thread; its consumer is made there. */
-    synchronized void start() {
+    public synchronized void start() {
         if (running) {
             return;
         }
@@ -258,7 +288,7 @@ final class TopicReader {
     }
 
     /** Ends the reading: wakes the consumer from its poll, or the thread from its back-off, and waits for its end. */
-    synchronized void stop() {
+    public synchronized void stop() {
         if (!running) {
             return;
         }
