@@ -15,6 +15,8 @@ import java.util.Map;
  * @param queuedMs how long the call waited for its slot (the gateway guard, the spend guard, the concurrency limit)
  * @param startedAt when it left
  * @param metadata the request's metadata, unchanged
+ * @param producer the request's {@code producer} when it named a valid one, as the result events echo it (always, the
+ *     topic's producer, with {@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}); null (absent from the event) otherwise
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ImageStarted(
@@ -24,7 +26,8 @@ public record ImageStarted(
         Integer variant,
         long queuedMs,
         Instant startedAt,
-        Map<String, String> metadata) {
+        Map<String, String> metadata,
+        String producer) {
 
     /** The CloudEvents type. */
     public static final String CE_TYPE = "image.started";

@@ -351,7 +351,8 @@ public class GatewayCalls {
                     owner.count() > 1 ? call.variant() : null,
                     queuedMs,
                     Instant.now(),
-                    owner.metadata());
+                    owner.metadata(),
+                    owner.producer());
             for (CallListener listener : listeners) {
                 try {
                     listener.sent(started, owner.storageId());

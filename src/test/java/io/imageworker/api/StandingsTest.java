@@ -30,7 +30,7 @@ class StandingsTest {
     }
 
     private void callLeaves(String requestId) {
-        states.sent(new ImageStarted(requestId, "generate", 1, null, 0, Instant.now(), Map.of()));
+        states.sent(new ImageStarted(requestId, "generate", 1, null, 0, Instant.now(), Map.of(), null));
     }
 
     @Test

@@ -53,6 +53,9 @@ class ProgressEventsTest extends PipelineTestSupport {
         assertThat(event.has("variant")).isFalse();
         assertThat(event.path("queuedMs").asLong()).isNotNegative();
         assertThat(event.path("metadata").toString()).isEqualTo("{\"page\":\"p-7\"}");
+        assertThat(event.has("producer"))
+                .as("a request naming no producer: none, as on its result")
+                .isFalse();
         Instant startedAt = Instant.parse(event.path("startedAt").asText());
         assertThat(startedAt)
                 .isAfterOrEqualTo(Instant.parse(
@@ -65,7 +68,7 @@ class ProgressEventsTest extends PipelineTestSupport {
     void publishesOneEventPerAttemptWhicheverVariantsCallLeavesFirst() {
         gateway.control().injectFault(Fault.rateLimited());
         String id = newId("attempts");
-        send(request(id, "\"count\":3"));
+        send(request(id, "\"count\":3,\"producer\":\"catalogue\""));
 
         result(id);
 
@@ -76,6 +79,10 @@ class ProgressEventsTest extends PipelineTestSupport {
         assertThat(events)
                 .allSatisfy(record ->
                         assertThat(body(record).path("variant").asInt()).isBetween(1, 3));
+        assertThat(events)
+                .as("the producer the request named, as its result echoes it")
+                .allSatisfy(record ->
+                        assertThat(body(record).path("producer").asText()).isEqualTo("catalogue"));
         assertThat(callsFor(id)).hasSize(4);
     }
 
