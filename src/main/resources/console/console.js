@@ -54,15 +54,29 @@ async function act(path, body) {
   return json;
 }
 
-// An image.started names no producer: until its result (or the console's own record of it) says, none is shown.
+// An image.started names its producer only when the request named one: without, none is shown until its result says.
 function producerOf(entry) {
   return entry.producer || (entry.state === 'calling' ? '' : 'default');
 }
 
+// Where producers are taken from their topics a requestId is unique within its producer: a request is its producer
+// and its id, as the server keeps it.
+function keyOf(entry) {
+  return state.info && state.info.producersByTopic ? (entry.producer || '') + '/' + entry.requestId : entry.requestId;
+}
+
+// The address of a request, or of its image n, with its producer where ids are unique within one.
+function pathOf(entry, suffix) {
+  const producer = state.info && state.info.producersByTopic && entry.producer
+    ? '?producer=' + encodeURIComponent(entry.producer) : '';
+  return '/requests/' + encodeURIComponent(entry.requestId) + (suffix || '') + producer;
+}
+
 function take(entry) {
-  const before = state.entries.get(entry.requestId);
+  const key = keyOf(entry);
+  const before = state.entries.get(key);
   if (before && before.seq >= entry.seq) return;
-  state.entries.set(entry.requestId, entry);
+  state.entries.set(key, entry);
   state.seq = Math.max(state.seq, entry.seq);
   const producer = producerOf(entry);
   if (producer && !state.producers.has(producer)) {
@@ -71,7 +85,7 @@ function take(entry) {
     select.append(el('option', { value: producer, text: producer }));
     document.getElementById('producer-names').append(el('option', { value: producer }));
   }
-  if (state.selected === entry.requestId) showDetail(entry.requestId);
+  if (state.selected === key) showDetail(key);
   state.dirty = true;
 }
 
@@ -80,8 +94,8 @@ function trim() {
   if (state.entries.size <= most) return;
   const oldest = [...state.entries.values()].sort((a, b) => a.seq - b.seq);
   for (const entry of oldest.slice(0, state.entries.size - most)) {
-    state.entries.delete(entry.requestId);
-    state.rowCache.delete(entry.requestId);
+    state.entries.delete(keyOf(entry));
+    state.rowCache.delete(keyOf(entry));
   }
 }
 
@@ -114,12 +128,13 @@ function cancelButton(entry) {
 }
 
 function row(entry) {
-  const cached = state.rowCache.get(entry.requestId);
+  const key = keyOf(entry);
+  const cached = state.rowCache.get(key);
   if (cached && cached.seq === entry.seq) return cached.node;
   const hasImage = (entry.state === 'completed') && entry.images && entry.images.length > 0;
   const thumb = hasImage
     ? el('img', { className: 'thumb', alt: '', loading: 'lazy',
-        src: API + '/requests/' + encodeURIComponent(entry.requestId) + '/images/0' })
+        src: API + pathOf(entry, '/images/0') })
     : null;
   const billing = entry.billing ? entry.billing.calls + ' / ' + entry.billing.billed + ' / ' + entry.billing.unknown : '';
   const size = entry.size ? [entry.size.requested, entry.size.actual].filter(Boolean).join(' → ') : '';
@@ -136,8 +151,8 @@ function row(entry) {
     el('td', { text: time(entry.timings && entry.timings.receivedAt) }),
     el('td', { text: entry.timings && entry.timings.gatewayMs !== undefined ? entry.timings.gatewayMs + ' ms' : '' }),
     el('td', {}, cancelButton(entry)));
-  node.addEventListener('click', () => select(entry.requestId));
-  state.rowCache.set(entry.requestId, { seq: entry.seq, node });
+  node.addEventListener('click', () => select(key));
+  state.rowCache.set(key, { seq: entry.seq, node });
   return node;
 }
 
@@ -162,7 +177,7 @@ function render() {
   const rows = [spacer(first * ROW_HEIGHT)];
   for (let i = first; i < last; i++) {
     const node = row(state.order[i]);
-    node.classList.toggle('selected', state.order[i].requestId === state.selected);
+    node.classList.toggle('selected', keyOf(state.order[i]) === state.selected);
     rows.push(node);
   }
   rows.push(spacer((total - last) * ROW_HEIGHT));
@@ -184,11 +199,13 @@ function field(name, value) {
   return el('tr', {}, el('td', { className: 'note', text: name }), el('td', {}, value));
 }
 
-async function showDetail(requestId) {
+async function showDetail(key) {
   const detail = document.getElementById('detail');
+  const known = state.entries.get(key);
+  if (!known) return;
   let entry;
   try {
-    entry = await getJson('/requests/' + encodeURIComponent(requestId));
+    entry = await getJson(pathOf(known));
   } catch (e) {
     return;
   }
@@ -230,7 +247,7 @@ async function showDetail(requestId) {
   }
   (entry.images || []).forEach((image, i) => {
     parts.push(el('img', { className: 'full', alt: 'image ' + (i + 1),
-      src: API + '/requests/' + encodeURIComponent(entry.requestId) + '/images/' + i }));
+      src: API + pathOf(entry, '/images/' + i) }));
     parts.push(el('table', {},
       field('key', image.key),
       field('type', image.contentType),
@@ -243,9 +260,9 @@ async function showDetail(requestId) {
   detail.replaceChildren(...parts);
 }
 
-function select(requestId) {
-  state.selected = requestId;
-  showDetail(requestId);
+function select(key) {
+  state.selected = key;
+  showDetail(key);
   schedule();
 }
 
@@ -266,9 +283,10 @@ async function refreshQueue() {
     return;
   }
   const parts = [];
+  // A producer's view has no counts of the whole replica (they tell of the other producers).
   parts.push(el('p', {},
     'partitions owned: ' + (queue.partitionsOwned ?? '?') + ' of ' + (queue.partitionsTotal ?? '?')
-    + ' · in progress: ' + queue.inProgress + ' · read ahead: ' + queue.readAhead
+    + (queue.inProgress === undefined ? '' : ' · in progress: ' + queue.inProgress + ' · read ahead: ' + queue.readAhead)
     + ' · calls/s: ' + (queue.callsPerSecond ?? 'none lately')));
   parts.push(el('p', { id: 'intake', className: queue.intake.paused ? 'state-failed' : '' },
     queue.intake.paused ? 'intake paused: ' + queue.intake.reasons.join('; ') : 'intake running'));
@@ -326,6 +344,13 @@ function follow() {
 async function start() {
   state.info = await getJson('/info');
   document.getElementById('logout').hidden = !state.info.guarded;
+  if (state.info.producer) {
+    // A producer's own view: it sends as itself only.
+    const producer = document.getElementById('producer');
+    producer.value = state.info.producer;
+    producer.readOnly = true;
+    document.title = 'image-worker console: ' + state.info.producer;
+  }
   if (state.info.actions.includes('submit')) {
     const form = document.getElementById('submit-form');
     form.hidden = false;

@@ -48,7 +48,8 @@ public class StatusCallers {
                         .toList()));
     }
 
-    StatusCallers(boolean required, StatusTokens tokens, Optional<String> header, Set<String> producers) {
+    /** The callers of {@code tokens} and {@code header} (the console's producer access reuses them, issue 52). */
+    public StatusCallers(boolean required, StatusTokens tokens, Optional<String> header, Set<String> producers) {
         this.required = required;
         this.tokens = new ArrayList<>();
         for (Map.Entry<String, String> token : tokens.tokens().entrySet()) {
@@ -72,7 +73,7 @@ public class StatusCallers {
     }
 
     /** The header an ingress names the producer in, if the operator named one. */
-    Optional<String> header() {
+    public Optional<String> header() {
         return header;
     }
 
@@ -81,7 +82,7 @@ public class StatusCallers {
      * {@code headerValue}, the value of {@link #header()} (null when absent or not named); empty when neither is a
      * producer's.
      */
-    Optional<String> producer(String authorization, String headerValue) {
+    public Optional<String> producer(String authorization, String headerValue) {
         if (authorization != null && authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
             byte[] presented = digest(authorization.substring(7).trim());
             String found = null;

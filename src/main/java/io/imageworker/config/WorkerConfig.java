@@ -408,6 +408,17 @@ public interface WorkerConfig {
          */
         Optional<List<String>> actions();
 
+        /**
+         * With {@link WorkerConfig#producerIdentity()} {@code topic}: admit each producer by its status credential
+         * ({@link Status#tokens()}, or the {@link Status#producerHeader()} of an ingress) to a view of the console that
+         * shows that producer's requests, images, queue and spend only, and acts only as it ({@code
+         * IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}). The console is then behind a credential even without {@link
+         * #token()}, which alone sees every producer's. Off by default; ignored (with a warning) with {@code
+         * declared}.
+         */
+        @WithDefault("false")
+        boolean producerAccess();
+
         /** Most requests the console keeps ({@code IMAGE_WORKER_CONSOLE_MAX_ENTRIES}); its bytes are bounded too. */
         @WithDefault("10000")
         int maxEntries();

@@ -15,6 +15,11 @@ import java.util.function.Predicate;
  * ({@link ConsoleEntry#seq()}), so that a page that has seen up to a number asks only for what changed since ({@link
  * #since}): the server-sent events read it this way, with no queue kept per client. Every method is short and
  * synchronized: the console's reader writes, the pages read.
+ *
+ * <p>Where a {@code requestId} is unique only within its producer (producers taken from their topics, issue 49), an
+ * entry is kept by its producer and its id ({@code perProducer}): two producers' requests of one id are two entries,
+ * and an event of one never changes the other's (its producer is on every event the worker writes then, {@code
+ * image.started} included).
  */
 final class ConsoleFeed {
 
@@ -23,6 +28,7 @@ final class ConsoleFeed {
 
     private final int maxEntries;
     private final long maxBytes;
+    private final boolean perProducer;
     private final Map<String, ConsoleEntry> byId = new HashMap<>();
     private final TreeMap<Long, ConsoleEntry> bySeq = new TreeMap<>();
     private final Map<String, Integer> producers = new HashMap<>();
@@ -31,8 +37,24 @@ final class ConsoleFeed {
     private long forgotten;
 
     ConsoleFeed(int maxEntries, long maxBytes) {
+        this(maxEntries, maxBytes, false);
+    }
+
+    /** A feed whose entries are kept by producer and id when {@code perProducer}, else by id alone. */
+    ConsoleFeed(int maxEntries, long maxBytes, boolean perProducer) {
         this.maxEntries = Math.max(1, maxEntries);
         this.maxBytes = maxBytes;
+        this.perProducer = perProducer;
+    }
+
+    /** The key of a request of {@code producer} (null: none named) with {@code requestId}. */
+    private String key(String producer, String requestId) {
+        // Neither a producer nor an id holds a '/': no two producers' keys are the same.
+        return perProducer ? (producer == null ? "" : producer) + "/" + requestId : requestId;
+    }
+
+    private String key(ConsoleEntry entry) {
+        return key(entry.producer(), entry.requestId());
     }
 
     /**
@@ -41,7 +63,7 @@ final class ConsoleFeed {
      * request stays ended. Returns whether it was taken.
      */
     synchronized boolean apply(ConsoleEntry update) {
-        ConsoleEntry before = byId.get(update.requestId());
+        ConsoleEntry before = byId.get(key(update));
         if (before != null) {
             if (ConsoleEntry.terminal(before.state()) && !ConsoleEntry.terminal(update.state())) {
                 return false;
@@ -49,7 +71,7 @@ final class ConsoleFeed {
             remove(before);
         }
         ConsoleEntry numbered = (before == null ? update : update.over(before)).numbered(++seq);
-        byId.put(numbered.requestId(), numbered);
+        byId.put(key(numbered), numbered);
         bySeq.put(numbered.seq(), numbered);
         producers.merge(producerOf(numbered), 1, Integer::sum);
         bytes += numbered.bytes();
@@ -61,7 +83,7 @@ final class ConsoleFeed {
     }
 
     private void remove(ConsoleEntry entry) {
-        byId.remove(entry.requestId());
+        byId.remove(key(entry));
         bySeq.remove(entry.seq());
         producers.computeIfPresent(producerOf(entry), (name, count) -> count > 1 ? count - 1 : null);
         bytes -= entry.bytes();
@@ -71,22 +93,46 @@ final class ConsoleFeed {
         return entry.producer() == null ? "default" : entry.producer();
     }
 
-    /** The entry of {@code requestId}, if kept. */
+    /** The entry of {@code requestId} (of no producer named, when kept by producer), if kept. */
     synchronized Optional<ConsoleEntry> find(String requestId) {
-        return Optional.ofNullable(byId.get(requestId));
+        return find(null, requestId);
+    }
+
+    /**
+     * The entry of {@code requestId} of {@code producer}, if kept; with entries kept by id alone, {@code producer} is
+     * not looked at (the caller checks the entry's).
+     */
+    synchronized Optional<ConsoleEntry> find(String producer, String requestId) {
+        return Optional.ofNullable(byId.get(key(producer, requestId)));
     }
 
     /** The entries changed after {@code after}, oldest change first, at most {@code limit}. */
     synchronized List<ConsoleEntry> since(long after, int limit) {
+        return since(after, limit, entry -> true).entries();
+    }
+
+    /**
+     * Of the next {@code limit} entries changed after {@code after}, oldest change first, those {@code filter} takes,
+     * and the number of the last change looked at ({@code after} when none is), to ask after next.
+     */
+    synchronized Batch since(long after, int limit, Predicate<ConsoleEntry> filter) {
         List<ConsoleEntry> changed = new ArrayList<>();
+        long last = after;
+        int looked = 0;
         for (ConsoleEntry entry : bySeq.tailMap(after, false).values()) {
-            if (changed.size() >= limit) {
+            if (looked++ >= limit) {
                 break;
             }
-            changed.add(entry);
+            last = entry.seq();
+            if (filter.test(entry)) {
+                changed.add(entry);
+            }
         }
-        return changed;
+        return new Batch(changed, last);
     }
+
+    /** The entries of {@link #since(long, int, Predicate)}, and the last change looked at. */
+    record Batch(List<ConsoleEntry> entries, long last) {}
 
     /** The last changed entries that {@code filter} takes, the latest first, at most {@code limit}. */
     synchronized List<ConsoleEntry> latest(Predicate<ConsoleEntry> filter, int limit) {

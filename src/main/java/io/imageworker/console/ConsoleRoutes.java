@@ -3,6 +3,8 @@ package io.imageworker.console;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.api.StatusCallers;
+import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
@@ -60,6 +62,13 @@ import org.reactivestreams.Subscription;
  *       /console/api/requests} ({@link ConsoleActions}), which must carry the header {@code X-Console-Action} (a
  *       page of another site cannot send it without asking first), and the cookie is {@code SameSite=Strict}.
  * </ul>
+ *
+ * <p>Each admitted request is seen as its {@link ConsoleAccess.Viewer}: the operator sees all of the above; a producer
+ * (with {@code IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}) sees only the entries its events name as its own, in the list,
+ * the events, the detail and the images, and only its own lines of the queue ({@link QueueView}); it cancels and sends
+ * only as itself. Another producer's request or image reads exactly as one the console does not have (the same 404),
+ * so that the answer does not tell whether it exists. Where ids are unique within a producer, a request is asked for
+ * with its {@code ?producer=} (a producer's own is implied).
  */
 @ApplicationScoped
 public class ConsoleRoutes {
@@ -76,6 +85,8 @@ public class ConsoleRoutes {
 
     private static final Set<String> IMAGE_TYPES = Set.of("image/png", "image/jpeg", "image/webp");
     private static final String JSON_TYPE = "application/json";
+    /** Where {@link #admit} leaves the request's {@link ConsoleAccess.Viewer}. */
+    private static final String VIEWER = "image-worker-console-viewer";
 
     private final WorkerConfig config;
     private final RequestStates states;
@@ -85,6 +96,7 @@ public class ConsoleRoutes {
     private final ObjectMapper json;
     private final Map<String, Object> kafka;
     private final MeterRegistry registry;
+    private final StatusCallers callers;
 
     private volatile ConsoleFeed feed;
     private volatile ConsoleReader reader;
@@ -102,6 +114,7 @@ public class ConsoleRoutes {
             ImageStore store,
             ObjectMapper json,
             MeterRegistry registry,
+            StatusCallers callers,
             @Identifier("default-kafka-broker") Map<String, Object> kafka) {
         this.config = config;
         this.states = states;
@@ -111,6 +124,7 @@ public class ConsoleRoutes {
         this.json = json;
         this.kafka = kafka;
         this.registry = registry;
+        this.callers = callers;
     }
 
     /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
@@ -119,8 +133,16 @@ public class ConsoleRoutes {
         if (!settings.enabled()) {
             return;
         }
-        access = new ConsoleAccess(settings.token());
-        feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES);
+        boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
+        if (settings.producerAccess() && !perProducer) {
+            Log.warn("Console: IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS is ignored: producers are declared"
+                    + " (IMAGE_WORKER_PRODUCER_IDENTITY=declared), not authenticated, so none is admitted as itself");
+        }
+        access = new ConsoleAccess(
+                settings.token(),
+                settings.producerAccess() ? callers : null,
+                StatusTokens.of(config.status().tokens()));
+        feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
         actions = new ConsoleActions(config, kafka, json);
         queue = new QueueView(states, gateway, budget, config);
         assets.put("index.html", asset("index.html"));
@@ -141,7 +163,7 @@ public class ConsoleRoutes {
         router.get("/console/api/requests/:id").handler(this::one);
         router.get("/console/api/requests/:id/images/:n").handler(this::image);
         router.get("/console/api/events").handler(this::events);
-        router.get("/console/api/queue").handler(ctx -> send(ctx, 200, queue.now()));
+        router.get("/console/api/queue").handler(ctx -> send(ctx, 200, queue.now(viewer(ctx))));
         router.post("/console/api/*").handler(BodyHandler.create().setBodyLimit(16 * 1024));
         router.post("/console/api/*").handler(this::mayAct);
         router.post("/console/api/requests/:id/cancel").blockingHandler(this::cancel, false);
@@ -159,7 +181,12 @@ public class ConsoleRoutes {
         reader.start();
         Log.infof(
                 "Console: on at /console (%s, actions: %s)",
-                access.guarded() ? "behind a token" : "no token: anyone who reaches the port is admitted",
+                !access.guarded()
+                        ? "no token: anyone who reaches the port is admitted"
+                        : access.producersAdmitted()
+                                ? "behind the operator's token, and each producer's status credential for its own"
+                                        + " requests"
+                                : "behind a token",
                 actions.allowed().isEmpty() ? "none, read-only" : String.join(", ", actions.allowed()));
     }
 
@@ -211,16 +238,31 @@ public class ConsoleRoutes {
                 .end(assets.get(name));
     }
 
-    /** Lets an admitted request on; answers another 401: the token form for the page, JSON for the API. */
+    /**
+     * Lets an admitted request on, as its viewer; answers another 401: the token form for the page, JSON for the API.
+     */
     private void admit(RoutingContext ctx) {
         Cookie cookie = ctx.request().getCookie(ConsoleAccess.COOKIE);
-        if (access.admits(ctx.request().getHeader("Authorization"), cookie == null ? null : cookie.getValue())) {
+        Optional<ConsoleAccess.Viewer> viewer = access.viewer(
+                ctx.request().getHeader("Authorization"),
+                cookie == null ? null : cookie.getValue(),
+                access.producerHeader().map(ctx.request()::getHeader).orElse(null));
+        if (viewer.isPresent()) {
+            ctx.put(VIEWER, viewer.get());
             ctx.next();
             return;
         }
         if (ctx.request().path().startsWith("/console/api")) {
             ctx.response().putHeader("WWW-Authenticate", "Bearer realm=\"image-worker console\"");
-            send(ctx, 401, problem("UNAUTHORIZED", "the console needs its token (IMAGE_WORKER_CONSOLE_TOKEN)"));
+            send(
+                    ctx,
+                    401,
+                    problem(
+                            "UNAUTHORIZED",
+                            access.producersAdmitted()
+                                    ? "the console needs its token (IMAGE_WORKER_CONSOLE_TOKEN) or a producer's status"
+                                            + " token (IMAGE_WORKER_STATUS_TOKENS)"
+                                    : "the console needs its token (IMAGE_WORKER_CONSOLE_TOKEN)"));
         } else {
             page(ctx, "login.html", 401);
         }
@@ -231,12 +273,13 @@ public class ConsoleRoutes {
             redirect(ctx);
             return;
         }
-        if (!access.isToken(ctx.request().getFormAttribute("token"))) {
+        Optional<String> cookie = access.cookieFor(ctx.request().getFormAttribute("token"));
+        if (cookie.isEmpty()) {
             page(ctx, "login.html", 401);
             return;
         }
         ctx.response()
-                .addCookie(Cookie.cookie(ConsoleAccess.COOKIE, access.cookieValue())
+                .addCookie(Cookie.cookie(ConsoleAccess.COOKIE, cookie.get())
                         .setPath("/console")
                         .setHttpOnly(true)
                         .setSecure(ctx.request().isSSL())
@@ -258,35 +301,59 @@ public class ConsoleRoutes {
         ctx.response().setStatusCode(303).putHeader("Location", "/console").end();
     }
 
+    /** What the page needs to know; for a producer, nothing of the whole feed's (its size tells of the others). */
     private void info(RoutingContext ctx) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
         Map<String, Object> info = new LinkedHashMap<>();
         info.put("actions", actions.allowed());
         info.put("cancelTopic", actions.cancelTopic().isPresent());
         info.put("producersByTopic", config.producerIdentity() == WorkerConfig.ProducerIdentity.topic);
-        info.put("producers", config.producers().orElse(List.of()));
+        info.put("producers", viewer.operator() ? config.producers().orElse(List.of()) : List.of(viewer.producer()));
+        if (!viewer.operator()) {
+            info.put("producer", viewer.producer());
+        }
         info.put("guarded", access.guarded());
         info.put("maxEntries", feed.maxEntries());
-        info.put("entries", feed.size());
-        info.put("bytes", feed.bytes());
-        info.put("forgotten", feed.forgotten());
+        if (viewer.operator()) {
+            info.put("entries", feed.size());
+            info.put("bytes", feed.bytes());
+            info.put("forgotten", feed.forgotten());
+            info.put("recordsRead", reader.recordsRead());
+        }
         info.put("seq", feed.seq());
-        info.put("recordsRead", reader.recordsRead());
         send(ctx, 200, info);
+    }
+
+    private static ConsoleAccess.Viewer viewer(RoutingContext ctx) {
+        ConsoleAccess.Viewer viewer = ctx.get(VIEWER);
+        if (viewer == null) {
+            throw new IllegalStateException("a console route was reached without being admitted");
+        }
+        return viewer;
     }
 
     /** The last entries, the latest first, by {@code producer} and {@code state} when given; {@code seq} to follow. */
     private void list(RoutingContext ctx) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
         String producer = ctx.request().getParam("producer");
         String state = ctx.request().getParam("state");
         int limit = intParam(ctx, "limit", feed.maxEntries(), 1, feed.maxEntries());
-        Predicate<ConsoleEntry> filter = entry -> (producer == null
+        Predicate<ConsoleEntry> filter = entry -> viewer.sees(entry)
+                && (producer == null
                         || producer.isEmpty()
                         || producer.equals(entry.producer() == null ? ImageRequest.DEFAULT_PRODUCER : entry.producer()))
                 && (state == null || state.isEmpty() || state.equals(entry.state()));
         long seq = feed.seq();
         Map<String, Object> page = new LinkedHashMap<>();
         page.put("seq", seq);
-        page.put("producers", feed.producers());
+        Map<String, Integer> producers = feed.producers();
+        page.put(
+                "producers",
+                viewer.operator()
+                        ? producers
+                        : producers.containsKey(viewer.producer())
+                                ? Map.of(viewer.producer(), producers.get(viewer.producer()))
+                                : Map.of());
         page.put("entries", feed.latest(filter, limit));
         send(ctx, 200, page);
     }
@@ -303,9 +370,21 @@ public class ConsoleRoutes {
         send(ctx, 200, entry.get());
     }
 
+    /**
+     * The request the route names, if the console has it and its viewer may see it: the viewer's own for a producer,
+     * else the one of {@code ?producer=} (where ids are unique within a producer). Another producer's reads as none.
+     */
     private Optional<ConsoleEntry> entry(RoutingContext ctx) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
         String id = ctx.pathParam("id");
-        return id != null && RequestId.isValid(id) ? feed.find(id) : Optional.empty();
+        if (id == null || !RequestId.isValid(id)) {
+            return Optional.empty();
+        }
+        String producer = viewer.operator() ? ctx.request().getParam("producer") : viewer.producer();
+        if (producer != null && !ImageRequest.PRODUCER.matcher(producer).matches()) {
+            return Optional.empty();
+        }
+        return feed.find(producer, id).filter(viewer::sees);
     }
 
     /** Streams image {@code n} of a request the console knows, from the worker's bucket, off the event loop. */
@@ -433,6 +512,7 @@ public class ConsoleRoutes {
      * every {@link #TICK_MS}; a comment every 15 s keeps a quiet stream open through proxies.
      */
     private void events(RoutingContext ctx) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
         long after = Math.max(0, longParam(ctx.request().getParam("after"), feed.seq()));
         HttpServerResponse response = ctx.response()
                 .setChunked(true)
@@ -450,18 +530,24 @@ public class ConsoleRoutes {
             if (response.writeQueueFull()) {
                 return;
             }
+            boolean wrote = false;
             for (int batch = 0; batch < BATCHES_PER_TICK && !response.writeQueueFull(); batch++) {
-                List<ConsoleEntry> changed = feed.since(last[0], MOST_PER_BATCH);
-                if (changed.isEmpty()) {
-                    if (batch == 0 && ++quiet[0] * TICK_MS >= TimeUnit.SECONDS.toMillis(15)) {
-                        quiet[0] = 0;
-                        response.write(": keep-alive\n\n");
-                    }
-                    return;
+                // A producer's stream passes over the others' changes: looked at, never sent.
+                ConsoleFeed.Batch changed = feed.since(last[0], MOST_PER_BATCH, viewer::sees);
+                if (changed.last() == last[0]) {
+                    break;
                 }
-                last[0] = changed.get(changed.size() - 1).seq();
+                last[0] = changed.last();
+                if (!changed.entries().isEmpty()) {
+                    wrote = true;
+                    response.write("event: entries\ndata: " + text(changed.entries()) + "\n\n");
+                }
+            }
+            if (wrote) {
                 quiet[0] = 0;
-                response.write("event: entries\ndata: " + text(changed) + "\n\n");
+            } else if (++quiet[0] * TICK_MS >= TimeUnit.SECONDS.toMillis(15)) {
+                quiet[0] = 0;
+                response.write(": keep-alive\n\n");
             }
         });
         response.closeHandler(closed -> ctx.vertx().cancelTimer(timer));
@@ -496,6 +582,15 @@ public class ConsoleRoutes {
         if (producer != null && !ImageRequest.PRODUCER.matcher(producer).matches()) {
             producer = null;
         }
+        ConsoleAccess.Viewer viewer = viewer(ctx);
+        if (!viewer.operator()) {
+            // A producer cancels its own requests only: on its own cancel topic, whose cancels stop only its requests.
+            if (producer != null && !producer.equals(viewer.producer())) {
+                send(ctx, 403, problem("FORBIDDEN", "a producer's console cancels that producer's requests only"));
+                return;
+            }
+            producer = viewer.producer();
+        }
         try {
             actions.cancel(id, producer).get(15, TimeUnit.SECONDS);
             Log.infof("[%s] Console: cancel published to %s", id, actions.cancelTopicOf(producer));
@@ -523,6 +618,15 @@ public class ConsoleRoutes {
                         && !body.path("producer").asText().isBlank()
                 ? body.path("producer").asText().trim()
                 : null;
+        ConsoleAccess.Viewer viewer = viewer(ctx);
+        if (!viewer.operator()) {
+            // A producer sends as itself only.
+            if (producer != null && !producer.equals(viewer.producer())) {
+                send(ctx, 403, problem("FORBIDDEN", "a producer's console sends requests as that producer only"));
+                return;
+            }
+            producer = viewer.producer();
+        }
         ConsoleActions.Submission submission = new ConsoleActions.Submission(
                 body.path("prompt").isTextual() ? body.path("prompt").asText() : null,
                 producer,

@@ -19,6 +19,11 @@ import java.util.Optional;
  * with their positions, the requests whose call has left, the rate of calls, the partitions owned, whether intake is
  * paused and why, and the spend against each cap in its current window (as far as this replica has read the shared
  * budget). Read from memory only, in one pass over the requests waiting.
+ *
+ * <p>A producer's view ({@link ConsoleAccess.Viewer}) holds only what is its own: its lines, its requests waiting and
+ * calling, its cap and the requests of it the spend guard holds; not the counts of the whole replica (in progress,
+ * read ahead) nor the fleet's cap, which tell of the other producers' requests. The calls per second and the
+ * partitions owned stay: a producer's status answer rests on them too.
  */
 final class QueueView {
 
@@ -39,10 +44,18 @@ final class QueueView {
         this.config = config;
     }
 
-    /** The queue now. */
+    /** The queue now, as the operator sees it. */
     Queue now() {
+        return now(ConsoleAccess.OPERATOR);
+    }
+
+    /** The queue now, as {@code viewer} sees it. */
+    Queue now(ConsoleAccess.Viewer viewer) {
         List<Line> lines = new ArrayList<>();
         for (ProducerLines.LineCount line : states.lines()) {
+            if (!viewer.sees(line.producer())) {
+                continue;
+            }
             lines.add(new Line(
                     line.lane().name().toLowerCase(Locale.ROOT),
                     line.producer(),
@@ -52,6 +65,9 @@ final class QueueView {
         lines.sort(Comparator.comparing(Line::lane).thenComparing(Line::producer));
         List<Queued> queued = new ArrayList<>();
         for (ProducerLines.Queued request : states.firstInLines(PER_LINE)) {
+            if (!viewer.sees(request.producer())) {
+                continue;
+            }
             // In topic mode a request waits under <producer>/<requestId> (RequestStates.name): its id is after the '/',
             // which no requestId holds.
             String name = request.requestId();
@@ -69,8 +85,9 @@ final class QueueView {
             reasons.add("the gateway refuses the token or the address is wrong (" + gateway.pausedBy()
                     + "): intake resumes by itself when it answers again");
         }
-        if (budget.held() > 0) {
-            reasons.add(budget.held() + " request(s) held by the spend guard until its next window");
+        int held = viewer.operator() ? budget.held() : budget.held(viewer.producer());
+        if (held > 0) {
+            reasons.add(held + " request(s) held by the spend guard until its next window");
         }
         budget.readerStall().ifPresent(stall -> reasons.add("the spend guard's budget reader: " + stall));
         Optional<RequestStates.Owned> owned = states.owned();
@@ -82,30 +99,36 @@ final class QueueView {
                 states.callsPerSecond().isPresent()
                         ? Math.round(states.callsPerSecond().getAsDouble() * 100) / 100.0
                         : null,
-                states.size(),
-                states.waitingCount(),
+                viewer.operator() ? states.size() : null,
+                viewer.operator() ? states.waitingCount() : null,
                 lines,
                 queued,
-                states.calling(CALLING),
+                viewer.operator()
+                        ? states.calling(CALLING)
+                        : states.calling(CALLING, name -> name.startsWith(viewer.producer() + "/")).stream()
+                                .map(name -> name.substring(name.indexOf('/') + 1))
+                                .toList(),
                 new Intake(!reasons.isEmpty(), reasons),
-                spend());
+                spend(viewer));
     }
 
-    private List<Cap> spend() {
+    private List<Cap> spend(ConsoleAccess.Viewer viewer) {
         List<Cap> caps = new ArrayList<>();
         WorkerConfig.Budget fleet = config.budget();
-        fleet.maxCalls()
-                .ifPresent(max -> caps.add(
-                        new Cap(null, max, budget.used(), fleet.window().toString(), budget.held())));
+        if (viewer.operator()) {
+            fleet.maxCalls()
+                    .ifPresent(max -> caps.add(
+                            new Cap(null, max, budget.used(), fleet.window().toString(), budget.held())));
+        }
         ProducerBudgets producers = budget.producerBudgets();
-        producers
-                .named()
-                .forEach((producer, cap) -> caps.add(new Cap(
-                        producer,
-                        cap.calls(),
-                        budget.used(producer),
-                        cap.window().toString(),
-                        budget.held(producer))));
+        producers.named().entrySet().stream()
+                .filter(named -> viewer.sees(named.getKey()))
+                .forEach(named -> caps.add(new Cap(
+                        named.getKey(),
+                        named.getValue().calls(),
+                        budget.used(named.getKey()),
+                        named.getValue().window().toString(),
+                        budget.held(named.getKey()))));
         return caps;
     }
 
@@ -115,8 +138,8 @@ final class QueueView {
             Integer partitionsOwned,
             Integer partitionsTotal,
             Double callsPerSecond,
-            int inProgress,
-            int readAhead,
+            Integer inProgress,
+            Integer readAhead,
             List<Line> lines,
             List<Queued> queued,
             List<String> calling,

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * The requests this worker holds now, and whether a gateway call of each has left: what {@code GET
@@ -261,12 +262,20 @@ public class RequestStates implements CallListener {
 
     /** Up to {@code limit} of the requests in progress here whose call has left (for the console). */
     public List<String> calling(int limit) {
+        return calling(limit, name -> true);
+    }
+
+    /**
+     * Up to {@code limit} of the requests in progress here whose call has left and whose name ({@link #name}) {@code
+     * which} takes (for the console's view of one producer).
+     */
+    public List<String> calling(int limit, Predicate<String> which) {
         List<String> calling = new ArrayList<>();
         for (Map.Entry<String, State> entry : held.entrySet()) {
             if (calling.size() >= limit) {
                 break;
             }
-            if (entry.getValue() == State.CALLING) {
+            if (entry.getValue() == State.CALLING && which.test(entry.getKey())) {
                 calling.add(entry.getKey());
             }
         }

@@ -3,9 +3,12 @@ package io.imageworker.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.api.StatusCallers;
+import io.imageworker.config.StatusTokens;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The console's feed, its reading of the events, and who it admits: on their own, no server. */
@@ -154,21 +157,100 @@ class ConsoleFeedTest {
     void theTokenAdmitsByHeaderOrCookieAndNothingElse() {
         ConsoleAccess open = new ConsoleAccess(Optional.empty());
         assertThat(open.guarded()).isFalse();
-        assertThat(open.admits(null, null)).isTrue();
+        assertThat(open.viewer(null, null, null)).contains(ConsoleAccess.OPERATOR);
 
         ConsoleAccess guarded = new ConsoleAccess(Optional.of("s3cret-token"));
         assertThat(guarded.guarded()).isTrue();
-        assertThat(guarded.admits(null, null)).isFalse();
-        assertThat(guarded.admits("Bearer s3cret-token", null)).isTrue();
-        assertThat(guarded.admits("bearer s3cret-token", null)).isTrue();
-        assertThat(guarded.admits("Bearer s3cret-tokeN", null)).isFalse();
-        assertThat(guarded.admits("Basic s3cret-token", null)).isFalse();
-        assertThat(guarded.admits(null, "s3cret-token"))
+        assertThat(guarded.viewer(null, null, null)).isEmpty();
+        assertThat(guarded.viewer("Bearer s3cret-token", null, null)).contains(ConsoleAccess.OPERATOR);
+        assertThat(guarded.viewer("bearer s3cret-token", null, null)).contains(ConsoleAccess.OPERATOR);
+        assertThat(guarded.viewer("Bearer s3cret-tokeN", null, null)).isEmpty();
+        assertThat(guarded.viewer("Basic s3cret-token", null, null)).isEmpty();
+        assertThat(guarded.viewer(null, "s3cret-token", null))
                 .as("the token is not the cookie")
-                .isFalse();
-        assertThat(guarded.admits(null, guarded.cookieValue())).isTrue();
-        assertThat(guarded.cookieValue()).doesNotContain("s3cret");
-        assertThat(guarded.isToken("s3cret-token")).isTrue();
-        assertThat(guarded.isToken("wrong")).isFalse();
+                .isEmpty();
+        String cookie = guarded.cookieFor("s3cret-token").orElseThrow();
+        assertThat(guarded.viewer(null, cookie, null)).contains(ConsoleAccess.OPERATOR);
+        assertThat(cookie).doesNotContain("s3cret");
+        assertThat(guarded.cookieFor("wrong")).isEmpty();
+    }
+
+    /** Producers a and b, each with its status token, producers taken from their topics, an ingress header. */
+    static ConsoleAccess withProducers(Optional<String> operatorToken) {
+        StatusTokens tokens = StatusTokens.of(Optional.of("a=" + TOKEN_A + ",b=" + TOKEN_B));
+        return new ConsoleAccess(
+                operatorToken, new StatusCallers(true, tokens, Optional.of("X-Producer"), Set.of("a", "b")), tokens);
+    }
+
+    static final String TOKEN_A = "a-token-0123456789abcdef0123456789abcdef";
+    static final String TOKEN_B = "b-token-0123456789abcdef0123456789abcdef";
+
+    @Test
+    void aProducersCredentialAdmitsItAsItselfOnlyAndTheOperatorsTokenSeesEveryone() {
+        ConsoleAccess access = withProducers(Optional.of("operator-s3cret"));
+        assertThat(access.guarded()).isTrue();
+        assertThat(access.viewer(null, null, null)).isEmpty();
+        assertThat(access.viewer("Bearer operator-s3cret", null, null)).contains(ConsoleAccess.OPERATOR);
+        assertThat(access.viewer("Bearer " + TOKEN_B, null, null)).contains(new ConsoleAccess.Viewer("b"));
+        assertThat(access.viewer(null, null, "a")).contains(new ConsoleAccess.Viewer("a"));
+        assertThat(access.viewer(null, null, "c"))
+                .as("a name that is no producer of the worker's")
+                .isEmpty();
+        // The form: a producer's token gives a cookie of its own, a digest; the cookie admits that producer only.
+        String cookieOfB = access.cookieFor(TOKEN_B).orElseThrow();
+        assertThat(cookieOfB)
+                .doesNotContain(TOKEN_B)
+                .isNotEqualTo(access.cookieFor(TOKEN_A).orElseThrow());
+        assertThat(access.viewer(null, cookieOfB, null)).contains(new ConsoleAccess.Viewer("b"));
+        assertThat(access.viewer(null, TOKEN_B, null)).isEmpty();
+
+        ConsoleAccess.Viewer b = new ConsoleAccess.Viewer("b");
+        assertThat(b.sees(completed("r-1", "b", 1))).isTrue();
+        assertThat(b.sees(completed("r-1", "a", 1))).isFalse();
+        assertThat(ConsoleAccess.OPERATOR.sees(completed("r-1", "a", 1))).isTrue();
+
+        // Without an operator's token the console still asks for a credential: a producer's, and no one is operator.
+        ConsoleAccess producersOnly = withProducers(Optional.empty());
+        assertThat(producersOnly.guarded()).isTrue();
+        assertThat(producersOnly.viewer(null, null, null)).isEmpty();
+        assertThat(producersOnly.viewer("Bearer " + TOKEN_A, null, null)).contains(new ConsoleAccess.Viewer("a"));
+
+        // Producers declared, not authenticated: no producer is admitted by its status token.
+        StatusTokens tokens = StatusTokens.of(Optional.of("a=" + TOKEN_A));
+        ConsoleAccess declared = new ConsoleAccess(
+                Optional.of("operator-s3cret"), new StatusCallers(false, tokens, Optional.empty(), Set.of()), tokens);
+        assertThat(declared.viewer("Bearer " + TOKEN_A, null, null)).isEmpty();
+        assertThat(declared.cookieFor(TOKEN_A)).isEmpty();
+    }
+
+    @Test
+    void withIdsPerProducerTwoProducersRequestsOfOneIdAreTwoEntriesAndEachStreamSeesItsOwn() {
+        ConsoleFeed feed = new ConsoleFeed(100, ConsoleFeed.MAX_BYTES, true);
+        feed.apply(completed("r-1", "a", 1));
+        feed.apply(completed("r-1", "b", 1));
+        for (int i = 0; i < 10; i++) {
+            feed.apply(completed("a-" + i, "a", 1));
+        }
+        feed.apply(completed("r-2", "b", 1));
+
+        assertThat(feed.size()).isEqualTo(13);
+        assertThat(feed.find("a", "r-1").orElseThrow().producer()).isEqualTo("a");
+        assertThat(feed.find("b", "r-1").orElseThrow().producer()).isEqualTo("b");
+        assertThat(feed.find("b", "a-3")).isEmpty();
+
+        // b follows from the start, a batch at a time: a's changes are passed over, never handed out.
+        ConsoleAccess.Viewer b = new ConsoleAccess.Viewer("b");
+        List<String> seen = new java.util.ArrayList<>();
+        long after = 0;
+        while (true) {
+            ConsoleFeed.Batch batch = feed.since(after, 4, b::sees);
+            if (batch.last() == after) {
+                break;
+            }
+            after = batch.last();
+            batch.entries().forEach(entry -> seen.add(entry.producer() + "/" + entry.requestId()));
+        }
+        assertThat(seen).containsExactly("b/r-1", "b/r-2");
+        assertThat(after).isEqualTo(feed.seq());
     }
 }

@@ -20,9 +20,11 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -55,6 +57,9 @@ class ProducerIdentityTest extends PipelineTestSupport {
             "a", "a-status-" + UUID.randomUUID() + "-" + UUID.randomUUID(),
             "b", "b-status-" + UUID.randomUUID() + "-" + UUID.randomUUID());
 
+    /** The operator's console token, which sees every producer's requests. */
+    static final String CONSOLE_TOKEN = "console-" + UUID.randomUUID();
+
     /** The tests' servers, with the producer taken from the topic. */
     public static class PerProducerTopics extends WorkerTestResource {
         @Override
@@ -83,6 +88,12 @@ class ProducerIdentityTest extends PipelineTestSupport {
             config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
             config.put("image-worker.budget.per-producer", "a=1000/3650d,b=1000/3650d");
             config.put("image-worker.status.tokens", "a=" + TOKENS.get("a") + ",b=" + TOKENS.get("b"));
+            // The console on, each producer admitted by its status token to its own requests (issue 52).
+            config.put("image-worker.console.enabled", "true");
+            config.put("image-worker.console.token", CONSOLE_TOKEN);
+            config.put("image-worker.console.producer-access", "true");
+            config.put("image-worker.console.actions", "cancel,submit");
+            config.put("image-worker.console.max-entries", "500");
             return config;
         }
     }
@@ -313,6 +324,169 @@ class ProducerIdentityTest extends PipelineTestSupport {
         return registry.find("image_worker_requests_parked").counters().stream()
                 .mapToDouble(Counter::count)
                 .sum();
+    }
+
+    @Test
+    void aProducersConsoleSeesAndCancelsItsOwnRequestsOnly() throws Exception {
+        String onlyA = newId("console-a");
+        String shared = newId("console-shared");
+        String neverSent = newId("console-never");
+        kafka.send(OF_A, request(onlyA, ""));
+        kafka.send(OF_A, request(shared, ""));
+        kafka.send(OF_B, request(shared, ""));
+        for (String producer : new String[] {"a", "b"}) {
+            await().atMost(WITHIN).until(() -> console("requests/" + shared + "?producer=" + producer, OPERATOR)
+                    .body()
+                    .contains("\"completed\""));
+        }
+        await().atMost(WITHIN).until(() -> console("requests/" + onlyA + "?producer=a", OPERATOR)
+                .body()
+                .contains("\"completed\""));
+        String asB = "Bearer " + TOKENS.get("b");
+
+        // The list: b's own requests, none of a's, and no count of a's.
+        JsonNode list = JSON.readTree(console("requests", asB).body());
+        assertThat(list.path("entries").findValuesAsText("producer"))
+                .isNotEmpty()
+                .containsOnly("b");
+        assertThat(list.path("entries").findValuesAsText("requestId"))
+                .contains(shared)
+                .doesNotContain(onlyA);
+        assertThat(list.path("producers").fieldNames()).toIterable().containsOnly("b");
+
+        // The events from the start: b's, never one of a's, up to b's request of the shared id.
+        List<String> streamed = eventsUntil(asB, "\"requestId\":\"" + shared + "\"");
+        List<String> producers = new ArrayList<>();
+        for (String data : streamed) {
+            producers.addAll(JSON.readTree(data).findValuesAsText("producer"));
+        }
+        assertThat(producers).isNotEmpty().containsOnly("b");
+        assertThat(String.join("", streamed)).doesNotContain(onlyA);
+
+        // The detail and the images: a's request reads to b as one the console does not have, to the byte.
+        HttpResponse<String> missing = console("requests/" + neverSent, asB);
+        HttpResponse<String> missingImage = console("requests/" + neverSent + "/images/0", asB);
+        assertThat(missing.statusCode()).isEqualTo(404);
+        assertThat(missingImage.statusCode()).isEqualTo(404);
+        for (String query : new String[] {"", "?producer=a"}) {
+            String path = onlyA + query;
+            HttpResponse<String> detail = console("requests/" + path, asB);
+            assertThat(detail.statusCode()).as(path).isEqualTo(404);
+            assertThat(detail.body()).as(path).isEqualTo(missing.body());
+            HttpResponse<String> image = console("requests/" + onlyA + "/images/0" + query, asB);
+            assertThat(image.statusCode()).as(path).isEqualTo(404);
+            assertThat(image.body()).as(path).isEqualTo(missingImage.body());
+            assertThat(image.headers().map())
+                    .as(path)
+                    .isEqualTo(missingImage.headers().map());
+        }
+        assertThat(console("requests/" + onlyA + "/images/0", "Bearer " + TOKENS.get("a"))
+                        .statusCode())
+                .as("a's own image, to a")
+                .isEqualTo(200);
+        // Of the shared id, b gets its own request and its own image, never a's, even naming a.
+        JsonNode own =
+                JSON.readTree(console("requests/" + shared + "?producer=a", asB).body());
+        assertThat(own.path("producer").asText()).isEqualTo("b");
+        assertThat(own.path("images").get(0).path("key").asText()).isEqualTo("images/b/" + shared + ".png");
+        HttpResponse<byte[]> imageOfB = consoleBytes("requests/" + shared + "/images/0?producer=a", asB);
+        assertThat(imageOfB.statusCode()).isEqualTo(200);
+        assertThat(HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(imageOfB.body())))
+                .isEqualTo(own.path("images").get(0).path("sha256").asText());
+
+        // Cancel: naming a is refused; b's cancel of a's id goes to b's own topic and stops no request of a's.
+        HttpResponse<String> namingA = act("requests/" + onlyA + "/cancel", asB, "{\"producer\":\"a\"}");
+        assertThat(namingA.statusCode()).as(namingA.body()).isEqualTo(403);
+        String queuedOfA = newId("console-queued");
+        HttpResponse<String> cancel = act("requests/" + queuedOfA + "/cancel", asB, "{}");
+        assertThat(cancel.statusCode()).as(cancel.body()).isEqualTo(202);
+        await().atMost(WITHIN).until(() -> cancellations.isCancelled("b/" + queuedOfA));
+        assertThat(cancellations.isCancelled("a/" + queuedOfA)).isFalse();
+        // Submit: only as b.
+        HttpResponse<String> asA = act("requests", asB, "{\"prompt\":\"a teapot\",\"producer\":\"a\"}");
+        assertThat(asA.statusCode()).as(asA.body()).isEqualTo(403);
+
+        // No credential, or a's token cut short: nothing.
+        for (String credential : new String[] {null, "Bearer " + TOKENS.get("a").substring(1)}) {
+            assertThat(console("requests", credential).statusCode()).isEqualTo(401);
+        }
+    }
+
+    @Test
+    void aProducersConsoleQueueHoldsItsOwnLinesOnly() throws Exception {
+        String id = newId("console-calling");
+        // a's call takes a while: it is calling here while the queue is looked at.
+        gateway.control().setLatency(Duration.ofMillis(1500));
+        kafka.send(OF_A, request(id, ""));
+        await().atMost(WITHIN).until(() -> console("queue", OPERATOR).body().contains("a/" + id));
+
+        JsonNode ofA =
+                JSON.readTree(console("queue", "Bearer " + TOKENS.get("a")).body());
+        JsonNode ofB =
+                JSON.readTree(console("queue", "Bearer " + TOKENS.get("b")).body());
+        assertThat(ofA.path("calling").toString()).contains("\"" + id + "\"");
+        assertThat(ofB.toString()).doesNotContain(id);
+        assertThat(ofB.path("spend").findValuesAsText("producer")).containsOnly("b");
+        assertThat(ofB.path("lines").findValuesAsText("producer")).doesNotContain("a");
+        assertThat(ofB.has("inProgress"))
+                .as("the replica's count, which tells of a's")
+                .isFalse();
+        body(result(id));
+    }
+
+    private static final String OPERATOR = "Bearer " + CONSOLE_TOKEN;
+
+    /** The console's API at {@code path}, with {@code authorization} (null: none). */
+    private HttpResponse<String> console(String path, String authorization) throws IOException, InterruptedException {
+        return get("console/api/" + path, null, authorization);
+    }
+
+    private HttpResponse<byte[]> consoleBytes(String path, String authorization)
+            throws IOException, InterruptedException {
+        return http.send(
+                HttpRequest.newBuilder(root.resolve("console/api/" + path))
+                        .header("Authorization", authorization)
+                        .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private HttpResponse<String> act(String path, String authorization, String body)
+            throws IOException, InterruptedException {
+        return http.send(
+                HttpRequest.newBuilder(root.resolve("console/api/" + path))
+                        .header("Authorization", authorization)
+                        .header("X-Console-Action", "1")
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** The data of the console's events from the start, with {@code authorization}, until one holds {@code last}. */
+    private List<String> eventsUntil(String authorization, String last) throws Exception {
+        HttpResponse<java.util.stream.Stream<String>> stream = http.send(
+                HttpRequest.newBuilder(root.resolve("console/api/events?after=0"))
+                        .header("Authorization", authorization)
+                        .build(),
+                HttpResponse.BodyHandlers.ofLines());
+        assertThat(stream.statusCode()).isEqualTo(200);
+        try (java.util.stream.Stream<String> lines = stream.body()) {
+            return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                        List<String> data = new ArrayList<>();
+                        java.util.Iterator<String> each = lines.iterator();
+                        while (each.hasNext()) {
+                            String line = each.next();
+                            if (line.startsWith("data: ")) {
+                                data.add(line.substring(6));
+                                if (line.contains(last)) {
+                                    return data;
+                                }
+                            }
+                        }
+                        return data;
+                    })
+                    .get(WITHIN.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        }
     }
 
     /** The {@code n}th result of {@code requestId} (from 1), waiting for it: results of one id share a partition. */
