@@ -27,6 +27,9 @@ refuses to start, and every pod would crash-loop. */}}
 {{- if and .Values.console.enabled (not .Values.secret.consoleToken) (not (and .Values.secret.existingSecret .Values.console.tokenInExistingSecret)) }}
 {{- fail "console.enabled needs a token: --set-string secret.consoleToken=..., or the key IMAGE_WORKER_CONSOLE_TOKEN in secret.existingSecret with console.tokenInExistingSecret=true" }}
 {{- end }}
+{{- if and .Values.console.enabled .Values.console.producerAccess (ne (toString .Values.producerIdentity) "topic") }}
+{{- fail "console.producerAccess needs producerIdentity: topic: with declared producers no producer is authenticated (IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS)" }}
+{{- end }}
 {{- if and .Values.console.enabled (has "cancel" .Values.console.actions) (not .Values.kafka.topics.cancel) }}
 {{- fail "console.actions cancel needs the cancel topic: set kafka.topics.cancel (IMAGE_WORKER_TOPIC_CANCEL)" }}
 {{- end }}

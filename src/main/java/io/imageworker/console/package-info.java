@@ -6,7 +6,8 @@
  * the queue as this replica holds it ({@link io.imageworker.console.QueueView}); with {@code
  * IMAGE_WORKER_CONSOLE_ACTIONS} it cancels a request and sends one ({@link io.imageworker.console.ConsoleActions}). Its
  * routes are Vert.x routes ({@link io.imageworker.console.ConsoleRoutes}), registered only while it is on, behind a token
- * when one is set ({@link io.imageworker.console.ConsoleAccess}).
+ * when one is set ({@link io.imageworker.console.ConsoleAccess}); where producers are authenticated, a producer's status
+ * credential admits it to its own requests only.
  *
  * <p>It is the top layer: it may use every package below it, and none uses it.
  */

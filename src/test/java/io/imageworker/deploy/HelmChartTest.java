@@ -389,10 +389,24 @@ class HelmChartTest {
                 assertThat(JSON.writeValueAsString(manifest)).doesNotContain(token);
             }
         }
+        assertThat(environment).doesNotContainKey("IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS");
         // A token kept in the user's own Secret, said so.
         assertThat(HelmChart.render(DEFAULTS, Map.of("console.enabled", true, "console.tokenInExistingSecret", true))
                         .environment()
                         .get("IMAGE_WORKER_CONSOLE_ENABLED")
+                        .value())
+                .isEqualTo("true");
+        // Each producer's own view, by its status token, where producers are authenticated.
+        assertThat(HelmChart.render(
+                                DEFAULTS,
+                                Map.of(
+                                        "console.enabled", true,
+                                        "console.tokenInExistingSecret", true,
+                                        "console.producerAccess", true,
+                                        "producerIdentity", "topic",
+                                        "producers", "catalogue,edits"))
+                        .environment()
+                        .get("IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS")
                         .value())
                 .isEqualTo("true");
     }
@@ -471,6 +485,16 @@ class HelmChartTest {
                         "console.enabled needs a token",
                         Map.of("console.tokenInExistingSecret", true),
                         Map.of("console.enabled", true, "console.tokenInExistingSecret", false)),
+                new Refusal(
+                        "the console's producer access with declared producers",
+                        "console.producerAccess needs producerIdentity: topic",
+                        Map.of(
+                                "console.enabled", true,
+                                "console.tokenInExistingSecret", true,
+                                "console.producerAccess", true,
+                                "producerIdentity", "topic",
+                                "producers", "catalogue,edits"),
+                        Map.of("producerIdentity", "declared")),
                 new Refusal(
                         "the console's cancel without a cancel topic",
                         "console.actions cancel needs the cancel topic",
