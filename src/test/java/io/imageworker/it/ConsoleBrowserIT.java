@@ -13,6 +13,7 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -68,6 +69,7 @@ import org.openqa.selenium.chrome.ChromeDriver;
 @ExtendWith(SharedServersFirst.class)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 2, unit = TimeUnit.MINUTES)
+@TakesAbout(seconds = 61)
 class ConsoleBrowserIT {
 
     static final String TOKEN = "console-test-" + UUID.randomUUID();

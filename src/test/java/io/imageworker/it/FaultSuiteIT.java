@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.testing.faults.FaultReport;
 import io.imageworker.testing.faults.FaultRun;
 import io.imageworker.testing.faults.FaultScenario;
+import io.imageworker.testing.launch.TakesAbout;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.Timeout;
  * with SIGKILL, the broker is stopped for 5 s, the token is revoked for 6 s and the store is down for 8 s. The same
  * engine and figures as {@code ./mvnw -Pfaults}; the figures are printed.
  */
+@TakesAbout(seconds = 110)
 class FaultSuiteIT {
 
     @Test

@@ -6,6 +6,7 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * each worker skips and counts them, and spends its cap all the same, the later one too.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 52)
 class FleetBudgetIT {
 
     private static final int WORKERS = 3;

@@ -8,6 +8,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * kill by that status (a SIGKILL gives 137) and by the exit coming within the grace by itself.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 72)
 class GracefulShutdownIT {
 
     private static final int CONCURRENCY = 4;

@@ -9,6 +9,7 @@ import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.List;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * made them again.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 106)
 class LongCallsIT {
 
     private static final int PARTITIONS = 6;

@@ -7,6 +7,7 @@ import io.imageworker.testing.gateway.Latency;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * and the infrastructure patience together (3 s).
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 126)
 class LongPauseIT {
 
     private static final int CONCURRENCY = 2;
@@ -77,12 +79,13 @@ class LongPauseIT {
     @Test
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aSpendGuardHoldingRequestsForThreeTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
-        // Windows are aligned on the epoch: start the requests early enough in one for the pause to last PAUSE, with 12
-        // to 20 s to spare for publishing them and seeing half of them held (5 s to spare failed on a machine at a load
-        // of 20 to 50: the window ended during the pause). No longer a window: the test waits for the start of one and
-        // then for its end, which releases the requests held.
-        Duration spare = Duration.ofSeconds(12);
-        Duration window = PAUSE.plus(spare).plusSeconds(8);
+        // Windows are aligned on the epoch: the requests must start early enough in one for the pause to last PAUSE,
+        // with 12 s to spare for publishing them and seeing half of them held (5 s to spare failed on a machine at a
+        // load of 20 to 50: the window ended during the pause). The window's length is chosen so that one starts about
+        // when the worker is ready (a start takes 3 to 10 s here); the test waits for the start of one and then for
+        // its end, which releases the requests held. A worker later than that waits for the next window.
+        Duration needed = PAUSE.plusSeconds(12);
+        Duration window = windowStartingIn(Duration.ofSeconds(12), needed.plusSeconds(8));
         try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
                 WorkerProcess worker = worker(
                         stack,
@@ -96,11 +99,11 @@ class LongPauseIT {
                                 "pause"));
                 PipelineClient client = PipelineClient.on(stack)) {
             worker.start();
-            await("a window with " + PAUSE.plus(spare) + " left")
-                    .atMost(window)
+            await("a window with " + needed + " left")
+                    .atMost(window.plusSeconds(12))
                     .pollInterval(Duration.ofMillis(100))
-                    .until(() -> window.toMillis() - System.currentTimeMillis() % window.toMillis()
-                            > PAUSE.plus(spare).toMillis());
+                    .until(() ->
+                            window.toMillis() - System.currentTimeMillis() % window.toMillis() > needed.toMillis());
             List<String> ids = publish(client, "over-budget");
 
             await("half the requests held by the spend guard")
@@ -119,6 +122,20 @@ class LongPauseIT {
             assertThat(worker.isAlive()).isTrue();
             assertThat(log(worker)).contains(WAITED_TOO_LONG);
         }
+    }
+
+    /**
+     * A budget window at least {@code least} long of which one starts {@code in} from now, within half a second:
+     * windows are aligned on the epoch, so a length among the next 20,000 milliseconds' puts a boundary there.
+     */
+    static Duration windowStartingIn(Duration in, Duration least) {
+        long at = System.currentTimeMillis() + in.toMillis();
+        for (long length = least.toMillis(); length < least.toMillis() + 20_000; length++) {
+            if (at % length < 500) {
+                return Duration.ofMillis(length);
+            }
+        }
+        return least;
     }
 
     /**

@@ -7,6 +7,7 @@ import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * wire meanwhile, none failed for it; every request completes and the process never runs out of memory.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 16)
 class MemoryBudgetIT {
 
     private static final int REQUESTS = 24;

@@ -10,6 +10,7 @@ import io.imageworker.testing.infra.Infrastructure;
 import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.TakesAbout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Timeout;
  * it after the first, and answers it from the first's recorded result. One call for x, and two events for it, the
  * second a copy of the first (as for any copy of a request sent after it ended).
  */
+@TakesAbout(seconds = 32)
 class ParkedResendIT {
 
     private static final int PARTITIONS = 2;

@@ -11,6 +11,7 @@ import io.imageworker.testing.infra.Infrastructure;
 import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
+import io.imageworker.testing.launch.TakesAbout;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.Timeout;
  * committed is legitimately made again (at least once calls, exactly once results: docs/delivery-semantics.md), so the
  * calls made twice are bounded by the requests it had called for and not ended, never more.
  */
+@TakesAbout(seconds = 153)
 class ParkingRebalanceIT {
 
     private static final int PARTITIONS = 4;

@@ -8,6 +8,7 @@ import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * completes; and A's requests left waiting do not hold up the workers' graceful stop.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 29)
 class ProducerBudgetIT {
 
     private static final int WORKERS = 3;

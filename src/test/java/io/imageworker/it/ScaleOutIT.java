@@ -11,6 +11,7 @@ import io.imageworker.testing.launch.Fleet;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * throughput against Little's law, are printed for docs/delivery-semantics.md.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 67)
 class ScaleOutIT {
 
     private static final int PARTITIONS = 6;

@@ -8,6 +8,7 @@ import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.SimulatorSettings;
 import io.imageworker.testing.infra.BuildPaths;
 import io.imageworker.testing.launch.LaunchStack;
+import io.imageworker.testing.launch.TakesAbout;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** The packaged worker refuses to start, in one clear line, without its settings or with a wrong gateway address. */
+@TakesAbout(seconds = 50)
 class StartupCheckIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();

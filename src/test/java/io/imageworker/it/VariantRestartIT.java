@@ -11,6 +11,7 @@ import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -38,6 +39,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * time to end in between, and a faster worker (November 2026) ended them all before the kill.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 41)
 class VariantRestartIT {
 
     private static final int REQUESTS = 6;

@@ -9,6 +9,7 @@ import io.imageworker.testing.images.TestImages;
 import io.imageworker.testing.launch.LaunchStack;
 import io.imageworker.testing.launch.PipelineClient;
 import io.imageworker.testing.launch.SharedServersFirst;
+import io.imageworker.testing.launch.TakesAbout;
 import io.imageworker.testing.launch.WorkerProcess;
 import java.time.Duration;
 import java.time.Instant;
@@ -38,6 +39,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (a repeated terminal event, no gateway call), one whose call was in progress is called again.
  */
 @ExtendWith(SharedServersFirst.class)
+@TakesAbout(seconds = 70)
 class WorkerRestartIT {
 
     private static final int REQUESTS = 40;

@@ -1,7 +1,6 @@
 package io.imageworker.processing;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,6 +25,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -51,6 +57,16 @@ class HostileInputPropertiesTest {
     private static final int TRIES = 1000;
     /** Far more than any one input needs (microseconds); a hang or a blow-up ends the property instead of the build. */
     private static final Duration IN_TIME = Duration.ofSeconds(5);
+    /**
+     * The threads the timed steps run in, kept between steps: JUnit's {@code assertTimeoutPreemptively} starts a thread
+     * for each, up to five a try, which took most of the class's time. A step that hangs keeps its thread; the next
+     * one gets another.
+     */
+    private static final ExecutorService TIMED = Executors.newCachedThreadPool(task -> {
+        Thread thread = new Thread(task, "hostile-input-step");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     private static final List<String> ALLOWED_PREFIXES = List.of("images/", "catalogue/");
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -99,7 +115,7 @@ class HostileInputPropertiesTest {
 
     @Property(tries = TRIES)
     void everyAcceptedObjectAddressIsOnePlainKeyInOneBucket(@ForAll("objectAddresses") String uri) {
-        Optional<ObjectAddress> address = assertTimeoutPreemptively(IN_TIME, () -> {
+        Optional<ObjectAddress> address = inTime(() -> {
             try {
                 return Optional.of(ObjectAddress.parse(uri));
             } catch (IllegalArgumentException refused) {
@@ -113,9 +129,31 @@ class HostileInputPropertiesTest {
         });
     }
 
+    /** {@code step}'s value, or a failure if it takes longer than {@link #IN_TIME} (then it is interrupted). */
+    private static <T> T inTime(Callable<T> step) {
+        Future<T> running = TIMED.submit(step);
+        try {
+            return running.get(IN_TIME.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException late) {
+            running.cancel(true);
+            throw new AssertionError("a step took longer than " + IN_TIME, late);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", interrupted);
+        } catch (ExecutionException failed) {
+            if (failed.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (failed.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw new AssertionError(failed.getCause());
+        }
+    }
+
     /** The one thing every input must do: end as a request, an unreadable record or a typed refusal, in time. */
     private void endsWell(byte[] value, RecordHeaders headers) {
-        RecordReader.Read read = assertTimeoutPreemptively(IN_TIME, () -> reader.read(value, headers));
+        RecordReader.Read read = inTime(() -> reader.read(value, headers));
         assertThat(read).isNotNull();
         if (read instanceof RecordReader.Read.Unreadable unreadable) {
             Statistics.collect("unreadable");
@@ -126,7 +164,7 @@ class HostileInputPropertiesTest {
         RecordReader.Read.Request request = (RecordReader.Read.Request) read;
         assertThat(RequestId.isValid(request.requestId())).isTrue();
         assertThat(request.json().isObject()).isTrue();
-        RequestValidator.Result result = assertTimeoutPreemptively(IN_TIME, () -> validator.validate(request.json()));
+        RequestValidator.Result result = inTime(() -> validator.validate(request.json()));
         if (result instanceof RequestValidator.Result.Invalid invalid) {
             Statistics.collect(invalid.code().name());
             assertThat(invalid.code()).isIn(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REFERENCE);
@@ -174,7 +212,7 @@ class HostileInputPropertiesTest {
         assertThat(mapper.valueToTree(request.metadata()).toString().getBytes(StandardCharsets.UTF_8))
                 .hasSizeLessThanOrEqualTo(RequestValidator.MAX_METADATA_BYTES);
         // Sizes are decided later, from any string: a decision, never an exception.
-        SizeDecision decision = assertTimeoutPreemptively(IN_TIME, () -> SizePolicy.forGenerate(request.size()));
+        SizeDecision decision = inTime(() -> SizePolicy.forGenerate(request.size()));
         assertThat(decision).isNotNull();
         // And whatever the request holds, its event can be written (lone surrogates included).
         TerminalEvent.Failed event = new TerminalEvent.Failed(
@@ -188,7 +226,7 @@ class HostileInputPropertiesTest {
                 new TerminalEvent.Timings(Instant.EPOCH, Instant.EPOCH, Instant.EPOCH, null, null),
                 request.metadata(),
                 request.producer());
-        assertTimeoutPreemptively(IN_TIME, () -> mapper.writeValueAsBytes(event));
+        inTime(() -> mapper.writeValueAsBytes(event));
     }
 
     private static void assertPlainKey(String key) {

@@ -3,6 +3,7 @@ package io.imageworker.testing.infra;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.imageworker.testing.launch.TakesAbout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +27,7 @@ import software.amazon.awssdk.core.async.AsyncResponseTransformer;
 import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /** The embedded servers of a local run keep their data in the directory they are given, from one run to the next. */
+@TakesAbout(seconds = 41)
 class InfrastructureEmbeddedIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.imageworker.testing.launch.TakesAbout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,6 +44,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
  * ({@link Infrastructure#startOwn()}, of the same kind as the shared ones): the other test classes of the JVM run
  * beside it on the shared servers.
  */
+@TakesAbout(seconds = 55)
 class InfrastructureIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);

@@ -8,9 +8,10 @@ import org.junit.jupiter.api.ClassOrdererContext;
 /**
  * The order of the test classes within each of Quarkus's groups (its {@code junit.quarkus.orderer.secondary-orderer}):
  * the integration tests ({@code *IT}, which start packaged workers and mostly wait on them: calls of seconds, pauses,
- * graces) first, then the others, each by name. The suite runs its classes side by side in a few threads; started by
- * name, the longest integration tests came last and ran nearly alone at the end, two cores half idle, while started
- * first their waits overlap with the unit tests' CPU.
+ * graces) first, the longest first ({@link TakesAbout}), then the others, each by name. The suite runs its classes side
+ * by side in a few threads, which take the classes in this order: started by name, the longest integration tests came
+ * last and ran nearly alone at the end, two cores half idle; started first and longest first, their waits overlap with
+ * the unit tests' CPU and the short classes fill the threads' ends.
  */
 public final class IntegrationTestsFirst implements ClassOrderer {
 
@@ -18,10 +19,15 @@ public final class IntegrationTestsFirst implements ClassOrderer {
     public void orderClasses(ClassOrdererContext context) {
         context.getClassDescriptors()
                 .sort(Comparator.comparing((ClassDescriptor test) -> !isIntegrationTest(test))
+                        .thenComparing(IntegrationTestsFirst::seconds, Comparator.reverseOrder())
                         .thenComparing(test -> test.getTestClass().getName()));
     }
 
     private static boolean isIntegrationTest(ClassDescriptor test) {
         return test.getTestClass().getSimpleName().endsWith("IT");
+    }
+
+    private static int seconds(ClassDescriptor test) {
+        return test.findAnnotation(TakesAbout.class).map(TakesAbout::seconds).orElse(0);
     }
 }
