@@ -81,47 +81,54 @@ class LongPauseIT {
     void aSpendGuardHoldingRequestsForThreeTimesTheMaxAgeRestartsNothingAndFailsNothing() throws Exception {
         // Windows are aligned on the epoch: the requests must start early enough in one for the pause to last PAUSE,
         // with 12 s to spare for publishing them and seeing half of them held (5 s to spare failed on a machine at a
-        // load of 20 to 50: the window ended during the pause). The window's length is chosen so that one starts about
-        // when the worker is ready (a start takes 3 to 10 s here); the test waits for the start of one and then for
-        // its end, which releases the requests held. A worker later than that waits for the next window.
+        // load of 20 to 50: the window ended during the pause). Once the servers are up, the window's length is chosen
+        // so that one starts about when the worker is ready (its start took 4 to 14 s here), with 10 s of slack for a
+        // later one; the test waits for the start of that window and then for its end, which releases the requests
+        // held. A worker later still waits for the next window.
         Duration needed = PAUSE.plusSeconds(12);
-        Duration window = windowStartingIn(Duration.ofSeconds(12), needed.plusSeconds(8));
         try (LaunchStack stack = LaunchStack.onSharedServers(Latency.fixed(Duration.ofMillis(300)));
-                WorkerProcess worker = worker(
-                        stack,
-                        "budget-pause-worker",
-                        Map.of(
-                                "IMAGE_WORKER_BUDGET_MAX_CALLS",
-                                Integer.toString(REQUESTS / 2),
-                                "IMAGE_WORKER_BUDGET_WINDOW",
-                                window.toMillis() + "ms",
-                                "IMAGE_WORKER_BUDGET_ON_EXCEEDED",
-                                "pause"));
                 PipelineClient client = PipelineClient.on(stack)) {
-            worker.start();
-            await("a window with " + needed + " left")
-                    .atMost(window.plusSeconds(12))
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() ->
-                            window.toMillis() - System.currentTimeMillis() % window.toMillis() > needed.toMillis());
-            List<String> ids = publish(client, "over-budget");
-
-            await("half the requests held by the spend guard")
-                    .atMost(WITHIN)
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() ->
-                            worker.metric("image_worker_budget_held_requests").orElse(0) == REQUESTS / 2);
-            holdsThePauseHealthily(worker, "\"heldBySpendGuard\"");
-            assertThat(worker.metric("image_worker_budget_held_requests"))
-                    .as("still held at the end of the pause")
-                    .hasValue(REQUESTS / 2);
-
-            everyRequestCompletes(client, ids);
-            assertThat(stack.gateway().imageCalls()).hasSize(REQUESTS);
-            assertThat(worker.starts()).as("worker starts").isEqualTo(1);
-            assertThat(worker.isAlive()).isTrue();
-            assertThat(log(worker)).contains(WAITED_TOO_LONG);
+            Duration window = windowStartingIn(Duration.ofSeconds(12), needed.plusSeconds(10));
+            WorkerProcess worker = worker(
+                    stack,
+                    "budget-pause-worker",
+                    Map.of(
+                            "IMAGE_WORKER_BUDGET_MAX_CALLS",
+                            Integer.toString(REQUESTS / 2),
+                            "IMAGE_WORKER_BUDGET_WINDOW",
+                            window.toMillis() + "ms",
+                            "IMAGE_WORKER_BUDGET_ON_EXCEEDED",
+                            "pause"));
+            try (worker) {
+                worker.start();
+                await("a window with " + needed + " left")
+                        .atMost(window.plusSeconds(12))
+                        .pollInterval(Duration.ofMillis(100))
+                        .until(() ->
+                                window.toMillis() - System.currentTimeMillis() % window.toMillis() > needed.toMillis());
+                overBudgetRequestsWaitOutThePause(stack, client, worker);
+            }
         }
+    }
+
+    private static void overBudgetRequestsWaitOutThePause(
+            LaunchStack stack, PipelineClient client, WorkerProcess worker) throws Exception {
+        List<String> ids = publish(client, "over-budget");
+
+        await("half the requests held by the spend guard")
+                .atMost(WITHIN)
+                .pollInterval(Duration.ofMillis(100))
+                .until(() -> worker.metric("image_worker_budget_held_requests").orElse(0) == REQUESTS / 2);
+        holdsThePauseHealthily(worker, "\"heldBySpendGuard\"");
+        assertThat(worker.metric("image_worker_budget_held_requests"))
+                .as("still held at the end of the pause")
+                .hasValue(REQUESTS / 2);
+
+        everyRequestCompletes(client, ids);
+        assertThat(stack.gateway().imageCalls()).hasSize(REQUESTS);
+        assertThat(worker.starts()).as("worker starts").isEqualTo(1);
+        assertThat(worker.isAlive()).isTrue();
+        assertThat(log(worker)).contains(WAITED_TOO_LONG);
     }
 
     /**
