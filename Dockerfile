@@ -18,10 +18,10 @@
 # A CI that has already run `./mvnw package` may build src/main/docker/Dockerfile.jvm instead: the same runtime stage,
 # without a cache (the host's JVM cannot train one for the image's).
 ####
-FROM eclipse-temurin:25.0.3_9-jdk AS build
+FROM eclipse-temurin:25.0.3_9-jdk@sha256:c42fecf62f32725c65cfea284c012526d6fb31cc78123c740ebdc1cfd2dced12 AS build
 WORKDIR /build
 # The runtime stage's JRE, to train the AOT cache on (see above).
-COPY --from=eclipse-temurin:25.0.3_9-jre /opt/java/openjdk /opt/runtime-jre
+COPY --from=eclipse-temurin:25.0.3_9-jre@sha256:a214efa3200af4b657e41935799aa12d7aee3336fdb42eb505a0948f6ecdd983 /opt/java/openjdk /opt/runtime-jre
 # Least to most often changed.
 COPY mvnw pom.xml ./
 COPY .mvn/ .mvn/
@@ -32,7 +32,7 @@ RUN --mount=type=cache,target=/cache/m2 \
 
 # The gateway simulator (src/testing/java/io/imageworker/testing/gateway) needs only what the worker itself runs on:
 # Vert.x, Jackson and metadata-extractor, from the worker's own dependency folder.
-FROM eclipse-temurin:25.0.3_9-jre AS gateway-simulator
+FROM eclipse-temurin:25.0.3_9-jre@sha256:a214efa3200af4b657e41935799aa12d7aee3336fdb42eb505a0948f6ecdd983 AS gateway-simulator
 COPY --from=build --chown=185 /build/target/quarkus-app/lib/main/ /deployments/lib/main/
 COPY --from=build --chown=185 /build/target/test-classes/io/imageworker/testing/gateway/ /deployments/simulator/io/imageworker/testing/gateway/
 USER 185
@@ -40,7 +40,7 @@ EXPOSE 8090 8091
 ENTRYPOINT ["java", "-cp", "/deployments/simulator:/deployments/lib/main/*", "io.imageworker.testing.gateway.GatewaySimulator"]
 CMD ["--host", "0.0.0.0", "--port", "8090", "--files-port", "8091"]
 
-FROM eclipse-temurin:25.0.3_9-jre AS worker
+FROM eclipse-temurin:25.0.3_9-jre@sha256:a214efa3200af4b657e41935799aa12d7aee3336fdb42eb505a0948f6ecdd983 AS worker
 ENV LANGUAGE='en_US:en'
 # uid 185 as in the Red Hat runtime images this one replaces (a volume or a chart may count on it), group root.
 RUN useradd --system --uid 185 --gid 0 --home-dir /deployments --no-create-home worker

@@ -21,6 +21,9 @@ import org.junit.jupiter.api.Test;
  */
 class ComposeFileTest {
 
+    /** An image named by digest: {@code <name>:<tag>@sha256:<64 hex>}. */
+    private static final String DIGEST = "@sha256:[0-9a-f]{64}";
+
     private static final String WORKER = "image-worker";
     private final ComposeFile compose = ComposeFile.read();
 
@@ -254,7 +257,7 @@ class ComposeFileTest {
                         .asText())
                 .isEqualTo("gateway-simulator");
         for (String stage : List.of("worker", "gateway-simulator")) {
-            assertThat(dockerfile.stage(stage).base()).matches("eclipse-temurin:25[.0-9_]*-jre");
+            assertThat(dockerfile.stage(stage).base()).matches("eclipse-temurin:25[.0-9_]*-jre" + DIGEST);
             assertThat(dockerfile.stage(stage).last("USER")).matches("[1-9][0-9]*");
             assertThat(dockerfile.stage(stage).all("COPY")).allMatch(copy -> copy.contains("--from=build"));
         }
@@ -276,7 +279,7 @@ class ComposeFileTest {
                 .anyMatch(run -> run.contains("package")
                         && run.contains("-Paot")
                         && run.contains("-Daot.java=/opt/runtime-jre/bin/java"));
-        assertThat(build.base()).isEqualTo(runtime.replaceFirst("-jre$", "-jdk"));
+        assertThat(withoutDigest(build.base())).isEqualTo(withoutDigest(runtime).replaceFirst("-jre$", "-jdk"));
         assertThat(dockerfile.stage("worker").all("COPY"))
                 .anyMatch(copy -> copy.endsWith("/build/target/quarkus-app/app/ /deployments/app/"));
         assertThat(dockerfile.stage("worker").all("COPY"))
@@ -290,6 +293,38 @@ class ComposeFileTest {
         assertThat(List.of(entrypoint.substring(entrypoint.indexOf("exec java")).split("\\s+")))
                 .as("the options the cache is trained with are the entrypoint's")
                 .contains(trainedWith.group(1).trim().split("\\s+"));
+    }
+
+    /**
+     * Every image the Dockerfiles start from or copy from is named by digest as well as tag: a tag is rebuilt in place
+     * (the official images are, for security fixes), a digest is one image. The digests are those of the official
+     * images' index (all platforms), as docker-library/repo-info records them; docs/operations.md says how to move.
+     */
+    @Test
+    void everyBaseImageIsPinnedByDigest() {
+        for (String file : List.of("Dockerfile", "src/main/docker/Dockerfile.jvm")) {
+            Dockerfile dockerfile = Dockerfile.read(Path.of(file));
+            List<String> stages =
+                    dockerfile.stages().stream().map(Dockerfile.Stage::name).toList();
+            for (Dockerfile.Stage stage : dockerfile.stages()) {
+                if (!stages.contains(stage.base())) {
+                    assertThat(stage.base())
+                            .as("%s: the base of stage %s", file, stage.name())
+                            .matches(".+" + DIGEST);
+                }
+                stage.all("COPY").stream()
+                        .filter(copy -> copy.startsWith("--from="))
+                        .map(copy -> copy.replaceFirst("^--from=(\\S+).*$", "$1"))
+                        .filter(from -> from.contains(":") && !stages.contains(from))
+                        .forEach(from -> assertThat(from)
+                                .as("%s: an image stage %s copies from", file, stage.name())
+                                .matches(".+" + DIGEST));
+            }
+        }
+    }
+
+    private static String withoutDigest(String image) {
+        return image.replaceFirst("@sha256:.*$", "");
     }
 
     @Test
