@@ -934,7 +934,7 @@ public final class Benchmark {
         String tableLine() {
             return String.format(
                     Locale.ROOT,
-                    "| %s | %s | %d | %s | %s | %.2f | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %d / %d | %.2f | %s | %d"
+                    "| %s | %s | %d | %s | %s | %.2f | %.1f | %.1f | %d | %.1f | %s | %.1f | %.1f | %s | %.2f | %s | %d"
                             + " | %d | %d | %s | %d | %d |",
                     regime().name(),
                     contestant(),
@@ -951,8 +951,7 @@ public final class Benchmark {
                     Double.isNaN(efficiency()) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency()),
                     cpuSecondsPer1000(),
                     othersCpuSecondsPer1000(),
-                    heapPeakMb(),
-                    heapLiveMb(),
+                    heap(" / ", ""),
                     gcPauseSeconds(),
                     heldPeakMb(),
                     peakThreads(),
@@ -961,6 +960,17 @@ public final class Benchmark {
                     fullConcurrency(),
                     gatewayCallP50Ms(),
                     answerToResultP50Ms());
+        }
+
+        /**
+         * The heap before and after the largest collection of the run, or {@code no collection} when the GC log shows
+         * none during the measured run (a run short enough, or allocating little enough, for the young generation to
+         * hold it): no figure then, rather than 0 / 0.
+         */
+        String heap(String between, String after) {
+            return heapPeakMb() == 0 && heapLiveMb() == 0
+                    ? "no collection"
+                    : heapPeakMb() + between + heapLiveMb() + after;
         }
 
         /** Seconds from the first send until the gateway first held 95% of the concurrency, or {@code never}. */
@@ -1005,7 +1015,7 @@ public final class Benchmark {
                     "[bench] %s %s round %d: %s completed, failed %s, missing %d, first result after %.2f s, %.2f s,"
                             + " %.1f req/s, %d calls,"
                             + " %.1f images/s, efficiency"
-                            + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %d MB peak / %d MB after GC,"
+                            + " %s, %.1f CPU s per 1000 (rest of the stack %.1f), heap %s,"
                             + " GC pauses %.2f s, most held %s, %d threads, %d calls in"
                             + " flight (%d 5 s after the first send, 95%% of the concurrency after %s s),"
                             + " gateway call p50 %d ms, answer to result p50 %d ms",
@@ -1023,8 +1033,7 @@ public final class Benchmark {
                     Double.isNaN(efficiency) ? "-" : String.format(Locale.ROOT, "%.2f", efficiency),
                     cpuSecondsPer1000,
                     othersCpuSecondsPer1000,
-                    heapPeakMb,
-                    heapLiveMb,
+                    heap(" MB peak / ", " MB after GC"),
                     gcPauseSeconds,
                     heldPeakBytes.isPresent() ? heldPeakMb() + " MB" : "n/a",
                     peakThreads,
