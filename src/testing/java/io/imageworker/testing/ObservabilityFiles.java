@@ -31,6 +31,13 @@ public final class ObservabilityFiles {
      */
     private static final Pattern EXTERNAL = Pattern.compile("\\b(up|kube_[a-z0-9_]+)\\s*\\{");
 
+    /**
+     * The series the worker exports only with its console on ({@code IMAGE_WORKER_CONSOLE_ENABLED}), which the dashboard
+     * draws too: a worker without the console has no console reader to count. {@code ConsoleReaderBrokerTest} checks
+     * that the reader registers them.
+     */
+    public static final Set<String> CONSOLE_ONLY = Set.of("image_worker_console_reader_restarts_total");
+
     /** promtool's unit tests of the alert rules. */
     public static final Path ALERT_TESTS = DIRECTORY.resolve("image-worker-alerts.test.yaml");
 
