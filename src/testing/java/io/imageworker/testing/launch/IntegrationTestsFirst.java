@@ -1,5 +1,6 @@
 package io.imageworker.testing.launch;
 
+import java.lang.annotation.Annotation;
 import java.util.Comparator;
 import org.junit.jupiter.api.ClassDescriptor;
 import org.junit.jupiter.api.ClassOrderer;
@@ -27,7 +28,21 @@ public final class IntegrationTestsFirst implements ClassOrderer {
         return test.getTestClass().getSimpleName().endsWith("IT");
     }
 
+    /**
+     * The class's {@link TakesAbout}, found by name: Quarkus loads the test classes in a class loader of its own, where
+     * the annotation is another class than this one's.
+     */
     private static int seconds(ClassDescriptor test) {
-        return test.findAnnotation(TakesAbout.class).map(TakesAbout::seconds).orElse(0);
+        for (Annotation annotation : test.getTestClass().getAnnotations()) {
+            if (annotation.annotationType().getName().equals(TakesAbout.class.getName())) {
+                try {
+                    return (int)
+                            annotation.annotationType().getMethod("seconds").invoke(annotation);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException("unreadable " + annotation, e);
+                }
+            }
+        }
+        return 0;
     }
 }
