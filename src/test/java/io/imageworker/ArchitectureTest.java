@@ -23,6 +23,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.messaging.results.ResultSink;
+import io.imageworker.processing.RequestStates;
 import io.imageworker.progress.RequestsInProgress;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.IOException;
@@ -188,29 +189,43 @@ class ArchitectureTest {
     }
 
     /**
-     * A record's start and end in the registry of the requests in progress are told by the offsets' door alone ({@code
-     * InFlight}, as it takes a record and as the result sink ends its run): nothing else starts or ends one there.
+     * A start and an end in the registry of what is in progress are told by one class each: a record's by the offsets'
+     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work by the
+     * status read model ({@code RequestStates}, as {@code RequestProcessor} begins and ends the request's story).
      */
     @Test
-    void onlyTheOffsetsDoorStartsAndEndsARequestInProgress() {
+    void oneClassStartsAndEndsEachKindOfWorkInProgress() {
         noClasses()
                 .that()
                 .doNotBelongToAnyOf(InFlight.class)
                 .should()
                 .accessTargetWhere(DescribedPredicate.describe(
-                        "a start or an end in the registry (RequestsInProgress.started or ended)",
+                        "a record's start or end in the registry (RequestsInProgress.started or ended)",
                         access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
                                 && Set.of("started", "ended").contains(access.getName())))
+                .check(MAIN);
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(RequestStates.class)
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "a request's work begun or over in the registry (RequestsInProgress.begun or over)",
+                        access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
+                                && Set.of("begun", "over").contains(access.getName())))
                 .check(MAIN);
     }
 
     /**
      * The types that stand for a record or a request in progress: a record taken to run ({@code
      * RequestsInProgress.Taken}, which {@code InFlight.Run} is), its copy in the offsets ({@code RecordCopy}), a
-     * request's place in progress ({@code RequestsInProgress.Place}).
+     * request's place in progress ({@code RequestsInProgress.Place}) and its work under way ({@code
+     * RequestsInProgress.Work}).
      */
-    private static final Set<Class<?>> IN_PROGRESS =
-            Set.of(RequestsInProgress.Taken.class, RequestsInProgress.Place.class, RecordCopy.class);
+    private static final Set<Class<?>> IN_PROGRESS = Set.of(
+            RequestsInProgress.Taken.class,
+            RequestsInProgress.Place.class,
+            RequestsInProgress.Work.class,
+            RecordCopy.class);
 
     /**
      * The classes that may keep a collection of them besides the registry, and why: each partition's offsets

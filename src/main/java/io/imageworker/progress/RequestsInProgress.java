@@ -4,7 +4,9 @@ import io.imageworker.support.Pauses;
 import io.imageworker.turns.FairTurns;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -12,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
@@ -38,6 +41,11 @@ public class RequestsInProgress {
     private final Map<TopicPartition, Set<Taken>> byPartition = new ConcurrentHashMap<>();
     /** The place in progress of each request whose turn came, by its name (the first copy's). */
     private final Map<String, Place> places = new ConcurrentHashMap<>();
+    /**
+     * The work of each request under way, by its name, from its start to its end ({@code processing.RequestProcessor}
+     * shares one among the copies of a request that run at once, so there is one per name at a time).
+     */
+    private final Map<String, Work> works = new ConcurrentHashMap<>();
 
     private final AtomicInteger count = new AtomicInteger();
     /** Records waiting for their turn now. */
@@ -209,6 +217,45 @@ public class RequestsInProgress {
     }
 
     /**
+     * The work of request {@code name} begins (it is validated, planned, its calls made): under way until {@link
+     * #over}. Told by the status read model ({@code processing.RequestStates}) as the request's story starts.
+     */
+    public Work begun(String name) {
+        Work work = new Work();
+        works.put(name, work);
+        return work;
+    }
+
+    /** The work of request {@code name} ended, however it did: what it was, if it was under way. */
+    public Optional<Work> over(String name) {
+        return Optional.ofNullable(works.remove(name));
+    }
+
+    /** The work of request {@code name}, if it is under way here. */
+    public Optional<Work> workOf(String name) {
+        return Optional.ofNullable(works.get(name));
+    }
+
+    /** How many requests' work is under way. */
+    public int working() {
+        return works.size();
+    }
+
+    /** Up to {@code limit} of the requests under way whose gateway call has left. */
+    public List<String> calling(int limit) {
+        List<String> calling = new ArrayList<>();
+        for (Map.Entry<String, Work> entry : works.entrySet()) {
+            if (calling.size() >= limit) {
+                break;
+            }
+            if (entry.getValue().calling) {
+                calling.add(entry.getKey());
+            }
+        }
+        return calling;
+    }
+
+    /**
      * A record taken from a request topic to run, as this registry knows it: its partition, how long it has been worked
      * on, whether it stands in its producer's line. What the offsets say of it (whether it may go on, whether its call
      * may leave) its run answers ({@code messaging.offsets.InFlight.Run}).
@@ -291,6 +338,56 @@ public class RequestsInProgress {
             CompletableFuture<Void> gone = aside.get();
             if (gone != null) {
                 gone.complete(null);
+            }
+        }
+    }
+
+    /**
+     * One request's work under way: whether a gateway call of it has left (and when the first did), and what stops it
+     * when a cancel comes before its first call (its cancellation ticket, {@code processing.Cancellations}).
+     */
+    public static final class Work {
+        private volatile boolean calling;
+        private final AtomicLong callingSince = new AtomicLong(-1);
+        private final AtomicReference<Runnable> stop = new AtomicReference<>();
+
+        private Work() {}
+
+        /** Whether a gateway call of it has left. */
+        public boolean calling() {
+            return calling;
+        }
+
+        /** A gateway call of it left. */
+        public void called() {
+            calling = true;
+        }
+
+        /** Its first call left at {@code millis} (epoch), unless an earlier one was told. */
+        public void callingSince(long millis) {
+            callingSince.compareAndSet(-1, millis);
+        }
+
+        /** When its first call left (epoch millis), or -1. */
+        public long callingSince() {
+            return callingSince.get();
+        }
+
+        /** A cancel of it runs {@code stop} from now on, until {@link #notStoppable}. */
+        public void stoppable(Runnable stop) {
+            this.stop.set(stop);
+        }
+
+        /** {@code stop} (told to {@link #stoppable}) no longer runs on a cancel. */
+        public void notStoppable(Runnable stop) {
+            this.stop.compareAndSet(stop, null);
+        }
+
+        /** A cancel of it came: what stops it, if anything does now. */
+        public void cancelled() {
+            Runnable now = stop.get();
+            if (now != null) {
+                now.run();
             }
         }
     }
