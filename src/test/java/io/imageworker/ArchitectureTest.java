@@ -190,8 +190,9 @@ class ArchitectureTest {
 
     /**
      * A start and an end in the registry of what is in progress are told by one class each: a record's by the offsets'
-     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work by the
-     * status read model ({@code RequestStates}, as {@code RequestProcessor} begins and ends the request's story).
+     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work and its
+     * records' wait for their turn by the status read model ({@code RequestStates}, as {@code RequestProcessor} begins
+     * and ends the request's story and as {@code ReadAhead} reads ahead and gives turns).
      */
     @Test
     void oneClassStartsAndEndsEachKindOfWorkInProgress() {
@@ -209,9 +210,11 @@ class ArchitectureTest {
                 .doNotBelongToAnyOf(RequestStates.class)
                 .should()
                 .accessTargetWhere(DescribedPredicate.describe(
-                        "a request's work begun or over in the registry (RequestsInProgress.begun or over)",
+                        "a request's work begun or over, or its record read ahead or its turn come, in the registry"
+                                + " (RequestsInProgress.begun, over, readAhead or turnCame)",
                         access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
-                                && Set.of("begun", "over").contains(access.getName())))
+                                && Set.of("begun", "over", "readAhead", "turnCame")
+                                        .contains(access.getName())))
                 .check(MAIN);
     }
 

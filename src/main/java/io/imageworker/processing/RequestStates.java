@@ -66,8 +66,6 @@ public class RequestStates implements CallListener {
             return size() > PARKED_KEPT;
         }
     };
-    /** Records of each request id read ahead and waiting for their turn ({@code messaging.intake.ReadAhead}), by id. */
-    private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
     /** The requests waiting for their first call, in their producers' lines. */
     private final ProducerLines lines = new ProducerLines();
     /** The calls that left lately. */
@@ -128,7 +126,7 @@ public class RequestStates implements CallListener {
      * State#QUEUED} until its turn comes ({@link #admitted}). Bounded by the read-ahead.
      */
     public void waiting(String requestId) {
-        waiting.merge(requestId, 1, Integer::sum);
+        progress.readAhead(requestId);
     }
 
     /**
@@ -196,7 +194,7 @@ public class RequestStates implements CallListener {
 
     /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
     public void admitted(String requestId) {
-        waiting.computeIfPresent(requestId, (id, records) -> records > 1 ? records - 1 : null);
+        progress.turnCame(requestId);
     }
 
     /** The work of {@code requestId} begins ({@link RequestsInProgress#begun}): it is {@link State#QUEUED}. */
@@ -247,7 +245,7 @@ public class RequestStates implements CallListener {
         State state = progress.workOf(requestId)
                 .map(work -> work.calling() ? State.CALLING : State.QUEUED)
                 .orElse(null);
-        if (state == null && (waiting.containsKey(requestId) || wasParked(requestId))) {
+        if (state == null && (progress.waitingForTurn().contains(requestId) || wasParked(requestId))) {
             return Optional.of(State.QUEUED);
         }
         return Optional.ofNullable(state);
@@ -281,7 +279,7 @@ public class RequestStates implements CallListener {
 
     /** Records read ahead here that wait for their turn to go into progress. */
     public int waitingCount() {
-        return waiting.size();
+        return progress.waitingForTurn().size();
     }
 
     /** How many requests this worker holds. */

@@ -6,6 +6,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,13 +24,16 @@ import org.apache.kafka.common.TopicPartition;
  * The one registry of the requests in progress on this worker: every record taken from the request topics to run
  * ({@link Taken}), by partition, from its start ({@link #started}, told by {@code messaging.offsets.InFlight} as it
  * takes the record) to its end ({@link #ended}, told by the record's run when the result sink ends it, and by nothing
- * else); and, once its turn came, its request's place in progress ({@link Place}), by the request's name.
+ * else); the records of each request waiting for their turn (read ahead), the request's place in progress once its
+ * turn came ({@link Place}) and its work under way ({@link Work}), each by the request's name.
  *
  * <p>What is read from it: how many requests are in progress (the gauge {@code image_worker_requests_in_progress}, the
  * graceful drain's wait, {@link #count}, {@link #awaitNone}); how long each has been worked on, not counting the
  * worker's pauses nor its wait for its turn (the commit strategy's "stuck record", {@link #anyWorkedLongerThan}); which
  * of a partition's records still stand in their producer's line when a rebalance takes it away ({@link #leaveLines});
- * and where a request steps aside for its producer's cap ({@link #place}). The offsets' own facts of each partition
+ * where a request steps aside for its producer's cap ({@link #place}); which requests a status query finds held here,
+ * read ahead or under way, and whether a call of each has left ({@code processing.RequestStates}); which request's
+ * work a cancel stops ({@link Work#cancelled}, {@code processing.Cancellations}). The offsets' own facts of each partition
  * (which offsets may be committed, those acknowledged above them) stay with {@code messaging.offsets.PartitionWork},
  * which changes them under its one lock; the de-duplication of the copies of one request stays with {@code
  * processing.RequestProcessor}.
@@ -46,6 +50,8 @@ public class RequestsInProgress {
      * shares one among the copies of a request that run at once, so there is one per name at a time).
      */
     private final Map<String, Work> works = new ConcurrentHashMap<>();
+    /** The records of each request read ahead and waiting for their turn, by the request's name. */
+    private final Map<String, Integer> waitingForTurn = new ConcurrentHashMap<>();
 
     private final AtomicInteger count = new AtomicInteger();
     /** Records waiting for their turn now. */
@@ -214,6 +220,24 @@ public class RequestsInProgress {
                 action.accept(place);
             }
         });
+    }
+
+    /**
+     * A record of request {@code name} was taken and waits for its turn to go into progress (read ahead), until {@link
+     * #turnCame}: told by the status read model ({@code processing.RequestStates}) for the read-ahead.
+     */
+    public void readAhead(String name) {
+        waitingForTurn.merge(name, 1, Integer::sum);
+    }
+
+    /** A record of request {@code name} that was {@link #readAhead} had its turn, or ended without it. */
+    public void turnCame(String name) {
+        waitingForTurn.computeIfPresent(name, (id, records) -> records > 1 ? records - 1 : null);
+    }
+
+    /** The names of the requests with a record read ahead and waiting for its turn now ({@link #readAhead}). */
+    public Set<String> waitingForTurn() {
+        return Collections.unmodifiableSet(waitingForTurn.keySet());
     }
 
     /**
