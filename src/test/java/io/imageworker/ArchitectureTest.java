@@ -190,9 +190,9 @@ class ArchitectureTest {
 
     /**
      * A start and an end in the registry of what is in progress are told by one class each: a record's by the offsets'
-     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work and its
-     * records' wait for their turn by the status read model ({@code RequestStates}, as {@code RequestProcessor} begins
-     * and ends the request's story and as {@code ReadAhead} reads ahead and gives turns).
+     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work, its
+     * records' wait for their turn and their parks by the status read model ({@code RequestStates}, as {@code RequestProcessor} begins
+     * and ends the request's story, as {@code ReadAhead} reads ahead and gives turns, and as {@code Parking} parks).
      */
     @Test
     void oneClassStartsAndEndsEachKindOfWorkInProgress() {
@@ -210,10 +210,11 @@ class ArchitectureTest {
                 .doNotBelongToAnyOf(RequestStates.class)
                 .should()
                 .accessTargetWhere(DescribedPredicate.describe(
-                        "a request's work begun or over, or its record read ahead or its turn come, in the registry"
-                                + " (RequestsInProgress.begun, over, readAhead or turnCame)",
+                        "a request's work begun or over, its record read ahead or its turn come, its park under way"
+                                + " or over, in the registry (RequestsInProgress.begun, over, readAhead, turnCame,"
+                                + " parkUnderWay, parkOver)",
                         access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
-                                && Set.of("begun", "over", "readAhead", "turnCame")
+                                && Set.of("begun", "over", "readAhead", "turnCame", "parkUnderWay", "parkOver")
                                         .contains(access.getName())))
                 .check(MAIN);
     }

@@ -192,6 +192,24 @@ public class RequestStates implements CallListener {
         }
     }
 
+    /**
+     * A record of {@code requestId} is being parked, its transaction not committed yet ({@link
+     * RequestsInProgress#parkUnderWay}), until {@link #parkOver}.
+     */
+    public void parkUnderWay(String requestId) {
+        progress.parkUnderWay(requestId);
+    }
+
+    /** The park of a record of {@code requestId} that was {@link #parkUnderWay} is over, however it ended. */
+    public void parkOver(String requestId) {
+        progress.parkOver(requestId);
+    }
+
+    /** Whether a record of {@code requestId} is being parked here now. */
+    public boolean parking(String requestId) {
+        return progress.parking(requestId);
+    }
+
     /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
     public void admitted(String requestId) {
         progress.turnCame(requestId);

@@ -24,8 +24,8 @@ import org.apache.kafka.common.TopicPartition;
  * The one registry of the requests in progress on this worker: every record taken from the request topics to run
  * ({@link Taken}), by partition, from its start ({@link #started}, told by {@code messaging.offsets.InFlight} as it
  * takes the record) to its end ({@link #ended}, told by the record's run when the result sink ends it, and by nothing
- * else); the records of each request waiting for their turn (read ahead), the request's place in progress once its
- * turn came ({@link Place}) and its work under way ({@link Work}), each by the request's name.
+ * else); the records of each request waiting for their turn (read ahead) or being parked, the request's place in
+ * progress once its turn came ({@link Place}) and its work under way ({@link Work}), each by the request's name.
  *
  * <p>What is read from it: how many requests are in progress (the gauge {@code image_worker_requests_in_progress}, the
  * graceful drain's wait, {@link #count}, {@link #awaitNone}); how long each has been worked on, not counting the
@@ -52,6 +52,8 @@ public class RequestsInProgress {
     private final Map<String, Work> works = new ConcurrentHashMap<>();
     /** The records of each request read ahead and waiting for their turn, by the request's name. */
     private final Map<String, Integer> waitingForTurn = new ConcurrentHashMap<>();
+    /** The records of each request whose park is under way (its transaction not committed yet), by the request's name. */
+    private final Map<String, Integer> parking = new ConcurrentHashMap<>();
 
     private final AtomicInteger count = new AtomicInteger();
     /** Records waiting for their turn now. */
@@ -238,6 +240,24 @@ public class RequestsInProgress {
     /** The names of the requests with a record read ahead and waiting for its turn now ({@link #readAhead}). */
     public Set<String> waitingForTurn() {
         return Collections.unmodifiableSet(waitingForTurn.keySet());
+    }
+
+    /**
+     * A record of request {@code name} is being parked (copied to the parked topic in the transaction of its offset),
+     * until {@link #parkOver}: told by the status read model ({@code processing.RequestStates}) for the parking.
+     */
+    public void parkUnderWay(String name) {
+        parking.merge(name, 1, Integer::sum);
+    }
+
+    /** The park of a record of request {@code name} that was {@link #parkUnderWay} is over, however it ended. */
+    public void parkOver(String name) {
+        parking.computeIfPresent(name, (id, parks) -> parks > 1 ? parks - 1 : null);
+    }
+
+    /** Whether a record of request {@code name} is being parked now ({@link #parkUnderWay}). */
+    public boolean parking(String name) {
+        return parking.containsKey(name);
     }
 
     /**

@@ -129,6 +129,18 @@ class RequestsInProgressTest {
         assertThat(progress.waitingForTurn()).isEmpty();
     }
 
+    @Test
+    void aRequestIsBeingParkedUntilTheParksOfAllItsCopiesAreOver() {
+        progress.parkUnderWay("r-1");
+        progress.parkUnderWay("r-1");
+        progress.parkOver("r-1");
+        assertThat(progress.parking("r-1")).isTrue();
+        assertThat(progress.parking("r-2")).isFalse();
+
+        progress.parkOver("r-1");
+        assertThat(progress.parking("r-1")).isFalse();
+    }
+
     /** A record taken, its offsets' answers fixed. */
     private static final class Record extends RequestsInProgress.Taken {
         Record(int partition) {
