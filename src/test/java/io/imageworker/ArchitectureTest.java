@@ -10,18 +10,29 @@ import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaAnnotation;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaParameterizedType;
+import com.tngtech.archunit.core.domain.JavaType;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
+import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.messaging.results.ResultSink;
+import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -34,7 +45,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
  * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
- * the HTTP status queries below it, then the orchestration, the adapters and their stages below that (the gateway
+ * the HTTP status queries below it, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
@@ -54,6 +65,7 @@ class ArchitectureTest {
             "api",
             "health",
             "processing",
+            "progress",
             "reference",
             "storage",
             "gateway",
@@ -174,6 +186,100 @@ class ArchitectureTest {
                         access -> access.getTargetOwner().isEquivalentTo(PartitionWork.class)
                                 && access.getName().equals("ended")))
                 .check(MAIN);
+    }
+
+    /**
+     * A start and an end in the registry of what is in progress are told by one class each: a record's by the offsets'
+     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work, its
+     * records' wait for their turn and their parks by the status read model ({@code RequestStates}, as {@code RequestProcessor} begins
+     * and ends the request's story, as {@code ReadAhead} reads ahead and gives turns, and as {@code Parking} parks).
+     */
+    @Test
+    void oneClassStartsAndEndsEachKindOfWorkInProgress() {
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(InFlight.class)
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "a record's start or end in the registry (RequestsInProgress.started or ended)",
+                        access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
+                                && Set.of("started", "ended").contains(access.getName())))
+                .check(MAIN);
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(RequestStates.class)
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "a request's work begun or over, its record read ahead or its turn come, its park under way"
+                                + " or over, in the registry (RequestsInProgress.begun, over, readAhead, turnCame,"
+                                + " parkUnderWay, parkOver)",
+                        access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
+                                && Set.of("begun", "over", "readAhead", "turnCame", "parkUnderWay", "parkOver")
+                                        .contains(access.getName())))
+                .check(MAIN);
+    }
+
+    /**
+     * The types that stand for a record or a request in progress: a record taken to run ({@code
+     * RequestsInProgress.Taken}, which {@code InFlight.Run} is), its copy in the offsets ({@code RecordCopy}), a
+     * request's place in progress ({@code RequestsInProgress.Place}) and its work under way ({@code
+     * RequestsInProgress.Work}).
+     */
+    private static final Set<Class<?>> IN_PROGRESS = Set.of(
+            RequestsInProgress.Taken.class,
+            RequestsInProgress.Place.class,
+            RequestsInProgress.Work.class,
+            RecordCopy.class);
+
+    /**
+     * The classes that may keep a collection of them besides the registry, and why: each partition's offsets
+     * ({@code PartitionRequests}, the copy running at each offset), which {@code PartitionWork} changes under its one
+     * lock with what may be committed (the registry would split that lock).
+     */
+    private static final Set<String> KEEPING_OFFSETS = Set.of("io.imageworker.messaging.offsets.PartitionRequests");
+
+    /**
+     * The registry is the one holder of what is in progress: no other class has a field that is a collection, a map or
+     * an array of the records or requests in progress ({@link #IN_PROGRESS}, as a map's key or value or an element),
+     * but {@link #KEEPING_OFFSETS}.
+     */
+    @Test
+    void theRegistryIsTheOnlyHolderOfWhatIsInProgress() {
+        classes()
+                .that()
+                .doNotBelongToAnyOf(RequestsInProgress.class)
+                .and(DescribedPredicate.describe(
+                        "are not the offsets' own bookkeeping", type -> !KEEPING_OFFSETS.contains(type.getName())))
+                .should(new ArchCondition<JavaClass>("keep no collection of the records or requests in progress") {
+                    @Override
+                    public void check(JavaClass type, ConditionEvents events) {
+                        for (JavaField field : type.getFields()) {
+                            if (holdsInProgress(field.getType())) {
+                                events.add(SimpleConditionEvent.violated(
+                                        field, field.getFullName() + " keeps records or requests in progress"));
+                            }
+                        }
+                    }
+                })
+                .check(MAIN);
+    }
+
+    /**
+     * Whether {@code type} is a collection, a map or an array that holds a type of {@link #IN_PROGRESS} (as a key, a
+     * value or an element, at any depth of collections in collections).
+     */
+    private static boolean holdsInProgress(JavaType type) {
+        JavaClass erased = type.toErasure();
+        if (erased.isArray()) {
+            return isOrHoldsInProgress(erased.getComponentType());
+        }
+        return (erased.isAssignableTo(Collection.class) || erased.isAssignableTo(Map.class))
+                && type instanceof JavaParameterizedType parameterized
+                && parameterized.getActualTypeArguments().stream().anyMatch(ArchitectureTest::isOrHoldsInProgress);
+    }
+
+    private static boolean isOrHoldsInProgress(JavaType type) {
+        return IN_PROGRESS.stream().anyMatch(kind -> type.toErasure().isAssignableTo(kind)) || holdsInProgress(type);
     }
 
     /** A class named in the docs: a capitalised word in backquotes. */

@@ -5,6 +5,8 @@ import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.TerminalEvent;
 import io.imageworker.gateway.GatewayCalls;
+import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.Pauses;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -18,7 +20,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -77,8 +78,8 @@ public class Cancellations {
     private final Map<String, Producer> producers = new HashMap<>();
     /** The same producers, the first to lose a cancel first ({@link Producer#compareTo}); guarded by {@code this}. */
     private final TreeSet<Producer> byLoad = new TreeSet<>();
-    /** The tickets of the requests in progress, by request id. */
-    private final Map<String, Ticket> tickets = new ConcurrentHashMap<>();
+    /** The requests whose work is under way: a cancel stops one through its ticket ({@link Ticket}). */
+    private final RequestsInProgress progress;
 
     private final Counter cancelledRequests;
     private final Counter dropped;
@@ -92,13 +93,14 @@ public class Cancellations {
     private long droppedSinceLog;
 
     @Inject
-    Cancellations(WorkerConfig config, MeterRegistry registry) {
+    Cancellations(WorkerConfig config, MeterRegistry registry, RequestsInProgress progress) {
         this(
                 Clock.systemUTC(),
                 config.cancel().retention(),
                 MAX_HELD_BYTES,
                 config.topic().cancel().filter(topic -> !topic.isBlank()).isPresent(),
-                registry);
+                registry,
+                progress);
     }
 
     /**
@@ -107,10 +109,22 @@ public class Cancellations {
      * the configuration.
      */
     public Cancellations(Clock clock, Duration retention, long maxHeldBytes, boolean enabled, MeterRegistry registry) {
+        this(clock, retention, maxHeldBytes, enabled, registry, new RequestsInProgress(new Pauses(System::nanoTime)));
+    }
+
+    /** The same, a cancel stopping the requests whose work is under way in {@code progress}. */
+    public Cancellations(
+            Clock clock,
+            Duration retention,
+            long maxHeldBytes,
+            boolean enabled,
+            MeterRegistry registry,
+            RequestsInProgress progress) {
         if (retention.isNegative() || retention.isZero()) {
             throw new IllegalArgumentException("the cancel retention must be positive, got " + retention);
         }
         this.clock = clock;
+        this.progress = progress;
         this.retention = retention;
         this.maxHeldBytes = maxHeldBytes;
         this.enabled = enabled;
@@ -203,10 +217,7 @@ public class Cancellations {
                 }
             }
         }
-        Ticket ticket = tickets.get(requestId);
-        if (ticket != null) {
-            ticket.cancel();
-        }
+        progress.workOf(requestId).ifPresent(RequestsInProgress.Work::cancelled);
     }
 
     /** Whether a cancel of {@code requestId} is remembered now. */
@@ -276,12 +287,16 @@ public class Cancellations {
 
     /**
      * The ticket of a request whose work begins: {@code alreadyCalled} when an earlier attempt made calls for it (its
-     * recorded variants), which no cancel can undo. Close it when the request ends.
+     * recorded variants), which no cancel can undo. A cancel that comes while it is open stops its work under way
+     * ({@link RequestsInProgress.Work#stoppable}). Close it when the request ends.
      */
     Ticket ticket(String requestId, boolean alreadyCalled) {
         Ticket ticket = new Ticket(requestId, alreadyCalled);
         if (enabled) {
-            tickets.put(requestId, ticket);
+            ticket.work = progress.workOf(requestId).orElse(null);
+            if (ticket.work != null) {
+                ticket.work.stoppable(ticket.stop);
+            }
         }
         return ticket;
     }
@@ -342,6 +357,10 @@ public class Cancellations {
         private final String requestId;
         private final AtomicInteger state;
         private final CompletableFuture<Void> stopped = new CompletableFuture<>();
+        /** What a cancel of its request's work runs ({@link RequestsInProgress.Work#stoppable}). */
+        private final Runnable stop = this::cancel;
+        /** Its request's work under way, which a cancel stops through it; null when cancellation is off. */
+        private volatile RequestsInProgress.Work work;
 
         private Ticket(String requestId, boolean alreadyCalled) {
             this.requestId = requestId;
@@ -394,7 +413,9 @@ public class Cancellations {
 
         @Override
         public void close() {
-            tickets.remove(requestId, this);
+            if (work != null) {
+                work.notStoppable(stop);
+            }
         }
     }
 }

@@ -5,10 +5,11 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageStarted;
 import io.imageworker.contract.Lane;
 import io.imageworker.gateway.CallListener;
+import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.Pauses;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,8 +20,9 @@ import java.util.function.Predicate;
 
 /**
  * The requests this worker holds now, and whether a gateway call of each has left: what {@code GET
- * /requests/{requestId}} answers for a request not recorded yet. An entry is made when the request's work begins
- * ({@link RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves (a {@link CallListener}), and removed
+ * /requests/{requestId}} answers for a request not recorded yet. The request's work is begun in the registry of what
+ * is in progress ({@link RequestsInProgress#begun}, by this class alone) when its story starts ({@link
+ * RequestProcessor}), marked {@link State#CALLING} when one of its calls leaves (a {@link CallListener}), and over
  * when the work ends in any way (an event, a failure, an abandon at shutdown, a cancel of the subscription), after its
  * outcome is recorded. So it holds at most the requests in progress: bounded by the in-progress limit of each lane.
  * Records read ahead that wait for their turn ({@code messaging.intake.ReadAhead}) read {@link State#QUEUED} too, counted apart
@@ -56,7 +58,8 @@ public class RequestStates implements CallListener {
     /** How many of the requests parked last are remembered as {@link State#QUEUED}. */
     public static final int PARKED_KEPT = 10_000;
 
-    private final Map<String, State> held = new ConcurrentHashMap<>();
+    /** The requests whose work is under way, each with whether a call of it has left and when the first did. */
+    private final RequestsInProgress progress;
     /** The requests parked here last, oldest first. */
     private final Map<String, Boolean> parked = new LinkedHashMap<>(16, 0.75f, false) {
         @Override
@@ -64,14 +67,10 @@ public class RequestStates implements CallListener {
             return size() > PARKED_KEPT;
         }
     };
-    /** Records of each request id read ahead and waiting for their turn ({@code messaging.intake.ReadAhead}), by id. */
-    private final Map<String, Integer> waiting = new ConcurrentHashMap<>();
     /** The requests waiting for their first call, in their producers' lines. */
     private final ProducerLines lines = new ProducerLines();
     /** The calls that left lately. */
     private final CallRate rate;
-    /** When the first call of each request held here left (epoch milliseconds): a call's length, once it ends. */
-    private final Map<String, Long> callingSince = new ConcurrentHashMap<>();
     /** The partitions this replica owns of each request topic, and the topic's partitions: {owned, total}. */
     private final Map<String, int[]> partitions = new ConcurrentHashMap<>();
 
@@ -83,12 +82,16 @@ public class RequestStates implements CallListener {
         this(CallRate.LEAST_WINDOW);
     }
 
-    /** The worker's states: its call rate spans two of the longest gateway calls ({@link CallRate#windowFor}). */
+    /**
+     * The worker's states, the work of its requests held in {@code progress}: its call rate spans two of the longest
+     * gateway calls ({@link CallRate#windowFor}).
+     */
     @Inject
-    public RequestStates(WorkerConfig config) {
+    public RequestStates(WorkerConfig config, RequestsInProgress progress) {
         this(
                 CallRate.windowFor(config.gateway().timeout()),
-                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic);
+                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic,
+                progress);
     }
 
     /** States whose call rate is counted over {@code rateWindow} ({@link CallRate#windowFor} the gateway's timeout). */
@@ -101,8 +104,14 @@ public class RequestStates implements CallListener {
      * when {@code idsPerProducer}.
      */
     public RequestStates(Duration rateWindow, boolean idsPerProducer) {
+        this(rateWindow, idsPerProducer, new RequestsInProgress(new Pauses(System::nanoTime)));
+    }
+
+    /** The same, the work of its requests held in {@code progress}. */
+    public RequestStates(Duration rateWindow, boolean idsPerProducer, RequestsInProgress progress) {
         this.rate = new CallRate(rateWindow);
         this.idsPerProducer = idsPerProducer;
+        this.progress = progress;
     }
 
     /**
@@ -118,7 +127,7 @@ public class RequestStates implements CallListener {
      * State#QUEUED} until its turn comes ({@link #admitted}). Bounded by the read-ahead.
      */
     public void waiting(String requestId) {
-        waiting.merge(requestId, 1, Integer::sum);
+        progress.readAhead(requestId);
     }
 
     /**
@@ -184,19 +193,37 @@ public class RequestStates implements CallListener {
         }
     }
 
-    /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
-    public void admitted(String requestId) {
-        waiting.computeIfPresent(requestId, (id, records) -> records > 1 ? records - 1 : null);
+    /**
+     * A record of {@code requestId} is being parked, its transaction not committed yet ({@link
+     * RequestsInProgress#parkUnderWay}), until {@link #parkOver}.
+     */
+    public void parkUnderWay(String requestId) {
+        progress.parkUnderWay(requestId);
     }
 
-    /** The work of {@code requestId} begins: it is {@link State#QUEUED}. */
+    /** The park of a record of {@code requestId} that was {@link #parkUnderWay} is over, however it ended. */
+    public void parkOver(String requestId) {
+        progress.parkOver(requestId);
+    }
+
+    /** Whether a record of {@code requestId} is being parked here now. */
+    public boolean parking(String requestId) {
+        return progress.parking(requestId);
+    }
+
+    /** A record of {@code requestId} that was {@link #waiting} had its turn, or ended without it. */
+    public void admitted(String requestId) {
+        progress.turnCame(requestId);
+    }
+
+    /** The work of {@code requestId} begins ({@link RequestsInProgress#begun}): it is {@link State#QUEUED}. */
     public void held(String requestId) {
-        held.put(requestId, State.QUEUED);
+        progress.begun(requestId);
     }
 
     /** A gateway call of {@code requestId} left; nothing when the request is not held. Returns at once. */
     void calling(String requestId) {
-        held.computeIfPresent(requestId, (id, state) -> State.CALLING);
+        progress.workOf(requestId).ifPresent(RequestsInProgress.Work::called);
     }
 
     /** {@link #sent(ImageStarted, String)} of a request known by its id. */
@@ -213,27 +240,31 @@ public class RequestStates implements CallListener {
     public void sent(ImageStarted call, String storageId) {
         long now = System.currentTimeMillis();
         rate.started(now);
-        if (held.containsKey(storageId)) {
-            callingSince.putIfAbsent(storageId, now);
-        }
+        progress.workOf(storageId).ifPresent(work -> work.callingSince(now));
         lines.leave(storageId);
         calling(storageId);
     }
 
-    /** The work of {@code requestId} ended, however it did: the length of its calls counts in the rate. */
+    /**
+     * The work of {@code requestId} ended, however it did ({@link RequestsInProgress#over}): the length of its calls
+     * counts in the rate.
+     */
     public void ended(String requestId) {
         lines.leave(requestId);
-        held.remove(requestId);
-        Long since = callingSince.remove(requestId);
-        if (since != null) {
-            rate.finished(System.currentTimeMillis() - since);
-        }
+        progress.over(requestId).ifPresent(work -> {
+            long since = work.callingSince();
+            if (since >= 0) {
+                rate.finished(System.currentTimeMillis() - since);
+            }
+        });
     }
 
     /** Where {@code requestId} is, if this worker holds it (in progress, or read ahead and waiting for its turn). */
     public Optional<State> of(String requestId) {
-        State state = held.get(requestId);
-        if (state == null && (waiting.containsKey(requestId) || wasParked(requestId))) {
+        State state = progress.workOf(requestId)
+                .map(work -> work.calling() ? State.CALLING : State.QUEUED)
+                .orElse(null);
+        if (state == null && (progress.waitingForTurn().contains(requestId) || wasParked(requestId))) {
             return Optional.of(State.QUEUED);
         }
         return Optional.ofNullable(state);
@@ -262,7 +293,7 @@ public class RequestStates implements CallListener {
 
     /** Up to {@code limit} of the requests in progress here whose call has left (for the console). */
     public List<String> calling(int limit) {
-        return calling(limit, name -> true);
+        return progress.calling(limit);
     }
 
     /**
@@ -270,25 +301,16 @@ public class RequestStates implements CallListener {
      * which} takes (for the console's view of one producer).
      */
     public List<String> calling(int limit, Predicate<String> which) {
-        List<String> calling = new ArrayList<>();
-        for (Map.Entry<String, State> entry : held.entrySet()) {
-            if (calling.size() >= limit) {
-                break;
-            }
-            if (entry.getValue() == State.CALLING && which.test(entry.getKey())) {
-                calling.add(entry.getKey());
-            }
-        }
-        return calling;
+        return progress.calling(limit, which);
     }
 
     /** Records read ahead here that wait for their turn to go into progress. */
     public int waitingCount() {
-        return waiting.size();
+        return progress.waitingForTurn().size();
     }
 
     /** How many requests this worker holds. */
     public int size() {
-        return held.size();
+        return progress.working();
     }
 }

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.imageworker.contract.Billing;
 import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.TerminalEvent;
+import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.Pauses;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.smallrye.mutiny.Uni;
 import java.time.Clock;
@@ -25,7 +27,8 @@ class CancellationsTest {
     /** Room for three cancels of one producer, ids of three characters. */
     private static final long BOUND = 3 * Cancellations.bytesOf("r-1") + Cancellations.bytesOfProducer("default");
 
-    private final Cancellations cancellations = new Cancellations(clock, RETENTION, BOUND, true, registry);
+    private final RequestsInProgress progress = new RequestsInProgress(new Pauses(System::nanoTime));
+    private final Cancellations cancellations = new Cancellations(clock, RETENTION, BOUND, true, registry, progress);
 
     @Test
     void aCancelIsRememberedForTheRetentionFromItsRecordsTimeThenForgotten() {
@@ -216,6 +219,8 @@ class CancellationsTest {
 
     @Test
     void aWaitIsCutShortByACancelThatComesMeanwhile() {
+        // The request's work is under way (RequestStates.held, as RequestProcessor begins it): a cancel stops it.
+        progress.begun("waiting");
         Cancellations.Ticket ticket = cancellations.ticket("waiting", false);
         var result = ticket.unlessCancelled(Uni.createFrom().<String>nothing(), () -> "cancelled")
                 .subscribe()

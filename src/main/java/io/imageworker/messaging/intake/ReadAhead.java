@@ -6,13 +6,12 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.processing.ProducerLines;
 import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.turns.FairTurns;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.util.Collection;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -49,11 +48,10 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 public class ReadAhead {
 
     /**
-     * The requests waiting for their turn now, each with what takes it out of its producer's line and out of the
-     * queued requests: given back at its turn, at its end, or at once when its partition goes to another worker
-     * ({@link #released}).
+     * The requests in progress: those waiting for their turn stand in their producers' lines there until their turn,
+     * their end, or at once when their partition goes to another worker ({@link #released}).
      */
-    private final Map<InFlight.Run, Held> waitingInLine = new ConcurrentHashMap<>();
+    private final RequestsInProgress progress;
 
     /** When a record goes into progress: its window, its turn, its bytes meanwhile. */
     private final Admission admission;
@@ -66,17 +64,20 @@ public class ReadAhead {
 
     /**
      * Records go into progress as {@code admission} admits them and step aside as {@code aside} has them; their
-     * requests read queued in {@code states} until their turn, or until {@code inFlight} releases their partition; the
-     * records offered for parking are parked as {@code parking} says.
+     * requests read queued in {@code states} until their turn, or until {@code inFlight} releases their partition
+     * (those standing in line known from {@code progress}); the records offered for parking are parked as {@code
+     * parking} says.
      */
     @Inject
     ReadAhead(
             Admission admission,
             SteppingAside aside,
             InFlight inFlight,
+            RequestsInProgress progress,
             RequestStates states,
             ParkingDecision parking) {
         this.admission = admission;
+        this.progress = progress;
         this.aside = aside;
         this.states = states;
         this.parking = parking;
@@ -90,13 +91,7 @@ public class ReadAhead {
      * up ({@link GivenUp}).
      */
     void released(Collection<TopicPartition> partitions) {
-        waitingInLine.forEach((run, inLine) -> {
-            RecordCopy record = run.record();
-            if (partitions.contains(new TopicPartition(record.topic(), record.partition()))
-                    && waitingInLine.remove(run, inLine)) {
-                inLine.giveBack();
-            }
-        });
+        progress.leaveLines(partitions);
     }
 
     /**
@@ -201,7 +196,7 @@ public class ReadAhead {
         run.waiting();
         AtomicReference<Held> placed = new AtomicReference<>(Held.NOTHING);
         Function<FairTurns.Turn, Uni<T>> goIntoProgress = turn -> {
-            waitingInLine.remove(run);
+            progress.outOfLine(run);
             bytesHeld.giveBack();
             queued.giveBack();
             run.admitted();
@@ -220,7 +215,7 @@ public class ReadAhead {
                 .inTurn(asking.lane(), asking.record(), asking.producer().name(), goIntoProgress)
                 .onTermination()
                 .invoke(() -> {
-                    waitingInLine.remove(run);
+                    progress.outOfLine(run);
                     bytesHeld.giveBack();
                     queued.giveBack();
                     lineHeld.giveBack();
@@ -245,10 +240,10 @@ public class ReadAhead {
                 states.inLine(name, asking.lane(), asking.producer().name());
         Held line = new Held(() -> states.outOfLine(place));
         states.waiting(name);
-        waitingInLine.put(asking.run(), new Held(() -> {
+        progress.inLine(asking.run(), () -> {
             queued.giveBack();
             line.giveBack();
-        }));
+        });
         return line;
     }
 

@@ -2,6 +2,8 @@ package io.imageworker.messaging.intake;
 
 import io.imageworker.gateway.PlacesInProgress;
 import io.imageworker.messaging.offsets.InFlight;
+import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.progress.RequestsInProgress.Place;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
@@ -12,9 +14,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -35,10 +35,11 @@ public class SteppingAside implements PlacesInProgress {
     /** How often the turns of producers held by their cap, and the waits aside, are looked at again. */
     static final Duration RECHECK = Duration.ofMillis(250);
 
-    /** The turn of each request in progress, by id (the first, if copies of one id run at once). */
-    private final Map<String, Placed> inProgress = new ConcurrentHashMap<>();
-    /** The requests waiting aside now, each with the signal that cuts its wait short (see {@link #of}). */
-    private final Map<Placed, CompletableFuture<Void>> aside = new ConcurrentHashMap<>();
+    /**
+     * The place (turn and run) of each request in progress, by its name (the first, if copies of one run at once), and
+     * of those waiting aside now the signal that cuts their wait short (see {@link #of}).
+     */
+    private final RequestsInProgress progress;
 
     private final Admission admission;
     private final Shutdown shutdown;
@@ -50,8 +51,10 @@ public class SteppingAside implements PlacesInProgress {
      * cap, and the caps are looked at again every {@link #RECHECK} on {@code vertx}'s timers.
      */
     @Inject
-    SteppingAside(Admission admission, BudgetGuard budget, Shutdown shutdown, Vertx vertx) {
+    SteppingAside(
+            Admission admission, RequestsInProgress progress, BudgetGuard budget, Shutdown shutdown, Vertx vertx) {
         this.admission = admission;
+        this.progress = progress;
         this.shutdown = shutdown;
         this.vertx = vertx;
         if (budget.producerBudgets().isEmpty()) {
@@ -77,9 +80,9 @@ public class SteppingAside implements PlacesInProgress {
      * partition went to another worker (or that the drain ends).
      */
     void recheck() {
-        aside.forEach((placed, gone) -> {
+        progress.forEachAside(placed -> {
             if (!placed.run().mayGoOn()) {
-                gone.complete(null);
+                placed.endAside();
             }
         });
         admission.recheck();
@@ -97,11 +100,12 @@ public class SteppingAside implements PlacesInProgress {
      * on it may step aside ({@link #of}), unless a copy of it holds a place already. What ends that is returned.
      */
     Held placed(String requestId, FairTurns.Turn turn, InFlight.Run run) {
-        Placed mine = new Placed(turn, run);
-        if (requestId == null || inProgress.putIfAbsent(requestId, mine) != null) {
+        if (requestId == null) {
             return Held.NOTHING;
         }
-        return new Held(() -> inProgress.remove(requestId, mine));
+        return progress.place(requestId, turn, run)
+                .map(mine -> new Held(() -> progress.unplace(requestId, mine)))
+                .orElse(Held.NOTHING);
     }
 
     /**
@@ -113,7 +117,7 @@ public class SteppingAside implements PlacesInProgress {
      */
     @Override
     public BudgetGuard.Aside of(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        Place placed = placeOf(requestId);
         if (placed == null) {
             return BudgetGuard.Aside.NONE;
         }
@@ -129,13 +133,13 @@ public class SteppingAside implements PlacesInProgress {
                 return Uni.createFrom()
                         .deferred(() -> {
                             placed.run().waiting();
-                            aside.put(placed, gone);
+                            placed.aside(gone);
                             return placed.turn()
                                     .aside(Uni.join().first(wait, handedOver).toTerminate());
                         })
                         .onTermination()
                         .invoke(() -> {
-                            aside.remove(placed);
+                            placed.back();
                             placed.run().admitted();
                         })
                         .chain(item -> placed.run().mayGoOn()
@@ -151,16 +155,18 @@ public class SteppingAside implements PlacesInProgress {
 
     @Override
     public boolean waitsToCall(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        Place placed = placeOf(requestId);
         return placed == null || placed.run().waitsToCall();
     }
 
     @Override
     public boolean callLeaves(String requestId) {
-        Placed placed = requestId == null ? null : inProgress.get(requestId);
+        Place placed = placeOf(requestId);
         return placed == null || placed.run().callLeaves();
     }
 
-    /** A request in progress: its turn (its place) and its record's run. */
-    private record Placed(FairTurns.Turn turn, InFlight.Run run) {}
+    /** The place of request {@code requestId} (null: none) in progress here, or null. */
+    private Place placeOf(String requestId) {
+        return requestId == null ? null : progress.placeOf(requestId).orElse(null);
+    }
 }

@@ -1,17 +1,16 @@
 package io.imageworker.messaging.offsets;
 
 import io.imageworker.messaging.offsets.PartitionWork.Start;
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
-import io.smallrye.common.annotation.Identifier;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.apache.kafka.common.TopicPartition;
 
@@ -19,9 +18,10 @@ import org.apache.kafka.common.TopicPartition;
  * The requests taken from the request topics and not yet ended: the one door between the intake and the offset
  * bookkeeping. A record taken ({@link #take}) runs, unless the worker is draining or a rebalance took its partition
  * away while it was on its way (it is left unacknowledged, and redelivered to the next consumer), or the partition's
- * last owner finished it already (it is acknowledged as it is: {@link PartitionWork}). A record that runs is counted,
- * and its age watched by the commit strategy ({@link PauseAwareCommit}), until it is {@link Run#finished()}; its
- * {@link Outcome} goes to its partition's commits ({@link Run#end}). Both are told by the result sink alone ({@code
+ * last owner finished it already (it is acknowledged as it is: {@link PartitionWork}). A record that runs is in
+ * progress ({@link RequestsInProgress}, the one registry of it, which this class alone starts and ends), its age watched
+ * there for the commit strategy ({@link PauseAwareCommit}), until it is {@link Run#finished()}; its {@link Outcome}
+ * goes to its partition's commits ({@link Run#end}). Both are told by the result sink alone ({@code
  * messaging.results.ResultSink}, {@code ArchitectureTest}).
  *
  * <p>The graceful drain ({@link #drain}): from its start no record is taken and no gateway call starts ({@link
@@ -33,20 +33,15 @@ import org.apache.kafka.common.TopicPartition;
 public class InFlight {
 
     private final PartitionWork partitions;
-    private final PauseAwareCommit commit;
+    private final RequestsInProgress progress;
     private final Shutdown shutdown;
-    private final AtomicInteger count = new AtomicInteger();
     private volatile boolean draining;
 
-    InFlight(
-            PartitionWork partitions,
-            @Identifier(PauseAwareCommit.STRATEGY) PauseAwareCommit commit,
-            Shutdown shutdown,
-            MeterRegistry registry) {
+    InFlight(PartitionWork partitions, RequestsInProgress progress, Shutdown shutdown, MeterRegistry registry) {
         this.partitions = partitions;
-        this.commit = commit;
+        this.progress = progress;
         this.shutdown = shutdown;
-        Gauge.builder("image_worker_requests_in_progress", count, AtomicInteger::get)
+        Gauge.builder("image_worker_requests_in_progress", progress, RequestsInProgress::count)
                 .description("Requests taken from the request topic and not yet finished (a request on a partition"
                         + " given up is counted until it stops)")
                 .strongReference(true)
@@ -56,14 +51,14 @@ public class InFlight {
     /** A record the request stream has taken: whether its request runs, and if so its way to its end. */
     public Run take(RecordCopy record) {
         if (draining) {
-            return new Run(Start.LEFT, record, null);
+            return new Run(Start.LEFT, record);
         }
         Start start = partitions.started(record);
-        if (start != Start.RUN) {
-            return new Run(start, record, null);
+        Run run = new Run(start, record);
+        if (start == Start.RUN) {
+            progress.started(run);
         }
-        count.incrementAndGet();
-        return new Run(start, record, commit.track());
+        return run;
     }
 
     /**
@@ -88,11 +83,11 @@ public class InFlight {
     }
 
     /**
-     * Requests in progress now: taken to run and not yet {@link Run#finished()}. The one count of them, the gauge
-     * {@code image_worker_requests_in_progress} and what the drain waits for.
+     * Requests in progress now: taken to run and not yet {@link Run#finished()} ({@link RequestsInProgress#count}, the
+     * one count of them): the gauge {@code image_worker_requests_in_progress} and what the drain waits for.
      */
     public int count() {
-        return count.get();
+        return progress.count();
     }
 
     /**
@@ -107,14 +102,6 @@ public class InFlight {
         return new Drain(grace, System.nanoTime() + grace.toNanos());
     }
 
-    private void finished() {
-        if (count.decrementAndGet() == 0 && draining) {
-            synchronized (count) {
-                count.notifyAll();
-            }
-        }
-    }
-
     /** How a record that ran ended ({@link Run#end}). */
     public enum Outcome {
         /** Its result was published and the record acknowledged: its partition may be committed past it. */
@@ -123,17 +110,17 @@ public class InFlight {
         UNACKNOWLEDGED
     }
 
-    /** One record taken. */
-    public final class Run {
+    /** One record taken; one that runs ({@link Start#RUN}) is in progress in {@link RequestsInProgress} until its end. */
+    public final class Run extends RequestsInProgress.Taken {
         private final Start start;
         private final RecordCopy record;
-        private final PauseAwareCommit.Tracked tracked;
         private final AtomicBoolean ended = new AtomicBoolean();
+        private final AtomicBoolean over = new AtomicBoolean();
 
-        private Run(Start start, RecordCopy record, PauseAwareCommit.Tracked tracked) {
+        private Run(Start start, RecordCopy record) {
+            super(record.topic(), record.partition());
             this.start = start;
             this.record = record;
-            this.tracked = tracked;
         }
 
         /** What becomes of it: {@link Start#RUN} is followed by {@link #end} (but when cancelled) and {@link #finished}. */
@@ -163,17 +150,19 @@ public class InFlight {
          * wait for it (its partition's next owner takes it), the committed offset never passes it, and the time it
          * waits does not count as a stuck record.
          */
+        @Override
         public void waiting() {
             partitions.waiting(record);
-            if (tracked != null) {
-                tracked.waiting();
+            if (start == Start.RUN) {
+                progress.waiting(this);
             }
         }
 
         /** Its turn came, or it ended while waiting: a revocation waits for it, and its age counts from now. */
+        @Override
         public void admitted() {
-            if (tracked != null) {
-                tracked.admitted();
+            if (start == Start.RUN) {
+                progress.admitted(this);
             }
             partitions.admitted(record);
         }
@@ -182,6 +171,7 @@ public class InFlight {
          * Whether it may still go on here: the worker does not drain, and its partition was neither given to another
          * worker since it was taken nor is being taken away now.
          */
+        @Override
         public boolean mayGoOn() {
             return !draining && partitions.mayStart(record);
         }
@@ -191,6 +181,7 @@ public class InFlight {
          * still make one here ({@link PartitionWork#waitsToCall}). Before its first call a revocation does not wait
          * for it.
          */
+        @Override
         public boolean waitsToCall() {
             return !draining && partitions.waitsToCall(record);
         }
@@ -199,15 +190,15 @@ public class InFlight {
          * A gateway call of it is about to leave: whether it may ({@link PartitionWork#callLeaves}). From a yes on, a
          * revocation of its partition waits for it to end.
          */
+        @Override
         public boolean callLeaves() {
             return !draining && partitions.callLeaves(record);
         }
 
         /** It is in progress no more (acknowledged, failed, given up or cancelled): called once, for a run only. */
         public void finished() {
-            if (tracked != null) {
-                tracked.done();
-                InFlight.this.finished();
+            if (start == Start.RUN && over.compareAndSet(false, true)) {
+                progress.ended(this);
             }
         }
     }
@@ -229,21 +220,11 @@ public class InFlight {
          * @return the requests still in progress, abandoned
          */
         public int await() {
-            Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, count.get());
-            synchronized (count) {
-                long remaining;
-                while (count.get() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
-                    try {
-                        // The shutdown thread waits, not an event loop; the last request to finish notifies.
-                        count.wait(Math.max(1, remaining / 1_000_000));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
+            Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, progress.count());
+            // The shutdown thread waits, not an event loop.
+            progress.awaitNone(deadline);
             shutdown.abandonUnfinished();
-            int left = count.get();
+            int left = progress.count();
             if (left > 0) {
                 Log.warnf(
                         "Shutdown grace over: %d request(s) did not finish; they are not committed and will be"

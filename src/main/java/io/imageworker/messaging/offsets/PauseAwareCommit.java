@@ -1,5 +1,6 @@
 package io.imageworker.messaging.offsets;
 
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Pauses;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -10,11 +11,6 @@ import io.smallrye.reactive.messaging.kafka.commit.KafkaThrottledLatestProcessed
 import io.vertx.mutiny.core.Vertx;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
 /**
@@ -28,8 +24,8 @@ import java.util.function.BiConsumer;
  *
  * <p>So the report goes through here. With no pause within the max age it is passed on as is. Otherwise it is passed
  * on only if a record in progress has waited longer than the max age <em>not counting the time the worker was
- * paused</em> while it waited ({@link InFlight} tracks each record from the moment the request stream takes it to its
- * end). A truly stuck record is still reported: after the max age of time that was not a pause, or at the latest a
+ * paused</em> while it waited ({@link RequestsInProgress} holds each record from the moment the request stream takes
+ * it to its end, {@link InFlight} telling both). A truly stuck record is still reported: after the max age of time that was not a pause, or at the latest a
  * max age after the last pause ended. Set {@code commit-strategy=pause-aware} on the channel.
  *
  * <p>Its commits also carry what was finished above the offset committed ({@link FinishedAboveCommits}), every one of
@@ -46,21 +42,18 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
     private final Pauses pauses;
     private final PartitionWork work;
     private final OffsetCommits commits;
-    private final Map<Long, Tracked> inProgress = new ConcurrentHashMap<>();
-    private final AtomicLong sequence = new AtomicLong();
-    /** Records waiting for their turn now ({@code messaging.intake.ReadAhead}), and when the last one stopped waiting. */
-    private final AtomicInteger waiting = new AtomicInteger();
-
-    private volatile boolean everWaited;
-    private volatile long lastWaitEnded;
+    /** The records in progress, each one's age counted there. */
+    private final RequestsInProgress progress;
 
     PauseAwareCommit(
             @Identifier(KafkaCommitHandler.Strategy.THROTTLED) KafkaCommitHandler.Factory throttled,
             Pauses pauses,
+            RequestsInProgress progress,
             PartitionWork work,
             OffsetCommits commits) {
         this.throttled = throttled;
         this.pauses = pauses;
+        this.progress = progress;
         this.work = work;
         this.commits = commits;
     }
@@ -101,65 +94,14 @@ class PauseAwareCommit implements KafkaCommitHandler.Factory {
      * long as the backlog before them takes, by design, and the time one waits is not counted against it.
      */
     boolean waitedWithin(Duration maxAge) {
-        return waiting.get() > 0 || everWaited && pauses.now() - lastWaitEnded < maxAge.toNanos();
+        return progress.waitedWithin(maxAge);
     }
 
-    /** A record the request stream has taken; {@link Tracked#done()} when it is acknowledged or given up. */
-    Tracked track() {
-        long id = sequence.incrementAndGet();
-        Tracked tracked = new Tracked(id, pauses.now(), pauses.pausedNanos());
-        inProgress.put(id, tracked);
-        return tracked;
-    }
-
-    /** Whether a record in progress has waited longer than {@code maxAge}, not counting the pauses it waited through. */
+    /**
+     * Whether a record in progress has waited longer than {@code maxAge}, not counting the pauses it waited through
+     * nor its wait for its turn ({@link RequestsInProgress#anyWorkedLongerThan}).
+     */
     boolean stuck(Duration maxAge) {
-        long now = pauses.now();
-        long paused = pauses.pausedNanos();
-        return inProgress.values().stream().anyMatch(record -> record.activeNanos(now, paused) > maxAge.toNanos());
-    }
-
-    /** One record in progress: when it was taken, and the pause clock then. */
-    final class Tracked {
-        private final long id;
-        private final AtomicBoolean waits = new AtomicBoolean();
-        private volatile long takenAt;
-        private volatile long pausedAtTake;
-
-        private Tracked(long id, long takenAt, long pausedAtTake) {
-            this.id = id;
-            this.takenAt = takenAt;
-            this.pausedAtTake = pausedAtTake;
-        }
-
-        long activeNanos(long now, long paused) {
-            return (now - takenAt) - (paused - pausedAtTake);
-        }
-
-        /** The record waits for its turn ({@code messaging.intake.ReadAhead}): until {@link #admitted()}, it is not stuck, however long. */
-        void waiting() {
-            if (waits.compareAndSet(false, true)) {
-                inProgress.remove(id);
-                waiting.incrementAndGet();
-            }
-        }
-
-        /** The record's turn came (or it ended waiting): its time counts from now. Once; later calls do nothing. */
-        void admitted() {
-            if (waits.compareAndSet(true, false)) {
-                takenAt = pauses.now();
-                pausedAtTake = pauses.pausedNanos();
-                lastWaitEnded = takenAt;
-                everWaited = true;
-                inProgress.put(id, this);
-                waiting.decrementAndGet();
-            }
-        }
-
-        /** The record is acknowledged, failed or given up: it waits no more. */
-        void done() {
-            admitted();
-            inProgress.remove(id);
-        }
+        return progress.anyWorkedLongerThan(maxAge);
     }
 }

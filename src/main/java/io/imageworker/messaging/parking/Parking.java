@@ -10,7 +10,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -47,13 +46,11 @@ public class Parking implements ParkingDecision {
     private final int after;
     private final Predicate<RecordCopy> fits;
     private final Map<String, Counter> parked;
-    /** Where the requests parked here lately are remembered (and read as queued). */
-    private final RequestStates states;
     /**
-     * The requests whose park is under way here (its transaction not yet committed), by id, with how many copies: a
-     * copy read meanwhile is parked after them too ({@link #why}).
+     * Where the requests parked here lately are remembered (and read as queued), and those whose park is under way here
+     * (its transaction not yet committed) are known: a copy read meanwhile is parked after them too ({@link #why}).
      */
-    private final Map<String, Integer> underWay = new ConcurrentHashMap<>();
+    private final RequestStates states;
 
     /** The worker's: parks past {@code IMAGE_WORKER_PARK_AFTER}, its window that of {@link InFlight#fitsNow}. */
     @Inject
@@ -93,7 +90,7 @@ public class Parking implements ParkingDecision {
     @Override
     public String why(RecordCopy record, String requestId, int waitingOfProducer) {
         String why = !fits.test(record) ? WINDOW : waitingOfProducer >= after ? SHARE : null;
-        if (why == null && requestId != null && (underWay.containsKey(requestId) || states.parkedHere(requestId))) {
+        if (why == null && requestId != null && (states.parking(requestId) || states.parkedHere(requestId))) {
             return AGAIN;
         }
         return why;
@@ -102,7 +99,7 @@ public class Parking implements ParkingDecision {
     @Override
     public void underWay(String requestId) {
         if (requestId != null) {
-            underWay.merge(requestId, 1, Integer::sum);
+            states.parkUnderWay(requestId);
         }
     }
 
@@ -118,7 +115,7 @@ public class Parking implements ParkingDecision {
     @Override
     public void over(String requestId) {
         if (requestId != null) {
-            underWay.computeIfPresent(requestId, (id, parks) -> parks > 1 ? parks - 1 : null);
+            states.parkOver(requestId);
         }
     }
 }

@@ -87,12 +87,12 @@ class ReadAheadTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         BudgetGuard noCaps = new BudgetGuard(
                 TestConfig.worker().budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), null);
-        return new SteppingAside(admission, noCaps, offsets.shutdown(), VERTX);
+        return new SteppingAside(admission, offsets.progress(), noCaps, offsets.shutdown(), VERTX);
     }
 
     /** The read-ahead of {@code admission} and {@code aside}, its records offered for parking parked as {@code parking} says. */
     private ReadAhead readAhead(Admission admission, SteppingAside aside, ParkingDecision parking) {
-        return new ReadAhead(admission, aside, offsets.inFlight(), states, parking);
+        return new ReadAhead(admission, aside, offsets.inFlight(), offsets.progress(), states, parking);
     }
 
     /** The same, with an admission and waits aside of its own. */
@@ -227,6 +227,7 @@ class ReadAheadTest {
                 own,
                 steppingAside(own),
                 offsets.inFlight(),
+                offsets.progress(),
                 perProducer,
                 new Parking(100, record -> record.offset() != 0, registry, perProducer));
         List<String> parked = new ArrayList<>();
@@ -532,7 +533,7 @@ class ReadAheadTest {
                 System::currentTimeMillis,
                 new Pauses(System::nanoTime),
                 log);
-        SteppingAside capped = new SteppingAside(admission, capOfA, offsets.shutdown(), VERTX);
+        SteppingAside capped = new SteppingAside(admission, offsets.progress(), capOfA, offsets.shutdown(), VERTX);
         try {
             ReadAhead held = readAhead(admission, capped, ParkingDecision.NEVER);
             RecordContext context = new RecordContext(null, null, "image-request", 0, offset++, Instant.now());

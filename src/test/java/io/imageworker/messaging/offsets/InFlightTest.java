@@ -3,6 +3,7 @@ package io.imageworker.messaging.offsets;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.messaging.offsets.PartitionWork.Start;
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -24,11 +25,12 @@ class InFlightTest {
 
     private final AtomicLong now = new AtomicLong();
     private final PartitionWork work = new PartitionWork();
-    private final PauseAwareCommit commit =
-            new PauseAwareCommit(null, new Pauses(now::get), work, new ConsumerCommits());
+    private final Pauses pauses = new Pauses(now::get);
+    private final RequestsInProgress progress = new RequestsInProgress(pauses);
+    private final PauseAwareCommit commit = new PauseAwareCommit(null, pauses, progress, work, new ConsumerCommits());
     private final Shutdown shutdown = new Shutdown();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final InFlight inFlight = new InFlight(work, commit, shutdown, registry);
+    private final InFlight inFlight = new InFlight(work, progress, shutdown, registry);
     private final TakenRecords taken = new TakenRecords();
 
     private InFlight.Run take(long offset) {

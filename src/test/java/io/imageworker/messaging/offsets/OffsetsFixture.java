@@ -1,5 +1,6 @@
 package io.imageworker.messaging.offsets;
 
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -16,12 +17,20 @@ public final class OffsetsFixture {
 
     private final PartitionWork partitions = new PartitionWork();
     private final PauseAwareCommit commit;
+    private final RequestsInProgress progress;
     private final InFlight inFlight;
     private final Shutdown shutdown = new Shutdown();
 
     public OffsetsFixture(LongSupplier clock) {
-        this.commit = new PauseAwareCommit(null, new Pauses(clock), partitions, new ConsumerCommits());
-        this.inFlight = new InFlight(partitions, commit, shutdown, new SimpleMeterRegistry());
+        Pauses pauses = new Pauses(clock);
+        this.progress = new RequestsInProgress(pauses);
+        this.commit = new PauseAwareCommit(null, pauses, progress, partitions, new ConsumerCommits());
+        this.inFlight = new InFlight(partitions, progress, shutdown, new SimpleMeterRegistry());
+    }
+
+    /** The registry of the requests in progress that {@link #inFlight()} starts and ends them in. */
+    public RequestsInProgress progress() {
+        return progress;
     }
 
     /** The shutdown signal the in-flight records see: draining once {@link InFlight#drain} is called. */

@@ -2,6 +2,7 @@ package io.imageworker.messaging.offsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.Pauses.Reason;
 import io.smallrye.reactive.messaging.kafka.commit.KafkaThrottledLatestProcessedCommit.TooManyMessagesWithoutAckException;
@@ -17,8 +18,52 @@ class PauseAwareCommitTest {
 
     private final AtomicLong now = new AtomicLong();
     private final Pauses pauses = new Pauses(now::get);
+    private final RequestsInProgress progress = new RequestsInProgress(pauses);
     private final PauseAwareCommit commit =
-            new PauseAwareCommit(null, pauses, new PartitionWork(), new ConsumerCommits());
+            new PauseAwareCommit(null, pauses, progress, new PartitionWork(), new ConsumerCommits());
+
+    /** A record the request stream takes: in progress until it is {@link Tracked#done()}. */
+    private Tracked track() {
+        Tracked tracked = new Tracked();
+        progress.started(tracked);
+        return tracked;
+    }
+
+    /** A record in progress, as {@link RequestsInProgress} holds it. */
+    private final class Tracked extends RequestsInProgress.Taken {
+        Tracked() {
+            super("image-request", 0);
+        }
+
+        @Override
+        public void waiting() {
+            progress.waiting(this);
+        }
+
+        @Override
+        public void admitted() {
+            progress.admitted(this);
+        }
+
+        void done() {
+            progress.ended(this);
+        }
+
+        @Override
+        public boolean mayGoOn() {
+            return true;
+        }
+
+        @Override
+        public boolean waitsToCall() {
+            return true;
+        }
+
+        @Override
+        public boolean callLeaves() {
+            return true;
+        }
+    }
 
     private void after(Duration time) {
         now.addAndGet(time.toNanos());
@@ -46,7 +91,7 @@ class PauseAwareCommitTest {
 
     @Test
     void aRecordOlderThanTheMaxAgeWithoutAPauseIsStuck() {
-        commit.track();
+        track();
         after(Duration.ofSeconds(5));
 
         assertThat(reportsWaitedTooLong()).isTrue();
@@ -54,7 +99,7 @@ class PauseAwareCommitTest {
 
     @Test
     void aRecordHeldByAPauseIsNotStuckHoweverLongThePause() {
-        commit.track();
+        track();
         after(Duration.ofSeconds(1));
         pauses.begin(Reason.GATEWAY_FAULT);
         after(Duration.ofHours(60));
@@ -67,7 +112,7 @@ class PauseAwareCommitTest {
 
     @Test
     void overlappingPausesCountOnce() {
-        commit.track();
+        track();
         pauses.begin(Reason.BUDGET);
         after(Duration.ofSeconds(10));
         pauses.begin(Reason.GATEWAY_FAULT);
@@ -85,7 +130,7 @@ class PauseAwareCommitTest {
     @Test
     void aRecordWaitingForItsTurnIsNotStuckHoweverLongAndCountsFromItsTurn() {
         // Read ahead (contract v1.2, fair shares): a record waits for its place in progress behind a backlog.
-        PauseAwareCommit.Tracked tracked = commit.track();
+        Tracked tracked = track();
         tracked.waiting();
         after(Duration.ofHours(2));
 
@@ -97,8 +142,8 @@ class PauseAwareCommitTest {
 
     @Test
     void aRecordThatNeverWaitedIsJudgedAsBeforeWhileAnotherWaits() {
-        commit.track();
-        PauseAwareCommit.Tracked waiting = commit.track();
+        track();
+        Tracked waiting = track();
         waiting.waiting();
         after(Duration.ofSeconds(5));
 
@@ -107,13 +152,13 @@ class PauseAwareCommitTest {
 
     @Test
     void aRecordDoneWaitsNoMore() {
-        PauseAwareCommit.Tracked first = commit.track();
+        Tracked first = track();
         pauses.begin(Reason.BUDGET);
         after(Duration.ofSeconds(10));
         pauses.end(Reason.BUDGET);
         after(Duration.ofSeconds(1));
         first.done();
-        commit.track();
+        track();
         after(Duration.ofSeconds(5));
 
         assertThat(reportsWaitedTooLong()).as("a record taken after the pause").isTrue();

@@ -1,0 +1,171 @@
+package io.imageworker.progress;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.imageworker.support.Pauses;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** The one registry of what is in progress: what a start and an end change, and what is read from it. */
+class RequestsInProgressTest {
+
+    private final AtomicLong now = new AtomicLong();
+    private final Pauses pauses = new Pauses(now::get);
+    private final RequestsInProgress progress = new RequestsInProgress(pauses);
+
+    private Record taken(int partition) {
+        Record record = new Record(partition);
+        progress.started(record);
+        return record;
+    }
+
+    @Test
+    void aRecordIsCountedFromItsStartToItsEnd() {
+        Record first = taken(0);
+        Record second = taken(1);
+        assertThat(progress.count()).isEqualTo(2);
+
+        progress.ended(first);
+        assertThat(progress.count()).isEqualTo(1);
+        progress.ended(second);
+
+        assertThat(progress.count()).isZero();
+        assertThat(progress.awaitNone(System.nanoTime())).isZero();
+    }
+
+    @Test
+    void theWaitForNoneEndsAtTheDeadlineWithWhatIsLeft() {
+        taken(0);
+
+        assertThat(progress.awaitNone(System.nanoTime() + Duration.ofMillis(20).toNanos()))
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aRecordsTimeCountsNeitherPausesNorItsWaitForItsTurn() {
+        Record record = taken(0);
+        progress.waiting(record);
+        now.addAndGet(Duration.ofHours(1).toNanos());
+        assertThat(progress.anyWorkedLongerThan(Duration.ofSeconds(4))).isFalse();
+        assertThat(progress.waitedWithin(Duration.ofSeconds(4))).isTrue();
+
+        progress.admitted(record);
+        pauses.begin(Pauses.Reason.BUDGET);
+        now.addAndGet(Duration.ofHours(1).toNanos());
+        pauses.end(Pauses.Reason.BUDGET);
+        now.addAndGet(Duration.ofSeconds(3).toNanos());
+        assertThat(progress.anyWorkedLongerThan(Duration.ofSeconds(4))).isFalse();
+
+        now.addAndGet(Duration.ofSeconds(2).toNanos());
+        assertThat(progress.anyWorkedLongerThan(Duration.ofSeconds(4))).isTrue();
+        assertThat(progress.waitedWithin(Duration.ofSeconds(4))).isFalse();
+    }
+
+    @Test
+    void aRebalanceTakesOutOfTheirLinesOnlyTheRecordsOfThePartitionsTaken() {
+        List<String> left = new ArrayList<>();
+        Record onZero = taken(0);
+        Record onOne = taken(1);
+        Record turnCame = taken(0);
+        progress.inLine(onZero, () -> left.add("zero"));
+        progress.inLine(onOne, () -> left.add("one"));
+        progress.inLine(turnCame, () -> left.add("turn came"));
+        progress.outOfLine(turnCame);
+
+        progress.leaveLines(List.of(new TopicPartition("requests", 0)));
+        progress.leaveLines(List.of(new TopicPartition("requests", 0)));
+
+        assertThat(left).containsExactly("zero");
+    }
+
+    @Test
+    void theFirstCopyOfARequestHoldsItsPlace() {
+        Record first = taken(0);
+        Record copy = taken(1);
+
+        var place = progress.place("r-1", null, first);
+        assertThat(place).isPresent();
+        assertThat(progress.place("r-1", null, copy)).isEmpty();
+        assertThat(progress.placeOf("r-1").orElseThrow().run()).isSameAs(first);
+
+        progress.unplace("r-1", place.orElseThrow());
+        assertThat(progress.placeOf("r-1")).isEmpty();
+    }
+
+    @Test
+    void aRequestsWorkIsUnderWayFromItsBeginningToItsEndAndACancelStopsItThroughItsTicket() {
+        List<String> stopped = new ArrayList<>();
+        RequestsInProgress.Work work = progress.begun("r-1");
+        Runnable stop = () -> stopped.add("r-1");
+        work.stoppable(stop);
+        work.called();
+        work.callingSince(5);
+        work.callingSince(9);
+
+        assertThat(progress.calling(10)).containsExactly("r-1");
+        assertThat(work.callingSince()).isEqualTo(5);
+        progress.workOf("r-1").orElseThrow().cancelled();
+        work.notStoppable(stop);
+        work.cancelled();
+        assertThat(stopped).containsExactly("r-1");
+
+        assertThat(progress.over("r-1")).containsSame(work);
+        assertThat(progress.working()).isZero();
+        assertThat(progress.over("r-1")).isEmpty();
+    }
+
+    @Test
+    void aRequestReadAheadTwiceWaitsForItsTurnUntilBothRecordsHadIt() {
+        progress.readAhead("r-1");
+        progress.readAhead("r-1");
+        progress.turnCame("r-1");
+        assertThat(progress.waitingForTurn()).containsExactly("r-1");
+
+        progress.turnCame("r-1");
+        assertThat(progress.waitingForTurn()).isEmpty();
+    }
+
+    @Test
+    void aRequestIsBeingParkedUntilTheParksOfAllItsCopiesAreOver() {
+        progress.parkUnderWay("r-1");
+        progress.parkUnderWay("r-1");
+        progress.parkOver("r-1");
+        assertThat(progress.parking("r-1")).isTrue();
+        assertThat(progress.parking("r-2")).isFalse();
+
+        progress.parkOver("r-1");
+        assertThat(progress.parking("r-1")).isFalse();
+    }
+
+    /** A record taken, its offsets' answers fixed. */
+    private static final class Record extends RequestsInProgress.Taken {
+        Record(int partition) {
+            super("requests", partition);
+        }
+
+        @Override
+        public void waiting() {}
+
+        @Override
+        public void admitted() {}
+
+        @Override
+        public boolean mayGoOn() {
+            return true;
+        }
+
+        @Override
+        public boolean waitsToCall() {
+            return true;
+        }
+
+        @Override
+        public boolean callLeaves() {
+            return true;
+        }
+    }
+}
