@@ -93,8 +93,9 @@ class CancellationTest extends PipelineTestSupport {
         String first = newId("warm");
         assertThat(ended(first, "").path("image").isObject()).isTrue();
         double cancelledBefore = cancelledCount();
-        // Slow calls: the four slots stay taken while the cancels come.
-        gateway.control().setLatency(Duration.ofSeconds(3));
+        // The four slots stay taken while the cancels come: the first four calls wait at the simulator's gate, which
+        // opens once every cancel is applied (within the gateway timeout of 4 s, as a latency of 3 s did before).
+        gateway.control().closeGate();
         // Issue #21's done-when: cancelling 100 queued requests costs no call and gives 100 CANCELLED results.
         List<String> ids = sendRequests(106, "queued", "");
         // Four calls in flight, four more requests waiting for a slot, the rest read ahead or still in Kafka.
@@ -105,11 +106,16 @@ class CancellationTest extends PipelineTestSupport {
         List<String> waiting = ids.stream().filter(id -> callsFor(id).isEmpty()).toList();
         assertThat(waiting).hasSize(102);
         List<String> cancelled = waiting.subList(0, 100);
-        // All at once: the first call ends 3 s after it began, and a request waiting for a slot must hear of its cancel
-        // before that (one by one, a hundred sends would take a round trip each).
+        // All at once: a request waiting for a slot must hear of its cancel before the first call ends (one by one, a
+        // hundred sends would take a round trip each).
         Map<String, String> cancels = new LinkedHashMap<>();
         cancelled.forEach(id -> cancels.put(id, "{\"requestId\":\"" + id + "\"}"));
         kafka.sendAll(CANCELS, cancels);
+        await().atMost(WITHIN).until(() -> cancelled.stream().allMatch(cancellations::isCancelled));
+        assertThat(ids.stream().filter(id -> !callsFor(id).isEmpty()).count())
+                .as("calls made while the cancels came")
+                .isEqualTo(4);
+        gateway.control().openGate();
 
         for (String id : ids) {
             JsonNode event = body(result(id));

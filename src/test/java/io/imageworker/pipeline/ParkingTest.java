@@ -63,6 +63,13 @@ class ParkingTest extends PipelineTestSupport {
 
     static final int OF_B = 8;
 
+    /**
+     * The backlog before a cancel: four times the topic's partitions times the window. Its last record is parked as
+     * soon as it is read and read back among the last, seconds after its cancel is applied (about 11 s to work it all
+     * at 80 ms a call, where the cancel takes well under one); the test checks that it was not called before.
+     */
+    static final int CANCEL_BACKLOG = 160;
+
     /** The cancel topic of these tests. */
     static final String CANCELS = "image-cancel-parking";
 
@@ -138,10 +145,10 @@ class ParkingTest extends PipelineTestSupport {
         awaitConsumerOf(TOPIC);
         gateway.control().setLatency(Duration.ofMillis(80));
         double parkedBefore = parked("window") + parked("share");
-        List<String> ofA = sendKeyed(TOPIC, BACKLOG, "a");
+        List<String> ofA = sendKeyed(TOPIC, CANCEL_BACKLOG, "a");
         String last = ofA.get(ofA.size() - 1);
         // Most of the backlog parked: the last record, read with it, is parked too, long before its turn.
-        await().atMost(WITHIN).until(() -> parked("window") + parked("share") - parkedBefore >= BACKLOG / 2.0);
+        await().atMost(WITHIN).until(() -> parked("window") + parked("share") - parkedBefore >= CANCEL_BACKLOG / 2.0);
         assertThat(callsFor(last)).as("not called yet").isEmpty();
         kafka.send(CANCELS, last, "{\"requestId\":\"" + last + "\"}", Map.of());
         await().atMost(WITHIN).until(() -> cancellations.isCancelled(last));

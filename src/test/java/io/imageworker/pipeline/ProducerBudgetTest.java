@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.contract.Lane;
+import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.messaging.intake.Admission;
 import io.imageworker.spend.BudgetGuard;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -12,6 +13,7 @@ import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import jakarta.inject.Inject;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -58,6 +60,9 @@ class ProducerBudgetTest extends PipelineTestSupport {
     Admission intake;
 
     @Inject
+    ConcurrencyLimiter limiter;
+
+    @Inject
     BudgetGuard budget;
 
     @Inject
@@ -67,14 +72,22 @@ class ProducerBudgetTest extends PipelineTestSupport {
     void aCallWhoseWindowEndsWhileItWaitsForItsSlotClaimsAgainInTheWindowItLeavesIn() {
         awaitConsumerOf(TOPIC);
         double claimedAgainBefore = claimedAgain();
-        // The four call slots taken by calls of 3 s (the gateway timeout here is 4 s); a request of the producer with
-        // one call a second then claims its place at once and waits for a slot for about as long, past the end of the
-        // window it claimed in.
-        gateway.control().setLatency(Duration.ofSeconds(3));
+        // The four call slots taken by calls held at the simulator's gate; a request of the producer with one call a
+        // second then claims its place at once and waits for a slot, until the window it claimed in has ended (the
+        // windows are seconds aligned on the epoch: the second in which it was seen waiting has ended). Then the gate
+        // opens (within the gateway timeout of 4 s, as calls of 3 s ended before) and it gets a slot.
+        gateway.control().closeGate();
         List<String> blockers = sendRequests(TOPIC, 4, "blocker", "\"producer\":\"b\"");
         await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4);
         String tick = newId(TICK);
         kafka.send(TOPIC, request(tick, "\"producer\":\"" + TICK + "\""));
+        await().atMost(WITHIN).until(() -> limiter.waiting() == 1);
+        long secondSeenWaiting = Instant.now().getEpochSecond();
+        await().atMost(WITHIN).until(() -> Instant.now().getEpochSecond() > secondSeenWaiting);
+        assertThat(callsFor(tick))
+                .as("no call of the tick before the gate opens")
+                .isEmpty();
+        gateway.control().openGate();
 
         JsonNode event = body(result(tick));
 

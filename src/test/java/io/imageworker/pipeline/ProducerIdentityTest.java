@@ -189,8 +189,9 @@ class ProducerIdentityTest extends PipelineTestSupport {
     void aStatusQueryNeedsAProducersTokenAndSeesOnlyThatProducersRequests() throws Exception {
         String id = newId("watched");
         String neverSent = newId("never");
-        // a's call takes a while: its request is held here, calling, while b asks.
-        gateway.control().setLatency(Duration.ofSeconds(4));
+        // a's call waits at the simulator's gate: its request is held here, calling, while b asks (the gate opens
+        // below, within the gateway timeout of 4 s, as a latency of 4 s ended it before).
+        gateway.control().closeGate();
         kafka.send(OF_A, request(id, ""));
         await().atMost(WITHIN).until(() -> get("requests/" + id, "a").body().contains("\"calling\""));
 
@@ -210,6 +211,10 @@ class ProducerIdentityTest extends PipelineTestSupport {
                     .hasValueSatisfying(value -> assertThat(value).startsWith("Bearer"));
             assertThat(refused.body()).doesNotContain(id).contains("UNAUTHENTICATED");
         }
+        assertThat(get("requests/" + id, "a").body())
+                .as("a's request still calling when b has asked")
+                .contains("\"calling\"");
+        gateway.control().openGate();
 
         JsonNode recorded = body(result(id));
         assertThat(status(id, "a").path("image")).isEqualTo(recorded.path("image"));

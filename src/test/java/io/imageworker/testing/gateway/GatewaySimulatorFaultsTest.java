@@ -17,6 +17,8 @@ import java.time.Duration;
 import java.util.Base64;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -145,6 +147,27 @@ class GatewaySimulatorFaultsTest extends SimulatorTestSupport {
 
         gateway.control().stopHolding();
         assertThat(http.generate(GENERATION).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void keepsTheImageCallsAtTheGateUnansweredUntilItOpens() {
+        gateway.control().closeGate();
+        CompletableFuture<HttpResponse<String>> first = http.postJsonAsync(GatewayRoutes.GENERATIONS, GENERATION);
+        CompletableFuture<HttpResponse<String>> second = http.postJsonAsync(GatewayRoutes.GENERATIONS, GENERATION);
+        await().atMost(Duration.ofSeconds(30)).until(() -> gateway.imageCallsInFlight() == 2);
+        // Calls that the latency alone would have let through long ago are still waiting.
+        assertThatThrownBy(() -> first.get(500, TimeUnit.MILLISECONDS)).isInstanceOf(TimeoutException.class);
+        assertThat(second).isNotDone();
+        assertThat(gateway.imageCalls()).noneMatch(RecordedCall::billed);
+
+        gateway.control().openGate();
+
+        assertThat(first.join().statusCode()).isEqualTo(200);
+        assertThat(second.join().statusCode()).isEqualTo(200);
+        assertThat(http.generate(GENERATION).statusCode())
+                .as("after the gate opened")
+                .isEqualTo(200);
+        assertThat(gateway.imageCalls()).hasSize(3).allMatch(RecordedCall::billed);
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.imageworker.testing.gateway.GatewayRoutes.Endpoint;
 import io.imageworker.testing.gateway.MultipartParser.Part;
 import io.imageworker.testing.gateway.SizeRules.Decision;
 import io.imageworker.testing.gateway.SizeRules.Size;
+import io.vertx.core.Context;
 import io.vertx.core.Handler;
 import io.vertx.core.Vertx;
 import io.vertx.core.buffer.Buffer;
@@ -401,6 +402,20 @@ final class GatewayHandler implements Handler<HttpServerRequest> {
             x.hang();
             return;
         }
+        Context context = vertx.getOrCreateContext();
+        if (state.waitsAtTheGate(() -> context.runOnContext(opened -> {
+            if (!x.finished()) {
+                pastTheGate(x, job, cost);
+            }
+        }))) {
+            return;
+        }
+        pastTheGate(x, job, cost);
+    }
+
+    /** A fault, or the latency and then the upstream's answer. */
+    private void pastTheGate(Exchange x, Job job, long cost) {
+        SimulatorSettings s = x.settings;
         Fault fault = state.takeFault();
         x.entry.fault(fault);
         if (fault != null) {

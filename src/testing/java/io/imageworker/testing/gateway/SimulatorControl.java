@@ -111,6 +111,23 @@ public final class SimulatorControl {
         return this;
     }
 
+    /**
+     * Image calls that pass the gateway's checks from now on wait at a gate, unanswered and unbilled, until {@link
+     * #openGate()}; then each goes on as it would have (its fault, the latency in force when it came, its answer). Where a fixed
+     * latency would keep calls in flight while a test looks, the gate keeps them there exactly as long as it looks:
+     * the test must open it before the worker's gateway timeout, as it would have to finish before a latency ran out.
+     */
+    public SimulatorControl closeGate() {
+        state.closeGate();
+        return this;
+    }
+
+    /** The image calls waiting at the gate go on, and the next ones are no longer stopped there. */
+    public SimulatorControl openGate() {
+        state.openGate();
+        return this;
+    }
+
     /** The next image call that passes the gateway's checks takes this fault. */
     public SimulatorControl injectFault(Fault fault) {
         return injectFault(fault, 1);

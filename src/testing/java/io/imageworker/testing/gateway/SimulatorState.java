@@ -40,6 +40,12 @@ final class SimulatorState {
     /** Image calls still let through before the rest are held; negative while nothing is held. */
     private final AtomicInteger passingBeforeHold = new AtomicInteger(-1);
 
+    /** Whether image calls wait at the gate; those waiting, each as what lets it go on. */
+    private final Object gateLock = new Object();
+
+    private boolean gateClosed;
+    private final List<Runnable> atTheGate = new ArrayList<>();
+
     private final AtomicLong mixedCounter = new AtomicLong();
     private final Set<GatewayHandler.Exchange> hanging = ConcurrentHashMap.newKeySet();
 
@@ -172,6 +178,37 @@ final class SimulatorState {
         return passingBeforeHold.getAndUpdate(left -> left > 0 ? left - 1 : left) == 0;
     }
 
+    /** Image calls that pass the gateway's checks wait at the gate from now on, until {@link #openGate()}. */
+    void closeGate() {
+        synchronized (gateLock) {
+            gateClosed = true;
+        }
+    }
+
+    /**
+     * Whether this image call waits at the gate: if it is closed, {@code goOn} is kept and run when it opens, and the
+     * call is left unanswered meanwhile.
+     */
+    boolean waitsAtTheGate(Runnable goOn) {
+        synchronized (gateLock) {
+            if (gateClosed) {
+                atTheGate.add(goOn);
+            }
+            return gateClosed;
+        }
+    }
+
+    /** Opens the gate: the image calls waiting at it go on, in the order they came, and later ones pass. */
+    void openGate() {
+        List<Runnable> waiting;
+        synchronized (gateLock) {
+            gateClosed = false;
+            waiting = List.copyOf(atTheGate);
+            atTheGate.clear();
+        }
+        waiting.forEach(Runnable::run);
+    }
+
     void hanging(GatewayHandler.Exchange exchange, boolean add) {
         if (add) {
             hanging.add(exchange);
@@ -197,6 +234,8 @@ final class SimulatorState {
         ledger.reset(initial);
         clearFaults();
         stopHolding();
+        // Calls a test left at the gate are answered (with the settings just restored), not left to time out.
+        openGate();
         mixedCounter.set(0);
         connections.reset();
         synchronized (calls) {
