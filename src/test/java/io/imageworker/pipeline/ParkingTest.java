@@ -169,13 +169,15 @@ class ParkingTest extends PipelineTestSupport {
     @Test
     void aRecordWhoseParkedCopyKafkaWouldRefuseIsAnsweredAtOnceInsteadOfParked() throws Exception {
         awaitConsumerOf(TOPIC);
-        // Slow calls: the backlog below is still there when the records at the limit come.
+        // Slow calls: the backlog below is still there when the records at the limit come. Its 24 records keep the
+        // large one beyond the window for four rounds of the four call slots, 8 s (with 16, 4 s: a loaded machine once
+        // read it after the window had reached it, and it was called).
         gateway.control().setLatency(Duration.ofSeconds(2));
         // A backlog of producer a on partition 0, past its partition's window of 10, then the two records at the
         // limit, then one more: sent at once, so that the records after the backlog are read while it waits.
         List<String> before = new ArrayList<>();
         List<ProducerRecord<byte[], byte[]>> records = new ArrayList<>();
-        for (int i = 0; i < 16; i++) {
+        for (int i = 0; i < 24; i++) {
             String id = newId("before");
             before.add(id);
             records.add(new ProducerRecord<>(TOPIC, 0, bytes(id), bytes(request(id, "\"producer\":\"a\""))));
@@ -205,7 +207,7 @@ class ParkingTest extends PipelineTestSupport {
             records.forEach(record -> sent.add(producer.send(record)));
             producer.flush();
         }
-        RecordMetadata garbageSent = sent.get(17).get(30, TimeUnit.SECONDS);
+        RecordMetadata garbageSent = sent.get(before.size() + 1).get(30, TimeUnit.SECONDS);
 
         JsonNode refused = body(result(large));
         assertThat(refused.path("error").path("code").asText()).isEqualTo("INVALID_REQUEST");
