@@ -10,9 +10,9 @@ import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
+import io.imageworker.testing.launch.EndsItsApplication;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.TestProfile;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
 import jakarta.inject.Inject;
 import java.io.IOException;
@@ -26,10 +26,13 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
  * When the shutdown grace is over, the requests still running are abandoned: no new gateway call, no failure recorded
  * (it may be the shutdown's own doing, and the next worker would replay it as the outcome), a success still recorded
  * (so that the next worker answers it without a second billed call).
+ *
+ * <p>It leaves the worker in its shutdown state, which lasts until the application stops: it runs last of the default
+ * worker's classes ({@link EndsItsApplication}), then that application stops for the next group's.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
-@TestProfile(ShutdownProfile.class)
+@EndsItsApplication
 @WithTestResource(WorkerTestResource.class)
 class AbandonedAtShutdownTest extends PipelineTestSupport {
 
