@@ -44,7 +44,7 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
  * ({@link Infrastructure#startOwn()}, of the same kind as the shared ones): the other test classes of the JVM run
  * beside it on the shared servers.
  */
-@TakesAbout(seconds = 55)
+@TakesAbout(seconds = 45)
 class InfrastructureIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -113,35 +113,12 @@ class InfrastructureIT {
         }
     }
 
+    /**
+     * Killed (SIGKILL), the broker keeps what it acknowledged: the records and a committed offset. (Its graceful stop
+     * and start are the fault suite's, {@code FaultSuiteIT}, which loses nothing across them.)
+     */
     @Test
-    void keepsARecordProducedBeforeTheBrokerStops() {
-        ManagedKafka kafka = infrastructure.kafka();
-        assumeTrue(kafka.supportsRestart(), "the broker is external");
-        String topic = uniqueName("survives-stop");
-        TopicPartition partition = new TopicPartition(topic, 0);
-        send(topic, "before-stop", "still here");
-
-        kafka.stop();
-        try (Admin admin = KafkaAdmin.admin(kafka.bootstrapServers())) {
-            assertThatThrownBy(() -> admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
-                            .nodes()
-                            .get())
-                    .as("the stopped broker answers nothing")
-                    .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
-        }
-        kafka.start();
-
-        try (KafkaConsumer<String, String> consumer = consumer(uniqueName("group"))) {
-            consumer.assign(List.of(partition));
-            consumer.seekToBeginning(List.of(partition));
-            assertThat(pollUntil(consumer, 1))
-                    .extracting(ConsumerRecord::key, ConsumerRecord::value)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple("before-stop", "still here"));
-        }
-    }
-
-    @Test
-    void keepsACommittedOffsetWhenTheBrokerIsKilled() {
+    void keepsItsRecordsAndACommittedOffsetWhenTheBrokerIsKilled() {
         ManagedKafka kafka = infrastructure.kafka();
         assumeTrue(kafka.supportsRestart(), "the broker is external");
         String topic = uniqueName("offset-survives-kill");
@@ -158,6 +135,13 @@ class InfrastructureIT {
         }
 
         kafka.kill();
+        try (Admin admin = KafkaAdmin.admin(kafka.bootstrapServers())) {
+            assertThatThrownBy(() -> admin.describeCluster(new DescribeClusterOptions().timeoutMs(2_000))
+                            .nodes()
+                            .get())
+                    .as("the killed broker answers nothing")
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
+        }
         kafka.start();
 
         try (KafkaConsumer<String, String> consumer = consumer(group)) {
@@ -170,6 +154,10 @@ class InfrastructureIT {
                     .first()
                     .extracting(ConsumerRecord::value)
                     .isEqualTo("third");
+            consumer.seekToBeginning(List.of(partition));
+            assertThat(pollUntil(consumer, 3))
+                    .extracting(ConsumerRecord::value)
+                    .containsExactly("first", "second", "third");
         }
     }
 
