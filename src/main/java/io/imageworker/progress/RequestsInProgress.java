@@ -29,7 +29,7 @@ import org.apache.kafka.common.TopicPartition;
  * progress once its turn came ({@link Place}) and its work under way ({@link Work}), each by the request's name.
  *
  * <p>What is read from it: how many requests are in progress (the gauge {@code image_worker_requests_in_progress}, the
- * graceful drain's wait, {@link #count}, {@link #awaitNone}); how long each has been worked on, not counting the
+ * graceful drain's wait, {@link #count}, {@link #awaitNoneUnderWay}); how long each has been worked on, not counting the
  * worker's pauses nor its wait for its turn (the commit strategy's "stuck record", {@link #anyWorkedLongerThan}); which
  * of a partition's records still stand in their producer's line when a rebalance takes it away ({@link #leaveLines});
  * where a request steps aside for its producer's cap ({@link #place}); which requests a status query finds held here,
@@ -91,11 +91,8 @@ public class RequestsInProgress {
             records.remove(taken);
             return records.isEmpty() ? null : records;
         });
-        if (count.decrementAndGet() == 0) {
-            synchronized (count) {
-                count.notifyAll();
-            }
-        }
+        count.decrementAndGet();
+        notifyIfNoneUnderWay();
     }
 
     /** Requests in progress now: started and not yet ended. */
@@ -104,17 +101,20 @@ public class RequestsInProgress {
     }
 
     /**
-     * Waits until no request is in progress or {@code deadline} (on {@link System#nanoTime}) is past; only a thread
-     * that may block calls it (the shutdown's), never an event loop.
+     * Waits until no record is under way (in progress and not waiting for its turn) or {@code deadline} (on {@link
+     * System#nanoTime}) is past; only a thread that may block calls it (the shutdown's), never an event loop. A record
+     * still waiting for its turn is not waited for: the drain lets no gateway call start, so its turn would bring it no
+     * call, only its end unacknowledged, and waiting for it would make every stop with a read-ahead last the whole
+     * grace.
      *
-     * @return the requests still in progress
+     * @return the records still in progress, those waiting for their turn included
      */
-    public int awaitNone(long deadline) {
+    public int awaitNoneUnderWay(long deadline) {
         synchronized (count) {
             long remaining;
-            while (count.get() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
+            while (underWay() > 0 && (remaining = deadline - System.nanoTime()) > 0) {
                 try {
-                    // The last request to end notifies.
+                    // An end or a record going back to wait that leaves none under way notifies.
                     count.wait(Math.max(1, remaining / 1_000_000));
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
@@ -126,12 +126,31 @@ public class RequestsInProgress {
     }
 
     /**
+     * Records in progress whose turn came: started, not ended and not waiting for their turn. Each counter changes
+     * alone, in an order that never shows fewer than there are: a start counts before its wait, an end after its
+     * admission.
+     */
+    private int underWay() {
+        return count.get() - waiting.get();
+    }
+
+    /** Wakes the drain's wait when no record is under way. */
+    private void notifyIfNoneUnderWay() {
+        if (underWay() <= 0) {
+            synchronized (count) {
+                count.notifyAll();
+            }
+        }
+    }
+
+    /**
      * {@code taken} waits for its turn to go into progress: until {@link #admitted}, its time is not counted, however
      * long.
      */
     public void waiting(Taken taken) {
         if (taken.waits.compareAndSet(false, true)) {
             waiting.incrementAndGet();
+            notifyIfNoneUnderWay();
         }
     }
 

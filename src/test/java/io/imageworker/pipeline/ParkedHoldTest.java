@@ -69,10 +69,6 @@ class ParkedHoldTest extends PipelineTestSupport {
             config.put("image-worker.park-after", "16");
             config.put("image-worker.producer-weights", "b=4");
             config.put("image-worker.read-ahead", "150");
-            // The test ends with most of A's backlog still parked or waiting for its turn, which the worker's stop
-            // waited for until the grace was over (19 s of the Quarkus chain, each run): the stop is no part of what
-            // this class proves, and whatever it leaves goes to no other test (a topic and a group of its own).
-            config.put("image-worker.shutdown-grace", "1s");
             return config;
         }
     }

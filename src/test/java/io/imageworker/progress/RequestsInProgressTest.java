@@ -6,6 +6,8 @@ import io.imageworker.support.Pauses;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
@@ -34,15 +36,31 @@ class RequestsInProgressTest {
         progress.ended(second);
 
         assertThat(progress.count()).isZero();
-        assertThat(progress.awaitNone(System.nanoTime())).isZero();
+        assertThat(progress.awaitNoneUnderWay(System.nanoTime())).isZero();
     }
 
     @Test
     void theWaitForNoneEndsAtTheDeadlineWithWhatIsLeft() {
         taken(0);
 
-        assertThat(progress.awaitNone(System.nanoTime() + Duration.ofMillis(20).toNanos()))
+        assertThat(progress.awaitNoneUnderWay(
+                        System.nanoTime() + Duration.ofMillis(20).toNanos()))
                 .isEqualTo(1);
+    }
+
+    @Test
+    void theDrainWaitsForTheRecordsUnderWayNotForThoseWaitingForTheirTurn() throws Exception {
+        Record running = taken(0);
+        Record inLine = taken(0);
+        progress.waiting(inLine);
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        CompletableFuture<Integer> left = CompletableFuture.supplyAsync(() -> progress.awaitNoneUnderWay(deadline));
+
+        progress.ended(running);
+
+        // Woken by the end, long before the deadline, with the one in line still in progress.
+        assertThat(left.get(10, TimeUnit.SECONDS)).isEqualTo(1);
+        assertThat(progress.count()).isEqualTo(1);
     }
 
     @Test

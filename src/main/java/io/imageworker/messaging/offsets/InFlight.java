@@ -214,18 +214,24 @@ public class InFlight {
         }
 
         /**
-         * Waits until no request is in progress or the grace is over; from then on, what still runs must neither start
-         * a gateway call nor end as a failure: it is redelivered.
+         * Waits until no request is under way or the grace is over (a record still waiting for its turn is not waited
+         * for: from the drain's start it could start no call); from then on, what still runs must neither start a
+         * gateway call nor end as a failure: it is redelivered.
          *
          * @return the requests still in progress, abandoned
          */
         public int await() {
             Log.infof("Shutting down: waiting up to %s for %d request(s) in progress", grace, progress.count());
             // The shutdown thread waits, not an event loop.
-            progress.awaitNone(deadline);
+            progress.awaitNoneUnderWay(deadline);
             shutdown.abandonUnfinished();
             int left = progress.count();
-            if (left > 0) {
+            if (left > 0 && System.nanoTime() < deadline) {
+                Log.infof(
+                        "Shutting down: %d request(s) still waiting for their turn are not started; they are not"
+                                + " committed and will be redelivered",
+                        left);
+            } else if (left > 0) {
                 Log.warnf(
                         "Shutdown grace over: %d request(s) did not finish; they are not committed and will be"
                                 + " redelivered",
