@@ -283,19 +283,21 @@ async function refreshQueue() {
     return;
   }
   const parts = [];
-  // A producer's view has no counts of the whole replica (they tell of the other producers).
+  // A producer's view has no counts nor rate of the whole replica (they tell of the other producers): its lines carry
+  // their own rates instead.
   parts.push(el('p', {},
     'partitions owned: ' + (queue.partitionsOwned ?? '?') + ' of ' + (queue.partitionsTotal ?? '?')
-    + (queue.inProgress === undefined ? '' : ' · in progress: ' + queue.inProgress + ' · read ahead: ' + queue.readAhead)
-    + ' · calls/s: ' + (queue.callsPerSecond ?? 'none lately')));
+    + (queue.inProgress === undefined ? '' : ' · in progress: ' + queue.inProgress + ' · read ahead: ' + queue.readAhead
+      + ' · calls/s: ' + (queue.callsPerSecond ?? 'none lately'))));
   parts.push(el('p', { id: 'intake', className: queue.intake.paused ? 'state-failed' : '' },
     queue.intake.paused ? 'intake paused: ' + queue.intake.reasons.join('; ') : 'intake running'));
   if (queue.lines.length) {
     parts.push(el('table', { id: 'lines' },
       el('tr', {}, el('th', { text: 'lane' }), el('th', { text: 'producer' }), el('th', { text: 'waiting' }),
-        el('th', { text: '' })),
+        el('th', { text: 'served/s' }), el('th', { text: '' })),
       ...queue.lines.map((line) => el('tr', {},
         el('td', { text: line.lane }), el('td', { text: line.producer }), el('td', { text: line.waiting }),
+        el('td', { text: line.callsPerSecond ?? '' }),
         el('td', { text: line.overCap ? 'over its cap' : '' })))));
   } else {
     parts.push(el('p', { className: 'note', text: 'No request waits for a call here.' }));

@@ -69,7 +69,9 @@ public record RequestStatus(
                     + " (its weight over the weights of the producers with requests waiting in its lane now, and its"
                     + " lane's part while the other lane waits too). It assumes the producers waiting now keep"
                     + " waiting and the gateway keeps its pace, and counts each request ahead as one call: a rough"
-                    + " guide that improves as calls go on, not a promise.")
+                    + " guide that improves as calls go on, not a promise. With IMAGE_WORKER_PRODUCER_IDENTITY=topic the"
+                    + " estimate rests on its producer's own pace alone (basis), and share is absent: nothing in it"
+                    + " tells of the other producers but what they leave to this one.")
     public record Queue(
             @Schema(
                             description = "1 for the next of its producer's requests waiting on this replica (in its"
@@ -83,12 +85,27 @@ public record RequestStatus(
             @Schema(description = "The same, in seconds from the answer", minimum = "0") Double callExpectedInSeconds,
             @Schema(
                             description = "Gateway calls per second that left this replica lately, over twice the"
-                                    + " gateway's timeout (at least a minute): the estimate's rate")
+                                    + " gateway's timeout (at least a minute): the estimate's rate. With"
+                                    + " IMAGE_WORKER_PRODUCER_IDENTITY=topic, its producer's own rate instead (see"
+                                    + " basis): never the replica's")
                     Double callsPerSecond,
             @Schema(
                             description = "The part of those calls its producer gets while the producers waiting now"
-                                    + " keep waiting (0 to 1)")
+                                    + " keep waiting (0 to 1). Absent with IMAGE_WORKER_PRODUCER_IDENTITY=topic, where"
+                                    + " it would tell a producer who else waits (see basis)")
                     Double share,
+            @Schema(
+                            description = "With IMAGE_WORKER_PRODUCER_IDENTITY=topic only (absent otherwise): what the"
+                                    + " estimate rests on, its producer's own pace alone, and the estimate is then"
+                                    + " position / callsPerSecond. OWN_CALLS: callsPerSecond is the rate at which its"
+                                    + " producer's requests in its lane got their first call on this replica lately"
+                                    + " (what its share actually got). GUARANTEED_SHARE, with none lately:"
+                                    + " callsPerSecond is what its guaranteed share gives, its weight over the weights"
+                                    + " of every producer of IMAGE_WORKER_PRODUCERS (times its lane's least part with"
+                                    + " the priority lane on) of this replica's gateway slots (IMAGE_WORKER_CONCURRENCY),"
+                                    + " each held for the mean length of its producer's own last calls",
+                            enumeration = {"OWN_CALLS", "GUARANTEED_SHARE"})
+                    String basis,
             @Schema(
                             description = "Why there is no estimate: NO_RECENT_CALLS, no gateway call left this replica"
                                     + " lately, or none has finished yet (no rate to go by: nothing is invented); NO_POSITION, it"
@@ -96,7 +113,12 @@ public record RequestStatus(
                                     + " dead token or a wrong address until the gateway answers again;"
                                     + " PRODUCER_OVER_CAP, its producer is over its own spend cap until its window"
                                     + " allows another call; PRIORITY_FIRST, its lane gets no call while the priority"
-                                    + " lane has waiting requests",
+                                    + " lane has waiting requests (with IMAGE_WORKER_PRODUCER_IDENTITY=topic: its"
+                                    + " producer has no call of its own lately here and its lane is guaranteed no"
+                                    + " slot, IMAGE_WORKER_PRIORITY_MIN_SHARE=0; said whether or not priority requests"
+                                    + " wait now). With IMAGE_WORKER_PRODUCER_IDENTITY=topic, NO_RECENT_CALLS means"
+                                    + " that no call of its producer's own left this replica lately and none of its"
+                                    + " calls finished here yet",
                             enumeration = {
                                 "NO_RECENT_CALLS",
                                 "NO_POSITION",
@@ -108,7 +130,7 @@ public record RequestStatus(
 
         /** A place with no estimate, {@code why}; {@code position} null when it has none. */
         static Queue withoutEstimate(Long position, String why) {
-            return new Queue(position, null, null, null, null, why);
+            return new Queue(position, null, null, null, null, null, why);
         }
     }
 

@@ -9,7 +9,9 @@ import io.imageworker.spend.BudgetGuard;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
@@ -18,6 +20,11 @@ import java.util.function.Predicate;
  * producer's line and its estimate ({@link QueueEstimate}), or why it has none; for an unknown one, what this replica
  * can tell of the others (the partitions it owns). Read from memory only, in O(producers waiting) and the requests
  * that left its line out of order: it runs on the event loop.
+ *
+ * <p>Where producers are taken from their topics ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}, issue 49) a queued
+ * request's estimate rests on its producer's own pace only ({@link QueueEstimate#ofOwn}, {@link OwnPace}): a producer
+ * learns nothing of the others from it. Its reasons for no estimate are its own too: the gateway's pause is the
+ * replica's, the cap is its producer's own ({@link BudgetGuard#holds}); the fleet's cap is never named.
  */
 @ApplicationScoped
 class Standings {
@@ -35,6 +42,8 @@ class Standings {
     private final double minShare;
     private final BooleanSupplier gatewayPaused;
     private final Predicate<String> producerOverCap;
+    /** Where producers are taken from their topics, what their own estimates rest on; null otherwise. */
+    private final OwnPace own;
 
     @Inject
     Standings(RequestStates states, WorkerConfig config, GatewayGuard gateway, BudgetGuard budget) {
@@ -43,7 +52,28 @@ class Standings {
                 ProducerWeights.of(config.producerWeights()),
                 config.priorityMinShare(),
                 () -> !gateway.isOpen(),
-                budget::holds);
+                budget::holds,
+                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
+                        ? new OwnPace(
+                                Set.copyOf(config.producers().orElse(List.of()).stream()
+                                        .map(String::trim)
+                                        .toList()),
+                                config.topic()
+                                        .requestPriority()
+                                        .filter(topic -> !topic.isBlank())
+                                        .isPresent(),
+                                Math.max(1, config.concurrency()))
+                        : null);
+    }
+
+    /** Standings of declared producers: the estimate from this replica's rate and the share of those waiting now. */
+    Standings(
+            RequestStates states,
+            ProducerWeights weights,
+            double minShare,
+            BooleanSupplier gatewayPaused,
+            Predicate<String> producerOverCap) {
+        this(states, weights, minShare, gatewayPaused, producerOverCap, null);
     }
 
     Standings(
@@ -51,13 +81,22 @@ class Standings {
             ProducerWeights weights,
             double minShare,
             BooleanSupplier gatewayPaused,
-            Predicate<String> producerOverCap) {
+            Predicate<String> producerOverCap,
+            OwnPace own) {
         this.states = states;
         this.weights = weights;
         this.minShare = minShare;
         this.gatewayPaused = gatewayPaused;
         this.producerOverCap = producerOverCap;
+        this.own = own;
     }
+
+    /**
+     * What a producer's own estimate rests on where producers are taken from their topics, beside its own pace: the
+     * producers named ({@code IMAGE_WORKER_PRODUCERS}, whose weights its guaranteed share is taken over), whether the
+     * priority lane is on, and this replica's gateway slots ({@code IMAGE_WORKER_CONCURRENCY}). All static.
+     */
+    record OwnPace(Set<String> producers, boolean priorityLane, int slots) {}
 
     /** The answer for {@code requestId}, held here in {@code state}. */
     RequestStatus held(String requestId, RequestStates.State state) {
@@ -86,6 +125,21 @@ class Standings {
         }
         if (producerOverCap.test(standing.producer())) {
             return RequestStatus.Queue.withoutEstimate(standing.position(), QueueEstimate.PRODUCER_OVER_CAP);
+        }
+        if (own != null) {
+            return QueueEstimate.ofOwn(
+                    standing,
+                    states.ownCallsPerSecond(standing.lane(), standing.producer()),
+                    states.ownCallMillis(standing.producer()),
+                    QueueEstimate.guaranteedShare(
+                            standing.producer(),
+                            standing.lane(),
+                            weights,
+                            own.producers(),
+                            own.priorityLane(),
+                            minShare),
+                    own.slots(),
+                    Instant.now());
         }
         return QueueEstimate.of(standing, states.callsPerSecond(), weights, minShare, Instant.now());
     }

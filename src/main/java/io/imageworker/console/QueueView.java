@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalDouble;
 
 /**
  * The queue as this replica holds it, for the console: what {@code GET /requests/{requestId}} knows of each request,
@@ -20,10 +21,12 @@ import java.util.Optional;
  * paused and why, and the spend against each cap in its current window (as far as this replica has read the shared
  * budget). Read from memory only, in one pass over the requests waiting.
  *
- * <p>A producer's view ({@link ConsoleAccess.Viewer}) holds only what is its own: its lines, its requests waiting and
- * calling, its cap and the requests of it the spend guard holds; not the counts of the whole replica (in progress,
- * read ahead) nor the fleet's cap, which tell of the other producers' requests. The calls per second and the
- * partitions owned stay: a producer's status answer rests on them too.
+ * <p>A producer's view ({@link ConsoleAccess.Viewer}) holds only what is its own: its lines, each with the rate at
+ * which its requests left it by their first call lately (what its status estimates rest on), its requests waiting
+ * and calling, its cap and the requests of it the spend guard holds; not the counts of the whole replica (in progress,
+ * read ahead), its calls per second, nor the fleet's cap, which tell of the other producers' requests. The partitions
+ * owned stay (the replica's, not a producer's), and so do the reasons intake is paused that are not another
+ * producer's: the gateway's pause, the spend guard's reader, and its own requests held for its own cap.
  */
 final class QueueView {
 
@@ -56,11 +59,13 @@ final class QueueView {
             if (!viewer.sees(line.producer())) {
                 continue;
             }
+            OptionalDouble own = states.ownCallsPerSecond(line.lane(), line.producer());
             lines.add(new Line(
                     line.lane().name().toLowerCase(Locale.ROOT),
                     line.producer(),
                     line.waiting(),
-                    budget.holds(line.producer())));
+                    budget.holds(line.producer()),
+                    own.isPresent() ? rounded(own.getAsDouble()) : null));
         }
         lines.sort(Comparator.comparing(Line::lane).thenComparing(Line::producer));
         List<Queued> queued = new ArrayList<>();
@@ -96,8 +101,8 @@ final class QueueView {
                 owned.map(RequestStates.Owned::total)
                         .filter(total -> total >= 0)
                         .orElse(null),
-                states.callsPerSecond().isPresent()
-                        ? Math.round(states.callsPerSecond().getAsDouble() * 100) / 100.0
+                viewer.operator() && states.callsPerSecond().isPresent()
+                        ? rounded(states.callsPerSecond().getAsDouble())
                         : null,
                 viewer.operator() ? states.size() : null,
                 viewer.operator() ? states.waitingCount() : null,
@@ -110,6 +115,10 @@ final class QueueView {
                                 .toList(),
                 new Intake(!reasons.isEmpty(), reasons),
                 spend(viewer));
+    }
+
+    private static double rounded(double perSecond) {
+        return Math.round(perSecond * 100) / 100.0;
     }
 
     private List<Cap> spend(ConsoleAccess.Viewer viewer) {
@@ -146,8 +155,12 @@ final class QueueView {
             Intake intake,
             List<Cap> spend) {}
 
-    /** A producer's line in a lane. */
-    record Line(String lane, String producer, long waiting, boolean overCap) {}
+    /**
+     * A producer's line in a lane; with producers taken from their topics, the rate at which its requests left it by
+     * their first call lately ({@code callsPerSecond}, absent without one).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record Line(String lane, String producer, long waiting, boolean overCap, Double callsPerSecond) {}
 
     /** A request waiting in its line. */
     record Queued(String requestId, String lane, String producer, long position) {}

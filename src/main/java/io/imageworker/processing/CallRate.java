@@ -2,6 +2,7 @@ package io.imageworker.processing;
 
 import java.time.Duration;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
 
 /**
  * The rate at which gateway calls left this replica lately: the calls started over a window that spans calls of any
@@ -109,6 +110,11 @@ public final class CallRate {
         long sinceFirst = Math.max(nowMillis - since, meanLength());
         long span = Math.max(LEAST_SPAN_MILLIS, Math.min(windowMillis, sinceFirst));
         return OptionalDouble.of(counted * 1000.0 / span);
+    }
+
+    /** The mean length of the calls that finished last (at most {@link #LENGTHS}); empty when none has. */
+    public synchronized OptionalLong meanLengthMillis() {
+        return lengthsKnown == 0 ? OptionalLong.empty() : OptionalLong.of(meanLength());
     }
 
     private long meanLength() {

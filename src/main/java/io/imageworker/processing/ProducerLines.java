@@ -40,13 +40,14 @@ public final class ProducerLines {
 
     /**
      * The first call of {@code requestId} left, or its work ended: it waits in no line any more. Nothing when it is in
-     * none.
+     * none. Returns the place it left, or null when it stood in none.
      */
-    public synchronized void leave(String requestId) {
+    public synchronized Place leave(String requestId) {
         Place place = byId.get(requestId);
         if (place != null) {
             leave(place);
         }
+        return place;
     }
 
     /** {@code place} leaves its line (its request was called, or ended, or was handed over); once, however often. */
@@ -147,6 +148,16 @@ public final class ProducerLines {
             this.requestId = requestId;
             this.key = key;
             this.number = number;
+        }
+
+        /** The lane of its line. */
+        public Lane lane() {
+            return key.lane;
+        }
+
+        /** The producer of its line. */
+        public String producer() {
+            return key.producer;
         }
     }
 

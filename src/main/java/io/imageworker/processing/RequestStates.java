@@ -15,7 +15,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -34,7 +37,8 @@ import java.util.function.Predicate;
  *
  * <p>Where a queued request stands: its place in its producer's line ({@link ProducerLines}, from the time its record
  * is taken to its first call), and the rate at which calls left this replica lately ({@link CallRate}), which a status
- * query turns into an estimate.
+ * query turns into an estimate. Where producers are taken from their topics, each producer's own pace too ({@link
+ * ProducerPace}: how fast its lines were served, how long its calls took), what that producer's estimate rests on.
  *
  * <p>Each request is known by its name ({@link #name}): its {@code requestId}, or {@code <producer>/<requestId>} where
  * ids are unique within their producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}), so that two producers' requests
@@ -77,6 +81,12 @@ public class RequestStates implements CallListener {
     /** Whether requests are known by {@code <producer>/<requestId>} ({@link #name}). */
     private final boolean idsPerProducer;
 
+    /** Each producer's own pace, where producers are taken from their topics; null otherwise. */
+    private final ProducerPace pace;
+
+    /** The wall clock, epoch milliseconds: when calls leave and end. */
+    private final LongSupplier clock;
+
     /** States whose call rate is counted over {@link CallRate#LEAST_WINDOW}: a gateway of short calls. */
     public RequestStates() {
         this(CallRate.LEAST_WINDOW);
@@ -91,7 +101,13 @@ public class RequestStates implements CallListener {
         this(
                 CallRate.windowFor(config.gateway().timeout()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic,
-                progress);
+                config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
+                        ? Set.copyOf(config.producers().orElse(List.of()).stream()
+                                .map(String::trim)
+                                .toList())
+                        : Set.of(),
+                progress,
+                System::currentTimeMillis);
     }
 
     /** States whose call rate is counted over {@code rateWindow} ({@link CallRate#windowFor} the gateway's timeout). */
@@ -104,13 +120,39 @@ public class RequestStates implements CallListener {
      * when {@code idsPerProducer}.
      */
     public RequestStates(Duration rateWindow, boolean idsPerProducer) {
-        this(rateWindow, idsPerProducer, new RequestsInProgress(new Pauses(System::nanoTime)));
+        this(
+                rateWindow,
+                idsPerProducer,
+                Set.of(),
+                new RequestsInProgress(new Pauses(System::nanoTime)),
+                System::currentTimeMillis);
     }
 
-    /** The same, the work of its requests held in {@code progress}. */
-    public RequestStates(Duration rateWindow, boolean idsPerProducer, RequestsInProgress progress) {
+    /**
+     * States of producers taken from their topics ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}) on {@code clock}
+     * (epoch milliseconds), for tests: each request known by {@code <producer>/<requestId>}, and the own pace of each
+     * of {@code producers} kept ({@link #ownCallsPerSecond}, {@link #ownCallMillis}), its rates over {@code
+     * rateWindow}.
+     */
+    public RequestStates(Duration rateWindow, Set<String> producers, LongSupplier clock) {
+        this(rateWindow, true, producers, new RequestsInProgress(new Pauses(System::nanoTime)), clock);
+    }
+
+    /**
+     * States whose call rate is counted over {@code rateWindow}, the work of their requests held in {@code progress},
+     * on {@code clock}; each request known by {@code <producer>/<requestId>} and the own pace of each of {@code
+     * producers} kept when {@code idsPerProducer} (none otherwise).
+     */
+    private RequestStates(
+            Duration rateWindow,
+            boolean idsPerProducer,
+            Set<String> producers,
+            RequestsInProgress progress,
+            LongSupplier clock) {
+        this.clock = clock;
         this.rate = new CallRate(rateWindow);
         this.idsPerProducer = idsPerProducer;
+        this.pace = idsPerProducer ? new ProducerPace(rateWindow, producers) : null;
         this.progress = progress;
     }
 
@@ -150,7 +192,24 @@ public class RequestStates implements CallListener {
 
     /** Calls per second that left this replica over its rate's window; empty: none left, or none finished yet. */
     public OptionalDouble callsPerSecond() {
-        return rate.perSecond(System.currentTimeMillis());
+        return rate.perSecond(clock.getAsLong());
+    }
+
+    /**
+     * Where producers are taken from their topics: {@code producer}'s requests that left its line in {@code lane} by
+     * their first call here, per second over the rate's window; empty when none did, none of its calls finished yet,
+     * or producers are declared (nothing is kept per producer then).
+     */
+    public OptionalDouble ownCallsPerSecond(Lane lane, String producer) {
+        return pace == null ? OptionalDouble.empty() : pace.perSecond(lane, producer, clock.getAsLong());
+    }
+
+    /**
+     * Where producers are taken from their topics: the mean length of {@code producer}'s last requests' calls here
+     * (from the first call to the end of the request's work); empty when none finished, or producers are declared.
+     */
+    public OptionalLong ownCallMillis(String producer) {
+        return pace == null ? OptionalLong.empty() : pace.callMillis(producer);
     }
 
     /**
@@ -238,10 +297,13 @@ public class RequestStates implements CallListener {
      */
     @Override
     public void sent(ImageStarted call, String storageId) {
-        long now = System.currentTimeMillis();
+        long now = clock.getAsLong();
         rate.started(now);
         progress.workOf(storageId).ifPresent(work -> work.callingSince(now));
-        lines.leave(storageId);
+        ProducerLines.Place left = lines.leave(storageId);
+        if (pace != null && left != null) {
+            pace.served(left.lane(), left.producer(), now);
+        }
         calling(storageId);
     }
 
@@ -254,7 +316,13 @@ public class RequestStates implements CallListener {
         progress.over(requestId).ifPresent(work -> {
             long since = work.callingSince();
             if (since >= 0) {
-                rate.finished(System.currentTimeMillis() - since);
+                long length = clock.getAsLong() - since;
+                rate.finished(length);
+                int slash = requestId.indexOf('/');
+                if (pace != null && slash > 0) {
+                    // Known as <producer>/<requestId> in this mode (name).
+                    pace.finished(requestId.substring(0, slash), length);
+                }
             }
         });
     }

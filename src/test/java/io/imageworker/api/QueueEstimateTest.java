@@ -1,6 +1,7 @@
 package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.contract.Lane;
@@ -9,11 +10,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.OptionalDouble;
+import java.util.OptionalLong;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /**
  * The estimate of a queued request: its position over this replica's recent rate times its producer's weighted share,
- * later for a later position, and none without a rate.
+ * later for a later position, and none without a rate. Where producers are taken from their topics: its position over
+ * its producer's own rate, or its guaranteed share of the slots, and no share of those waiting now.
  */
 class QueueEstimateTest {
 
@@ -85,5 +89,51 @@ class QueueEstimateTest {
         assertThat(queue.callExpectedInSeconds()).isNull();
         assertThat(queue.callsPerSecond()).isNull();
         assertThat(queue.noEstimate()).isEqualTo(QueueEstimate.NO_RECENT_CALLS);
+    }
+
+    @Test
+    void aProducersOwnEstimateIsItsPositionOverItsOwnRateWithNoShare() {
+        RequestStatus.Queue queue = QueueEstimate.ofOwn(
+                standing(6, "bulk", "bulk", "edits"), OptionalDouble.of(1.5), OptionalLong.of(20_000), 0.2, 4, NOW);
+
+        assertThat(queue.callExpectedInSeconds()).isEqualTo(4.0);
+        assertThat(queue.callExpectedAt()).isEqualTo(NOW.plusSeconds(4));
+        assertThat(queue.callsPerSecond()).isEqualTo(1.5);
+        assertThat(queue.basis()).isEqualTo(QueueEstimate.OWN_CALLS);
+        assertThat(queue.share()).isNull();
+    }
+
+    @Test
+    void withoutAnOwnRateItIsTheGuaranteedShareOfTheSlotsAtItsOwnCallLength() {
+        // 0.2 of 4 slots, each held 10 s: 0.08 calls a second, 25 s for position 2.
+        RequestStatus.Queue queue = QueueEstimate.ofOwn(
+                standing(2, "bulk", "bulk"), OptionalDouble.empty(), OptionalLong.of(10_000), 0.2, 4, NOW);
+
+        assertThat(queue.callsPerSecond()).isEqualTo(0.08);
+        assertThat(queue.callExpectedInSeconds()).isEqualTo(25.0);
+        assertThat(queue.basis()).isEqualTo(QueueEstimate.GUARANTEED_SHARE);
+        assertThat(queue.share()).isNull();
+
+        assertThat(QueueEstimate.ofOwn(standing(2, "bulk"), OptionalDouble.empty(), OptionalLong.empty(), 0.2, 4, NOW)
+                        .noEstimate())
+                .isEqualTo(QueueEstimate.NO_RECENT_CALLS);
+        assertThat(QueueEstimate.ofOwn(standing(2, "bulk"), OptionalDouble.empty(), OptionalLong.of(10_000), 0, 4, NOW)
+                        .noEstimate())
+                .isEqualTo(QueueEstimate.PRIORITY_FIRST);
+    }
+
+    @Test
+    void theGuaranteedShareIsTheWeightOverEveryProducerNamedAndTheLanesLeastPart() {
+        Set<String> named = Set.of("bulk", "edits", "misc");
+
+        // bulk 1, edits 4, misc 1: whoever waits now.
+        assertThat(QueueEstimate.guaranteedShare("edits", Lane.NORMAL, WEIGHTS, named, false, 0.1))
+                .isCloseTo(4 / 6.0, within(1e-12));
+        assertThat(QueueEstimate.guaranteedShare("bulk", Lane.NORMAL, WEIGHTS, named, true, 0.25))
+                .isCloseTo(0.25 / 6, within(1e-12));
+        assertThat(QueueEstimate.guaranteedShare("bulk", Lane.PRIORITY, WEIGHTS, named, true, 0.25))
+                .isCloseTo(0.75 / 6, within(1e-12));
+        assertThat(QueueEstimate.guaranteedShare("bulk", Lane.NORMAL, WEIGHTS, named, true, 0))
+                .isZero();
     }
 }
