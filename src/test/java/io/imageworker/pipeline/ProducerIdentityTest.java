@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.imageworker.memory.MemoryBudget;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.reference.ReferenceLoader;
 import io.imageworker.spend.BudgetGuard;
@@ -106,6 +107,9 @@ class ProducerIdentityTest extends PipelineTestSupport {
 
     @Inject
     MeterRegistry registry;
+
+    @Inject
+    MemoryBudget memory;
 
     @TestHTTPResource("/")
     URI root;
@@ -437,6 +441,57 @@ class ProducerIdentityTest extends PipelineTestSupport {
                 .as("the replica's count, which tells of a's")
                 .isFalse();
         body(result(id));
+    }
+
+    @Test
+    void aQueuedAnswerAndTheConsoleQueueTellAProducerNothingOfTheOthers() throws Exception {
+        // One request of a called and ended first: a's own line has a pace here, and the replica a rate.
+        String paced = newId("paced");
+        kafka.send(OF_A, request(paced, ""));
+        body(result(paced));
+        // The memory budget held whole: calls wait in their slots, none leaves, every request stands in its line.
+        MemoryBudget.Lease held = memory.lease(MemoryBudget.Kind.CALL);
+        held.hold(memory.budget());
+        List<String> ofB = sendRequests(OF_B, 3, "crowd", "");
+        List<String> ofA = sendRequests(OF_A, 2, "paced", "");
+        try {
+            await().atMost(WITHIN)
+                    .until(() -> ofA.stream().allMatch(id -> queueOf(id, "a").has("callsPerSecond"))
+                            && ofB.stream().allMatch(id -> queueOf(id, "b").has("position")));
+            for (String id : ofA) {
+                JsonNode queue = queueOf(id, "a");
+                // a's own rate, not the replica's, and no share of the producers waiting now (b's among them).
+                assertThat(queue.has("share")).as("%s", queue).isFalse();
+                assertThat(queue.path("basis").asText()).as("%s", queue).isEqualTo("OWN_CALLS");
+                assertThat(queue.path("callExpectedInSeconds").asDouble()).isPositive();
+            }
+            assertThat(JSON.readTree(console("queue", OPERATOR).body()).has("callsPerSecond"))
+                    .isTrue();
+            JsonNode ofBsQueue =
+                    JSON.readTree(console("queue", "Bearer " + TOKENS.get("b")).body());
+            assertThat(ofBsQueue.has("callsPerSecond"))
+                    .as("the replica's rate, which tells of a's calls: %s", ofBsQueue)
+                    .isFalse();
+            assertThat(ofBsQueue.path("lines").findValuesAsText("producer")).containsOnly("b");
+        } finally {
+            held.close();
+        }
+        for (String id : ofA) {
+            assertThat(body(result(id)).path("image").isObject()).as(id).isTrue();
+        }
+        ofB.forEach(id -> body(result(id)));
+    }
+
+    /** The {@code queue} of {@code requestId}'s status answer to {@code producer} (missing when it has none). */
+    private JsonNode queueOf(String requestId, String producer) {
+        try {
+            return JSON.readTree(get("requests/" + requestId, producer).body()).path("queue");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 
     private static final String OPERATOR = "Bearer " + CONSOLE_TOKEN;
