@@ -25,6 +25,7 @@ import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.messaging.results.ResultSink;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.WorkerThreads;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -34,6 +35,9 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -41,6 +45,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
+import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
@@ -280,6 +285,37 @@ class ArchitectureTest {
 
     private static boolean isOrHoldsInProgress(JavaType type) {
         return IN_PROGRESS.stream().anyMatch(kind -> type.toErasure().isAssignableTo(kind)) || holdsInProgress(type);
+    }
+
+    /**
+     * The worker's own threads are made, named and stopped in one place ({@link WorkerThreads}), which knows the order
+     * they stop in at shutdown; its timers are Vert.x's. No other class makes a thread (a constructor of {@link Thread}
+     * or of a subclass, a {@link ThreadFactory}'s thread, a thread started) or an executor (a constructor of an {@link
+     * Executor} such as {@code ThreadPoolExecutor} or {@code ScheduledThreadPoolExecutor}, a method of {@link
+     * Executors}, the S3 client's Netty event loops).
+     */
+    @Test
+    void onlyTheOwnerOfTheThreadsMakesThreadsOrExecutors() {
+        noClasses()
+                .that()
+                .doNotBelongToAnyOf(WorkerThreads.class)
+                .should()
+                .callConstructorWhere(DescribedPredicate.describe(
+                        "a constructor of a Thread or an Executor",
+                        call -> call.getTargetOwner().isAssignableTo(Thread.class)
+                                || call.getTargetOwner().isAssignableTo(Executor.class)))
+                .orShould()
+                .callMethodWhere(DescribedPredicate.describe(
+                        "a method of Executors, ThreadFactory.newThread, Thread.start, or one that makes Netty's event"
+                                + " loops for the S3 client (SdkEventLoopGroup.builder, create, build)",
+                        call -> call.getTargetOwner().isEquivalentTo(Executors.class)
+                                || (call.getTargetOwner().isAssignableTo(ThreadFactory.class)
+                                        && call.getName().equals("newThread"))
+                                || (call.getTargetOwner().isAssignableTo(Thread.class)
+                                        && call.getName().equals("start"))
+                                || (call.getTargetOwner().getName().startsWith(SdkEventLoopGroup.class.getName())
+                                        && Set.of("builder", "create", "build").contains(call.getName()))))
+                .check(MAIN);
     }
 
     /** A class named in the docs: a capitalised word in backquotes. */

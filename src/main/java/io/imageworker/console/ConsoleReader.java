@@ -3,6 +3,7 @@ package io.imageworker.console;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.messaging.sidetopics.TopicReader;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import java.time.Duration;
@@ -52,8 +53,9 @@ final class ConsoleReader {
             Map<String, Object> kafka,
             ConsoleFeed feed,
             ObjectMapper json,
-            MeterRegistry registry) {
-        this(topics, kafka, feed, json, registry, feed::apply);
+            MeterRegistry registry,
+            WorkerThreads threads) {
+        this(topics, kafka, feed, json, registry, threads, feed::apply);
     }
 
     /** The same, each event read handed to {@code shown} instead of straight to the feed (a test's seam). */
@@ -63,6 +65,7 @@ final class ConsoleReader {
             ConsoleFeed feed,
             ObjectMapper json,
             MeterRegistry registry,
+            WorkerThreads threads,
             java.util.function.Consumer<ConsoleEntry> shown) {
         this.topics = topics;
         this.kafka = kafka;
@@ -76,7 +79,8 @@ final class ConsoleReader {
                 "the console shows no new requests meanwhile",
                 TopicReader.Records.of(this::open, this::accept, this::polled),
                 registry,
-                "console");
+                "console",
+                threads);
     }
 
     /** The topics to read from the worker's settings: completed, failed, and the status topic when named. */

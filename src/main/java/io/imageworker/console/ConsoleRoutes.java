@@ -12,6 +12,7 @@ import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -99,6 +100,7 @@ public class ConsoleRoutes {
     private final StatusCallers callers;
 
     private volatile ConsoleFeed feed;
+    private final WorkerThreads threads;
     private volatile ConsoleReader reader;
     private volatile ConsoleActions actions;
     private volatile ConsoleAccess access;
@@ -115,7 +117,8 @@ public class ConsoleRoutes {
             ObjectMapper json,
             MeterRegistry registry,
             StatusCallers callers,
-            @Identifier("default-kafka-broker") Map<String, Object> kafka) {
+            @Identifier("default-kafka-broker") Map<String, Object> kafka,
+            WorkerThreads threads) {
         this.config = config;
         this.states = states;
         this.gateway = gateway;
@@ -125,6 +128,7 @@ public class ConsoleRoutes {
         this.kafka = kafka;
         this.registry = registry;
         this.callers = callers;
+        this.threads = threads;
     }
 
     /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
@@ -177,7 +181,8 @@ public class ConsoleRoutes {
                 kafka,
                 feed,
                 json,
-                registry);
+                registry,
+                threads);
         reader.start();
         Log.infof(
                 "Console: on at /console (%s, actions: %s)",

@@ -1,15 +1,13 @@
 package io.imageworker.storage;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.support.DaemonThreads;
+import io.imageworker.support.WorkerThreads;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
 import jakarta.enterprise.inject.Produces;
 import java.net.URI;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
@@ -40,11 +38,12 @@ import software.amazon.awssdk.services.s3.presigner.S3Presigner;
  * <p>The HTTP stack is {@code storage.http-client}. The event loops of the AWS Common Runtime's ({@code crt}, the
  * default) took about half the CPU of Netty's for the same storage operations (three per request; docs/benchmarks.md).
  * Its event loops are native threads; the futures they complete go on on the completion pool, whose threads carry the
- * application's class loader ({@link DaemonThreads}) whichever thread made them. Each response stream's flow-control
- * window is bounded ({@link #READ_WINDOW_BYTES}; the runtime's default is 16 MiB a stream), so what the native side
- * holds of a body the worker has not yet taken stays small. With {@code netty}, its event loops are the worker's own,
- * shut down without the quiet period of 2 s the SDK waits when it closes the loops it made itself: by then every
- * request has ended, and the 2 s were added to every stop of the worker.
+ * application's class loader whichever thread made them ({@link WorkerThreads} makes the pool, and stops it once the
+ * client is closed). Each response stream's flow-control window is bounded ({@link #READ_WINDOW_BYTES}; the runtime's
+ * default is 16 MiB a stream), so what the native side holds of a body the worker has not yet taken stays small. With
+ * {@code netty}, its event loops are the worker's own (made by {@link WorkerThreads} too), shut down without the quiet
+ * period of 2 s the SDK waits when it closes the loops it made itself: by then every request has ended, and the 2 s
+ * were added to every stop of the worker.
  */
 @ApplicationScoped
 public class S3ClientProducer {
@@ -53,19 +52,21 @@ public class S3ClientProducer {
     static final long READ_WINDOW_BYTES = 1024 * 1024;
 
     private final WorkerConfig.Storage config;
+    private final WorkerThreads threads;
     private final ExecutorService completions;
     /** Netty's event loops, made only when {@code netty} is the HTTP stack. */
     private final Optional<SdkEventLoopGroup> eventLoops;
     /** Whether this producer holds a reference that keeps the AWS Common Runtime up ({@link #holdRuntime}). */
     private boolean holdsRuntime;
 
-    S3ClientProducer(WorkerConfig config) {
+    S3ClientProducer(WorkerConfig config, WorkerThreads threads) {
         this.config = config.storage();
+        this.threads = threads;
         this.eventLoops = this.config.httpClient() == WorkerConfig.Storage.HttpClient.NETTY
-                ? Optional.of(SdkEventLoopGroup.builder().build())
+                ? Optional.of(threads.s3EventLoops())
                 : Optional.empty();
-        this.completions = Executors.newFixedThreadPool(
-                Math.max(2, Runtime.getRuntime().availableProcessors()), DaemonThreads.numbered("s3-completion"));
+        this.completions =
+                threads.s3Completions(Math.max(2, Runtime.getRuntime().availableProcessors()));
     }
 
     @Produces
@@ -135,11 +136,9 @@ public class S3ClientProducer {
                 CRT.releaseShutdownRef();
             }
         }
-        // A loop group passed in is left open by the client; no quiet period: nothing more is sent.
-        eventLoops.ifPresent(loops -> loops.eventLoopGroup()
-                .shutdownGracefully(0, 15, TimeUnit.SECONDS)
-                .awaitUninterruptibly(16, TimeUnit.SECONDS));
-        completions.shutdown();
+        // A loop group passed in is left open by the client, and the completion pool: both stop once it is closed.
+        eventLoops.ifPresent(threads::stop);
+        threads.stop(completions);
     }
 
     void close(@Disposes S3Presigner presigner) {

@@ -4,13 +4,9 @@ import io.imageworker.config.WorkerConfig;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
-import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -22,7 +18,7 @@ import java.util.function.Supplier;
  * turns on the same cores), so threads do not grow with the concurrency. The queue holds at most the records the
  * worker takes at once ({@code max-in-progress} plus {@code read-ahead} for each lane, and {@code park-after} from the
  * parked topic): a record has at most one task here at a time, so the queue cannot overflow; if it ever did, the task fails (its request ends as a defect) rather than run on the
- * caller's event loop.
+ * caller's event loop. The pool is made and stopped by {@link WorkerThreads}.
  */
 @ApplicationScoped
 public class CpuWork {
@@ -30,8 +26,11 @@ public class CpuWork {
     private final ThreadPoolExecutor executor;
 
     @Inject
-    CpuWork(WorkerConfig config, MeterRegistry registry) {
-        this(Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())), queueFor(config));
+    CpuWork(WorkerConfig config, WorkerThreads threads, MeterRegistry registry) {
+        this(
+                threads,
+                Math.max(1, config.cpuThreads().orElse(Runtime.getRuntime().availableProcessors())),
+                queueFor(config));
         WorkerMetrics.gauge(
                         "image_worker_cpu_tasks_waiting",
                         executor,
@@ -48,18 +47,10 @@ public class CpuWork {
         return 2 * config.intakeLimit() + config.parkAfterLimit();
     }
 
-    /** A pool of {@code threads} threads holding at most {@code queued} tasks beyond them. */
-    public CpuWork(int threads, int queued) {
-        ThreadFactory factory = DaemonThreads.numbered("image-worker-cpu", CpuThread::new);
-        this.executor = new ThreadPoolExecutor(
-                threads,
-                threads,
-                0,
-                TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queued + threads),
-                factory,
-                new ThreadPoolExecutor.AbortPolicy());
-        Log.debugf("CPU work on %d thread(s)", threads);
+    /** A pool of {@code count} threads, made by {@code threads}, holding at most {@code queued} tasks beyond them. */
+    public CpuWork(WorkerThreads threads, int count, int queued) {
+        this.executor = threads.cpuPool(count, queued);
+        Log.debugf("CPU work on %d thread(s)", count);
     }
 
     /**
@@ -68,21 +59,9 @@ public class CpuWork {
      * at once on that thread: queued again, the bytes it works on would wait in memory behind other requests' tasks.
      */
     public <T> Uni<T> run(Supplier<T> work) {
-        if (Thread.currentThread() instanceof CpuThread) {
+        if (WorkerThreads.onCpuThread()) {
             return Uni.createFrom().item(work);
         }
         return Uni.createFrom().item(work).runSubscriptionOn(executor);
-    }
-
-    /** A thread of a pool of CPU work. */
-    private static final class CpuThread extends Thread {
-        CpuThread(Runnable task, String name) {
-            super(task, name);
-        }
-    }
-
-    @PreDestroy
-    void close() {
-        executor.shutdown();
     }
 }

@@ -1,6 +1,7 @@
 /**
- * What several layers share, none of it specific to one stage: {@link io.imageworker.support.CpuWork} (the fixed pool
- * where CPU work runs, off the event loops), {@link io.imageworker.support.BoundedBody} (a response body read into one capped array),
+ * What several layers share, none of it specific to one stage: {@link io.imageworker.support.WorkerThreads} (the one
+ * maker and owner of the worker's own threads and pools, which stops them in order at shutdown), {@link
+ * io.imageworker.support.CpuWork} (the fixed pool where CPU work runs, off the event loops), {@link io.imageworker.support.BoundedBody} (a response body read into one capped array),
  * {@link io.imageworker.support.Patience} (retries of operations that cost nothing, only after a failure that can
  * heal), {@link io.imageworker.support.Shutdown} and {@link io.imageworker.support.AbandonedException} (the steps of a
  * graceful shutdown), {@link io.imageworker.support.Pauses} (the clock of the pauses by design), {@link

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -49,6 +50,7 @@ class ConsoleReaderBrokerTest {
                 feed,
                 new ObjectMapper(),
                 registry,
+                new WorkerThreads(),
                 entry -> {
                     if (entry.requestId().startsWith("boom")) {
                         synchronized (failedOn) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.gateway.GatewaySimulator;
 import io.imageworker.testing.gateway.Latency;
@@ -31,7 +32,7 @@ class AnswerAdmissionTest {
     private static final int IMAGE_BYTES = 2_000_000;
 
     private final Vertx vertx = Vertx.vertx();
-    private final CpuWork cpu = new CpuWork(1, 4);
+    private final CpuWork cpu = new CpuWork(new WorkerThreads(), 1, 4);
     private final CallStages stages = CallStages.unregistered();
     private final AnswerSizes sizes = new AnswerSizes(64 * MIB);
     private GatewaySimulator gateway;

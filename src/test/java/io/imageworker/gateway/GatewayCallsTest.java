@@ -20,6 +20,7 @@ import io.imageworker.support.Pauses;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.opentelemetry.api.OpenTelemetry;
@@ -55,7 +56,7 @@ class GatewayCallsTest {
 
     private final Vertx vertx = Vertx.vertx();
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
-    private final CpuWork cpu = new CpuWork(1, 4);
+    private final CpuWork cpu = new CpuWork(new WorkerThreads(), 1, 4);
     private final Shutdown shutdown = new Shutdown();
     private final ScriptedGateway gateway = new ScriptedGateway();
     private final Handover places = new Handover();

@@ -9,6 +9,7 @@ import io.imageworker.contract.Operation;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
@@ -86,7 +87,7 @@ class ReadableObjectsTest {
                 null,
                 config("topic", null),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
-                new CpuWork(1, 8),
+                new CpuWork(new WorkerThreads(), 1, 8),
                 new Tracing(OpenTelemetry.noop().getTracer("test")));
         String others = "s3://images/images/b/r-1.png";
         ImageRequest ofA = new ImageRequest(

@@ -10,6 +10,7 @@ import io.imageworker.image.ImageFormat;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.images.TestImages;
 import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
@@ -121,7 +122,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
                 fetcher,
                 config,
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
-                new CpuWork(1, 8),
+                new CpuWork(new WorkerThreads(), 1, 8),
                 new Tracing(OpenTelemetry.noop().getTracer("test")));
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.StoreProxy;
 import io.imageworker.testing.StoreProxy.Exchange;
 import io.imageworker.testing.TestConfig;
@@ -37,13 +38,15 @@ class S3ClientRoundTripTest {
         store.createBucket(bucket);
         // Through the recording proxy, which sees the headers each request came with.
         StoreProxy proxy = StoreProxy.shared(store.endpoint());
-        S3ClientProducer producer = new S3ClientProducer(TestConfig.worker(Map.of(
-                "image-worker.storage.bucket", bucket,
-                "image-worker.storage.http-client", httpClient.name().toLowerCase(Locale.ROOT),
-                "image-worker.storage.endpoint", proxy.endpoint(),
-                "image-worker.storage.region", store.region(),
-                "image-worker.storage.access-key-id", store.accessKey(),
-                "image-worker.storage.secret-access-key", store.secretKey())));
+        S3ClientProducer producer = new S3ClientProducer(
+                TestConfig.worker(Map.of(
+                        "image-worker.storage.bucket", bucket,
+                        "image-worker.storage.http-client", httpClient.name().toLowerCase(Locale.ROOT),
+                        "image-worker.storage.endpoint", proxy.endpoint(),
+                        "image-worker.storage.region", store.region(),
+                        "image-worker.storage.access-key-id", store.accessKey(),
+                        "image-worker.storage.secret-access-key", store.secretKey())),
+                new WorkerThreads());
         S3AsyncClient s3 = producer.s3();
         try {
             ImageStore images =

@@ -10,11 +10,12 @@ import org.junit.jupiter.api.Test;
 
 class CpuWorkTest {
 
-    private final CpuWork cpu = new CpuWork(2, 4);
+    private final WorkerThreads threads = new WorkerThreads();
+    private final CpuWork cpu = new CpuWork(threads, 2, 4);
 
     @AfterEach
     void close() {
-        cpu.close();
+        threads.stopAll();
     }
 
     @Test

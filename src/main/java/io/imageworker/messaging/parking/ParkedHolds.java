@@ -2,7 +2,6 @@ package io.imageworker.messaging.parking;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
-import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.WorkerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -10,6 +9,7 @@ import io.quarkus.logging.Log;
 import io.quarkus.runtime.Startup;
 import io.smallrye.reactive.messaging.kafka.KafkaClientService;
 import io.smallrye.reactive.messaging.kafka.KafkaConsumer;
+import io.vertx.core.Vertx;
 import jakarta.annotation.PreDestroy;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -19,9 +19,6 @@ import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
@@ -43,7 +40,7 @@ import org.apache.kafka.common.TopicPartition;
  * partition of the parked topic is held to its share instead: once {@code IMAGE_WORKER_PARK_AFTER} of its records are
  * polled and not yet taken, or taken and waiting (for their turn, or their window before it), it is paused on the
  * parked topic's consumer, and resumed once fewer than half that many are (as each of its records' turn comes,
- * {@link #admitted}, and looked at every {@link #RECHECK}: with looks alone, a lone producer's parked backlog went
+ * {@link #admitted}, and looked at every {@link #RECHECK}, on a Vert.x timer: with looks alone, a lone producer's parked backlog went
  * through at a few records a look, 42 requests a second where calls of 100 ms in 16 slots took 160). A producer's parked backlog
  * (in a partition of its own while there are enough, {@link ParkedPartitions}) stays in Kafka beyond its share, and
  * the other partitions' records come in with their next fetch. The parked topic's consumer does no pausing of its own
@@ -122,7 +119,9 @@ public class ParkedHolds {
     private final Partitions partitions;
     private final BooleanSupplier draining;
     private final LongSupplier nanos;
-    private ScheduledExecutorService rechecks;
+    private Vertx vertx;
+    /** The Vert.x timer of the looks every {@link #RECHECK}, while the parked topic is read; -1 otherwise. */
+    private long rechecks = -1;
 
     @Inject
     ParkedHolds(
@@ -131,7 +130,8 @@ public class ParkedHolds {
             KafkaClientService kafkaClients,
             RequestParking parking,
             Shutdown shutdown,
-            MeterRegistry registry) {
+            MeterRegistry registry,
+            Vertx vertx) {
         this(
                 work::waitingOn,
                 config.parkAfterLimit(),
@@ -141,9 +141,7 @@ public class ParkedHolds {
         work.whenReleased(this::released);
         work.whenAdmitted(this::admitted);
         if (parking.reads()) {
-            rechecks = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-worker-parked-holds"));
-            rechecks.scheduleWithFixedDelay(
-                    this::recheck, RECHECK.toMillis(), RECHECK.toMillis(), TimeUnit.MILLISECONDS);
+            recheckEvery(vertx);
         }
         WorkerMetrics.gauge(
                         "image_worker_parked_partitions_held",
@@ -310,6 +308,17 @@ public class ParkedHolds {
         }
     }
 
+    /**
+     * Looks at the held partitions every {@link #RECHECK} on {@code vertx}'s timers. A look runs on an event loop: it
+     * takes this object's lock and the offsets' ({@code waitingOn}) for a count each, and hands resumes to the polling
+     * thread ({@code runOnPollingThread}) without waiting for them: no I/O, nothing that blocks for longer than those
+     * locks are held.
+     */
+    void recheckEvery(Vertx vertx) {
+        this.vertx = vertx;
+        this.rechecks = vertx.setPeriodic(RECHECK.toMillis(), RECHECK.toMillis(), id -> recheck());
+    }
+
     /** The partitions held now. */
     Set<TopicPartition> held() {
         return Set.copyOf(held);
@@ -317,8 +326,9 @@ public class ParkedHolds {
 
     @PreDestroy
     void close() {
-        if (rechecks != null) {
-            rechecks.shutdownNow();
+        if (rechecks >= 0) {
+            vertx.cancelTimer(rechecks);
+            rechecks = -1;
         }
     }
 

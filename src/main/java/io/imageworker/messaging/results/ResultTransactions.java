@@ -5,6 +5,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -38,8 +39,8 @@ import org.apache.kafka.common.TopicPartition;
  * sendOffsetsToTransaction(offsets, groupMetadata)}): a zombie whose partitions were given to another member since is
  * fenced by the group's generation, and its transaction fails.
  *
- * <p>Each request topic (each lane) has its own producer, transaction and thread, since a transaction commits the
- * offsets of one consumer; its {@code transactional.id} is unique to the process, so a transaction left open by a
+ * <p>Each request topic (each lane) has its own producer, transaction and thread (made and stopped by {@code
+ * support.WorkerThreads}), since a transaction commits the offsets of one consumer; its {@code transactional.id} is unique to the process, so a transaction left open by a
  * killed worker is aborted by the broker after {@code transactions.timeout}. Offsets are committed by transactions
  * only: the commit strategy's own periodic commits are dropped ({@code offsets.FinishedAboveCommits}), and a
  * rebalance's last commit is a transaction too ({@link #commitReleased}), never below one already made. The
@@ -61,6 +62,7 @@ public class ResultTransactions {
     private final WorkerConfig config;
     private final PartitionWork work;
     private final CpuWork cpu;
+    private final WorkerThreads threads;
     private final String instance = UUID.randomUUID().toString().substring(0, 8);
     private final Map<String, TopicTransactions> topics = new ConcurrentHashMap<>();
     private final Map<String, ConsumerGroupMetadata> groups = new ConcurrentHashMap<>();
@@ -74,11 +76,13 @@ public class ResultTransactions {
             WorkerConfig config,
             PartitionWork work,
             CpuWork cpu,
+            WorkerThreads threads,
             MeterRegistry registry) {
         this.kafka = kafka;
         this.config = config;
         this.work = work;
         this.cpu = cpu;
+        this.threads = threads;
         this.metrics = new TransactionMetrics(registry);
         this.settlement = new InDoubtSettlement(
                 kafka,
@@ -173,7 +177,8 @@ public class ResultTransactions {
                 config.transactions().timeout(),
                 config.retry().infrastructurePatience(),
                 commit -> commitStep.commit(commit));
-        return new TopicTransactions(topic, () -> groups.get(topic), producer, settlement, work, config, metrics);
+        return new TopicTransactions(
+                topic, () -> groups.get(topic), producer, settlement, work, config, metrics, threads);
     }
 
     @PreDestroy

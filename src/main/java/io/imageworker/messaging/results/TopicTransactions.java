@@ -4,7 +4,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.support.DaemonThreads;
+import io.imageworker.support.WorkerThreads;
 import io.quarkus.logging.Log;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,12 +15,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -52,7 +49,10 @@ final class TopicTransactions {
     private final PartitionWork work;
     private final WorkerConfig config;
     private final TransactionMetrics metrics;
+    private final WorkerThreads threads;
+    /** Its thread, made and stopped by {@link WorkerThreads}: the producer's calls block. */
     private final ScheduledExecutorService thread;
+
     private final ConcurrentLinkedQueue<PendingResult> queue = new ConcurrentLinkedQueue<>();
     /** Whether a flush is scheduled after a result's linger, and after a park's. */
     private final AtomicBoolean resultsScheduled = new AtomicBoolean();
@@ -74,7 +74,8 @@ final class TopicTransactions {
             InDoubtSettlement settlement,
             PartitionWork work,
             WorkerConfig config,
-            TransactionMetrics metrics) {
+            TransactionMetrics metrics,
+            WorkerThreads threads) {
         this.topic = topic;
         this.group = group;
         this.producer = producer;
@@ -82,8 +83,11 @@ final class TopicTransactions {
         this.work = work;
         this.config = config;
         this.metrics = metrics;
-        this.thread =
-                Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("image-worker-transactions-" + topic));
+        this.threads = threads;
+        this.thread = threads.transactionsOf(topic, () -> {
+            flush();
+            producer.close();
+        });
         thread.scheduleWithFixedDelay(
                 this::commitProgress, PROGRESS_PERIOD.toMillis(), PROGRESS_PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     }
@@ -310,19 +314,12 @@ final class TopicTransactions {
         committed.committed(offsets);
     }
 
+    /**
+     * Commits what waits and closes the producer, on its thread, then stops the thread (at once at shutdown: {@link
+     * WorkerThreads} does the same, once).
+     */
     void close() {
-        try {
-            thread.submit(() -> {
-                        flush();
-                        producer.close();
-                    })
-                    .get(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException | RejectedExecutionException e) {
-            Log.debugf("Closing the transactions of %s: %s", topic, e.toString());
-        }
-        thread.shutdownNow();
+        threads.stop(thread);
     }
 
     private static void sleep(Duration backoff) {

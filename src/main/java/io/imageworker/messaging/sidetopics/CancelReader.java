@@ -9,6 +9,7 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.support.WorkerMetrics;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -97,6 +98,7 @@ public class CancelReader {
     /** When the reader last looked for new partitions. Reader thread only. */
     private long lastPartitionCheck;
 
+    private final WorkerThreads threads;
     private volatile TopicReader reader;
 
     @Inject
@@ -105,7 +107,8 @@ public class CancelReader {
             Cancellations cancellations,
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             ObjectMapper json,
-            MeterRegistry registry) {
+            MeterRegistry registry,
+            WorkerThreads threads) {
         this(
                 config.topic().cancel().filter(name -> !name.isBlank()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
@@ -119,7 +122,8 @@ public class CancelReader {
                 json,
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
-                System::nanoTime);
+                System::nanoTime,
+                threads);
     }
 
     CancelReader(
@@ -129,8 +133,9 @@ public class CancelReader {
             ObjectMapper json,
             MeterRegistry registry,
             Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers,
-            LongSupplier nanos) {
-        this(topic, Optional.empty(), cancellations, kafka, json, registry, consumers, nanos);
+            LongSupplier nanos,
+            WorkerThreads threads) {
+        this(topic, Optional.empty(), cancellations, kafka, json, registry, consumers, nanos, threads);
     }
 
     /**
@@ -145,7 +150,8 @@ public class CancelReader {
             ObjectMapper json,
             MeterRegistry registry,
             Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers,
-            LongSupplier nanos) {
+            LongSupplier nanos,
+            WorkerThreads threads) {
         this.topic = topic;
         this.perProducer = producers.isPresent();
         this.topics = topic.map(base -> producers
@@ -157,6 +163,7 @@ public class CancelReader {
         this.json = json;
         this.consumers = consumers;
         this.nanos = nanos;
+        this.threads = threads;
         // Exported with cancellation off too (0): every worker exports the same series, which the dashboard draws.
         this.restarts = WorkerMetrics.counter(
                 registry,
@@ -211,7 +218,8 @@ public class CancelReader {
                 restarts,
                 skipped,
                 nanos,
-                TopicReader.FIRST_BACKOFF);
+                TopicReader.FIRST_BACKOFF,
+                threads);
         reader = started;
         started.start();
         Log.infof(

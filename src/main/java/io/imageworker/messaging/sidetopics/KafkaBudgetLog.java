@@ -8,6 +8,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.WorkerMetrics;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.Identifier;
@@ -117,7 +118,8 @@ public class KafkaBudgetLog implements BudgetLog {
             WorkerConfig config,
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             ObjectMapper json,
-            MeterRegistry registry) {
+            MeterRegistry registry,
+            WorkerThreads threads) {
         this(
                 config,
                 kafka,
@@ -125,12 +127,14 @@ public class KafkaBudgetLog implements BudgetLog {
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
                 System::nanoTime,
-                TopicReader.FIRST_BACKOFF);
+                TopicReader.FIRST_BACKOFF,
+                threads);
     }
 
     /**
      * A log whose consumers come from {@code consumers} (given the reader's client settings) and whose reader measures
-     * its stalls on {@code nanos} and waits {@code firstBackoff} before its first restart, for tests.
+     * its stalls on {@code nanos} and waits {@code firstBackoff} before its first restart, on a thread of {@code
+     * threads}, for tests.
      */
     KafkaBudgetLog(
             WorkerConfig config,
@@ -139,7 +143,8 @@ public class KafkaBudgetLog implements BudgetLog {
             MeterRegistry registry,
             Function<Map<String, Object>, Consumer<byte[], byte[]>> consumers,
             LongSupplier nanos,
-            Duration firstBackoff) {
+            Duration firstBackoff,
+            WorkerThreads threads) {
         this.topic = config.topic().budget();
         this.windowMillis = config.budget().window().toMillis();
         Map<String, Long> windows = new java.util.HashMap<>();
@@ -174,7 +179,8 @@ public class KafkaBudgetLog implements BudgetLog {
                 WorkerMetrics.counter(registry, READER_RESTARTS, READER_RESTARTS_HELP),
                 skipped,
                 nanos,
-                firstBackoff);
+                firstBackoff,
+                threads);
     }
 
     /** Creates the topic if it is missing, reads the current window's claims from the log, and keeps reading. */

@@ -1,7 +1,7 @@
 package io.imageworker.messaging.sidetopics;
 
-import io.imageworker.support.DaemonThreads;
 import io.imageworker.support.WorkerMetrics;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -19,9 +19,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 
 /**
- * A Kafka topic read by a plain consumer on a daemon thread of its own, with no consumer group, for as long as the
- * worker runs: the spend guard's budget log ({@link KafkaBudgetLog}) and the cancel topic ({@link CancelReader}) are
- * read this way, each handing its records to its own {@link Records}.
+ * A Kafka topic read by a plain consumer on a daemon thread of its own (its poll blocks; made, and stopped at shutdown,
+ * by {@link WorkerThreads}), with no consumer group, for as long as the worker runs: the spend guard's budget log
+ * ({@link KafkaBudgetLog}) and the cancel topic ({@link CancelReader}) are read this way, each handing its records to
+ * its own {@link Records}.
  *
  * <p>A failure (a record the client cannot read, an error of the broker or of the client) does not end the reading:
  * the consumer is closed and, after a back-off that grows while failures follow each other ({@link #FIRST_BACKOFF} to
@@ -101,6 +102,7 @@ public final class TopicReader {
     private final SkippedRecords skipped;
     private final LongSupplier nanos;
     private final Duration firstBackoff;
+    private final WorkerThreads threads;
     private final CountDownLatch stopping = new CountDownLatch(1);
     /** The offset after the last record read, by partition: where a new consumer resumes. Reader thread only. */
     private final Map<TopicPartition, Long> positions = new HashMap<>();
@@ -119,7 +121,8 @@ public final class TopicReader {
      * A reader on a thread named {@code name}, whose log lines begin with {@code who}, of {@code what} (a topic or a
      * partition, for log lines and {@link #stall()}), that says in its log line of a failure what it means that the
      * reader restarts ({@code late}); it counts its restarts in {@code restarts} and the records its handler failed
-     * on in {@code skipped}, measures its stalls on {@code nanos} and waits {@code firstBackoff} before a first restart.
+     * on in {@code skipped}, measures its stalls on {@code nanos} and waits {@code firstBackoff} before a first restart;
+     * its thread is {@code threads}'.
      */
     TopicReader(
             String name,
@@ -130,7 +133,8 @@ public final class TopicReader {
             Counter restarts,
             SkippedRecords skipped,
             LongSupplier nanos,
-            Duration firstBackoff) {
+            Duration firstBackoff,
+            WorkerThreads threads) {
         this.name = name;
         this.who = who;
         this.what = what;
@@ -140,6 +144,7 @@ public final class TopicReader {
         this.skipped = skipped;
         this.nanos = nanos;
         this.firstBackoff = firstBackoff;
+        this.threads = threads;
     }
 
     /**
@@ -149,7 +154,14 @@ public final class TopicReader {
      * topics' are ({@code image_worker_side_topic_records_skipped_total{topic=<label>,reason="failed"}}).
      */
     public static TopicReader of(
-            String name, String who, String what, String late, Records records, MeterRegistry registry, String label) {
+            String name,
+            String who,
+            String what,
+            String late,
+            Records records,
+            MeterRegistry registry,
+            String label,
+            WorkerThreads threads) {
         return new TopicReader(
                 name,
                 who,
@@ -167,19 +179,18 @@ public final class TopicReader {
                         who,
                         System::nanoTime),
                 System::nanoTime,
-                FIRST_BACKOFF);
+                FIRST_BACKOFF,
+                threads);
     }
 
-    /** Starts the thread; its consumer is made there. */
+    /** Starts the thread; its consumer is made there. It reads until {@link #stop()}, by its owner or at shutdown. */
     public synchronized void start() {
         if (running) {
             return;
         }
         lastPoll = nanos.getAsLong();
         running = true;
-        Thread reader = DaemonThreads.named(name).newThread(this::read);
-        thread = reader;
-        reader.start();
+        thread = threads.startReader(name, this::read, this::stop);
     }
 
     /** Whether the thread is alive: it outlives failures and ends with {@link #stop()}. */

@@ -1,7 +1,10 @@
 package io.imageworker.messaging.parking;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -9,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -23,7 +27,10 @@ class ParkedHoldsTest {
     private static final TopicPartition OF_B = new TopicPartition("parked", 2);
 
     private final Map<TopicPartition, Integer> waiting = new HashMap<>();
-    private final List<String> calls = new ArrayList<>();
+    /** Appended to on an event loop too ({@link #heldPartitionsAreLookedAtAgainOnAVertxTimer}). */
+    private final List<String> calls = new CopyOnWriteArrayList<>();
+
+    private volatile boolean resumedOnAnEventLoop;
     private final AtomicLong now = new AtomicLong();
     private boolean draining;
     private final ParkedHolds holds = new ParkedHolds(
@@ -37,6 +44,7 @@ class ParkedHoldsTest {
 
                 @Override
                 public void resume(Set<TopicPartition> partitions) {
+                    resumedOnAnEventLoop = Context.isOnEventLoopThread();
                     partitions.forEach(partition -> calls.add("resume " + partition));
                 }
             },
@@ -109,6 +117,29 @@ class ParkedHoldsTest {
         holds.admitted(OF_A);
         assertThat(calls).as("resumed once").containsExactly("resume parked-4");
         assertThat(holds.held()).isEmpty();
+    }
+
+    /**
+     * Besides each record's turn, the held partitions are looked at every {@link ParkedHolds#RECHECK} on Vert.x's timers
+     * (on an event loop): a partition below half its share with no turn to tell it is resumed by a look.
+     */
+    @Test
+    void heldPartitionsAreLookedAtAgainOnAVertxTimer() {
+        waiting.put(OF_A, 8);
+        holds.taken(OF_A, 0);
+        waiting.put(OF_A, 3);
+        calls.clear();
+        Vertx vertx = Vertx.vertx();
+        try {
+            holds.recheckEvery(vertx);
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> calls.contains("resume parked-4"));
+            assertThat(resumedOnAnEventLoop).isTrue();
+            assertThat(holds.held()).isEmpty();
+        } finally {
+            holds.close();
+            vertx.close().toCompletionStage().toCompletableFuture().join();
+        }
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -294,12 +295,14 @@ class ResultTransactionsBrokerTest {
 
     /** The transactions of a worker over {@code work}, in the group, with these settings {@code overrides}. */
     private ResultTransactions transactions(Map<String, String> overrides, PartitionWork work) {
+        WorkerThreads threads = new WorkerThreads();
         ResultTransactions made = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
                 TestConfig.worker(overrides),
                 work,
                 // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
-                new CpuWork(2, 2000),
+                new CpuWork(threads, 2, 2000),
+                threads,
                 registry);
         made.groupOf(requests, new ConsumerGroupMetadata(group));
         return made;

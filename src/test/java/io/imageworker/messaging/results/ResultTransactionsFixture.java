@@ -3,6 +3,7 @@ package io.imageworker.messaging.results;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Map;
 
@@ -13,7 +14,9 @@ public final class ResultTransactionsFixture {
 
     /** The transactions of {@code config} over {@code work}, with no Kafka settings. */
     public static ResultTransactions of(WorkerConfig config, PartitionWork work) {
-        return new ResultTransactions(Map.of(), config, work, new CpuWork(1, 1), new SimpleMeterRegistry());
+        WorkerThreads threads = new WorkerThreads();
+        return new ResultTransactions(
+                Map.of(), config, work, new CpuWork(threads, 1, 1), threads, new SimpleMeterRegistry());
     }
 
     /**

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.support.Pauses;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -163,7 +164,8 @@ class BudgetCopierTest {
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
                 System::nanoTime,
-                Duration.ofMillis(100));
+                Duration.ofMillis(100),
+                new WorkerThreads());
         logs.add(log);
         log.start();
         return new BudgetGuard(config.budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), log);

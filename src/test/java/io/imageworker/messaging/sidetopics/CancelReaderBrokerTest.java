@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.processing.Cancellations;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -121,7 +122,8 @@ class CancelReaderBrokerTest {
                 new ObjectMapper(),
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), values),
-                System::nanoTime);
+                System::nanoTime,
+                new WorkerThreads());
     }
 
     private void send(KafkaProducer<byte[], byte[]> producer, int partition, long timestamp, String key, String value)

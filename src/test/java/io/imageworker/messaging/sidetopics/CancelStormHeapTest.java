@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.processing.Cancellations;
+import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -97,7 +98,8 @@ class CancelStormHeapTest {
                     new ObjectMapper(),
                     registry,
                     settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
-                    System::nanoTime);
+                    System::nanoTime,
+                    new WorkerThreads());
             byte[] value = "{\"requestId\":\"same\"}".getBytes(StandardCharsets.UTF_8);
             long before = usedHeap();
 

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -252,7 +253,8 @@ class HostileSideTopicsTest {
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
                 System::nanoTime,
-                Duration.ofMillis(100));
+                Duration.ofMillis(100),
+                new WorkerThreads());
         logs.add(log);
         log.start();
         return log;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -58,7 +59,8 @@ class KafkaBudgetLogBrokerTest {
                 registry,
                 settings -> new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new FailingWhenArmed()),
                 System::nanoTime,
-                Duration.ofMillis(100));
+                Duration.ofMillis(100),
+                new WorkerThreads());
         log.start();
         long window = System.currentTimeMillis() / WINDOW.toMillis();
 
@@ -102,7 +104,8 @@ class KafkaBudgetLogBrokerTest {
                     }
                 },
                 System::nanoTime,
-                Duration.ofMillis(100));
+                Duration.ofMillis(100),
+                new WorkerThreads());
         log.start();
 
         await().atMost(Duration.ofSeconds(30)).until(() -> log.used(window) == 1);
@@ -184,7 +187,8 @@ class KafkaBudgetLogBrokerTest {
                 registry,
                 config -> new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer()),
                 System::nanoTime,
-                Duration.ofMillis(100));
+                Duration.ofMillis(100),
+                new WorkerThreads());
     }
 
     private static void write(String bootstrap, String topic, byte[] value) {

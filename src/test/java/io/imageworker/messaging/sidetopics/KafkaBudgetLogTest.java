@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
@@ -65,7 +66,8 @@ class KafkaBudgetLogTest {
                     return next;
                 },
                 nanos::get,
-                firstBackoff);
+                firstBackoff,
+                new WorkerThreads());
         return log;
     }
 
