@@ -1,16 +1,19 @@
 package io.imageworker;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.Architectures.layeredArchitecture;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.base.DescribedPredicate;
+import com.tngtech.archunit.core.domain.JavaAccess;
 import com.tngtech.archunit.core.domain.JavaAnnotation;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaField;
+import com.tngtech.archunit.core.domain.JavaFieldAccess;
 import com.tngtech.archunit.core.domain.JavaParameterizedType;
 import com.tngtech.archunit.core.domain.JavaType;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
@@ -19,15 +22,22 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
 import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
+import io.imageworker.api.CallRate;
+import io.imageworker.api.ProducerLines;
+import io.imageworker.api.RequestStates;
+import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.offsets.RecordCopy;
+import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.ResultSink;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.processing.RequestProcessor;
+import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.WorkerThreads;
 import io.quarkus.test.junit.QuarkusTest;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -194,34 +204,146 @@ class ArchitectureTest {
     }
 
     /**
-     * A start and an end in the registry of what is in progress are told by one class each: a record's by the offsets'
-     * door ({@code InFlight}, as it takes the record and as the result sink ends its run), a request's work, its
-     * records' wait for their turn and their parks by the status read model ({@code RequestStates}, as {@code RequestProcessor} begins
-     * and ends the request's story, as {@code ReadAhead} reads ahead and gives turns, and as {@code Parking} parks).
+     * The facts of the registry of what is in progress, each told by the one class that knows it: a record's start and
+     * end by the offsets' door ({@code InFlight}, as it takes the record and as the result sink ends its run), a
+     * request's work begun and over by {@code RequestProcessor} (as the request's story starts and ends), its records'
+     * wait for their turn by {@code ReadAhead}, their parks by {@code Parking}. (Whether a call of a request has left
+     * the registry hears from the gateway itself: {@code RequestsInProgress.Work}'s setters are private.)
      */
+    private static final Map<Class<?>, Set<String>> REGISTRY_WRITERS = Map.of(
+            InFlight.class, Set.of("started", "ended"),
+            RequestProcessor.class, Set.of("begun", "over"),
+            ReadAhead.class, Set.of("readAhead", "turnCame"),
+            Parking.class, Set.of("parkUnderWay", "parkOver", "parked"));
+
     @Test
-    void oneClassStartsAndEndsEachKindOfWorkInProgress() {
-        noClasses()
+    void oneClassTellsTheRegistryEachKindOfWorkInProgress() {
+        REGISTRY_WRITERS.forEach((writer, methods) -> noClasses()
                 .that()
-                .doNotBelongToAnyOf(InFlight.class)
+                .doNotBelongToAnyOf(writer)
                 .should()
                 .accessTargetWhere(DescribedPredicate.describe(
-                        "a record's start or end in the registry (RequestsInProgress.started or ended)",
-                        access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
-                                && Set.of("started", "ended").contains(access.getName())))
+                        "RequestsInProgress."
+                                + String.join(", ", methods.stream().sorted().toList()) + " (told by "
+                                + writer.getSimpleName() + " alone)",
+                        access -> !(access instanceof JavaFieldAccess)
+                                && access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
+                                && methods.contains(access.getName())))
+                .check(MAIN));
+    }
+
+    /** Each producer's own pace, a part of the read model its package alone sees. */
+    private static final String PRODUCER_PACE = "io.imageworker.api.ProducerPace";
+
+    /**
+     * The status read model and the parts of the view it holds (each producer's line, the recent rate of calls, each
+     * producer's own pace).
+     */
+    private static final List<String> STATUS_READ_MODEL = List.of(
+            RequestStates.class.getName(), ProducerLines.class.getName(), CallRate.class.getName(), PRODUCER_PACE);
+
+    /**
+     * Nothing below the HTTP status queries knows the status read model: the layers that tell it a request's course
+     * know only {@link RequestEvents} (in {@code progress}), so no writer below it reaches up; the status queries
+     * ({@code api}) and the console read it.
+     */
+    @Test
+    void onlyTheStatusQueriesAndTheConsoleKnowTheStatusReadModel() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackages("io.imageworker.api..", "io.imageworker.console..")
+                .should()
+                .dependOnClassesThat(DescribedPredicate.describe(
+                        "are the status read model or a part of it (" + String.join(", ", STATUS_READ_MODEL) + ")",
+                        type -> STATUS_READ_MODEL.stream().anyMatch(part -> partOf(type, part))))
+                .check(MAIN);
+    }
+
+    /** The events of {@link RequestEvents}, those of the gateway's {@code CallListener} it extends included. */
+    private static final Set<String> EVENTS =
+            Stream.of(RequestEvents.class.getMethods()).map(Method::getName).collect(Collectors.toUnmodifiableSet());
+
+    /** Whether {@code origin} is an event of the read model, or a lambda written in one. */
+    private static boolean inAnEvent(String origin) {
+        return EVENTS.contains(origin) || EVENTS.stream().anyMatch(event -> origin.startsWith("lambda$" + event + "$"));
+    }
+
+    /**
+     * The status read model has no writer but its events: it is a {@link RequestEvents}, nothing calls an event on it
+     * but through that interface (nor anything but an event changes its view: its lines, its rate of calls and the
+     * partitions owned), and every other public method it has answers something (a query).
+     */
+    @Test
+    void theStatusReadModelIsWrittenThroughItsEventsAlone() {
+        classes()
+                .that()
+                .haveFullyQualifiedName(RequestStates.class.getName())
+                .should()
+                .beAssignableTo(RequestEvents.class)
                 .check(MAIN);
         noClasses()
                 .that()
                 .doNotBelongToAnyOf(RequestStates.class)
                 .should()
                 .accessTargetWhere(DescribedPredicate.describe(
-                        "a request's work begun or over, its record read ahead or its turn come, its park under way"
-                                + " or over, in the registry (RequestsInProgress.begun, over, readAhead, turnCame,"
-                                + " parkUnderWay, parkOver)",
-                        access -> access.getTargetOwner().isEquivalentTo(RequestsInProgress.class)
-                                && Set.of("begun", "over", "readAhead", "turnCame", "parkUnderWay", "parkOver")
-                                        .contains(access.getName())))
+                        "an event of the status read model called on RequestStates, not through RequestEvents",
+                        access -> !(access instanceof JavaFieldAccess)
+                                && access.getTargetOwner().isEquivalentTo(RequestStates.class)
+                                && EVENTS.contains(access.getName())))
                 .check(MAIN);
+        noClasses()
+                .should()
+                .accessTargetWhere(DescribedPredicate.describe(
+                        "a change of the status view (ProducerLines.join or leave, CallRate.started or finished,"
+                                + " ProducerPace.served or finished, a map of RequestStates changed) from outside an"
+                                + " event of RequestStates",
+                        access -> !(access instanceof JavaFieldAccess)
+                                && changesTheView(access)
+                                && !(access.getOriginOwner().isEquivalentTo(RequestStates.class)
+                                        && inAnEvent(access.getOrigin().getName()))))
+                .check(MAIN);
+        methods()
+                .that()
+                .areDeclaredIn(RequestStates.class)
+                .and()
+                .arePublic()
+                .and(DescribedPredicate.describe("are not events", method -> !EVENTS.contains(method.getName())))
+                .should()
+                .notHaveRawReturnType(void.class)
+                .check(MAIN);
+    }
+
+    /**
+     * Whether {@code access} changes what the status read model holds: its lines or its rate changed from outside
+     * them, or a map of its own changed.
+     */
+    private static boolean changesTheView(JavaAccess<?> access) {
+        JavaClass from = access.getOriginOwner();
+        JavaClass owner = access.getTargetOwner();
+        String name = access.getName();
+        if (partOf(from, ProducerLines.class) || partOf(from, CallRate.class) || partOf(from, PRODUCER_PACE)) {
+            return false;
+        }
+        return owner.isEquivalentTo(ProducerLines.class)
+                        && Set.of("join", "leave").contains(name)
+                || owner.isEquivalentTo(CallRate.class)
+                        && Set.of("started", "finished").contains(name)
+                || owner.getName().equals(PRODUCER_PACE)
+                        && Set.of("served", "finished").contains(name)
+                || partOf(from, RequestStates.class)
+                        && owner.isAssignableTo(Map.class)
+                        && Set.of("put", "remove", "clear", "compute", "merge", "putIfAbsent")
+                                .contains(name);
+    }
+
+    /** Whether {@code type} is {@code part} or one of its nested classes. */
+    private static boolean partOf(JavaClass type, Class<?> part) {
+        return partOf(type, part.getName());
+    }
+
+    /** Whether {@code type} is the class named {@code part} or one of its nested classes. */
+    private static boolean partOf(JavaClass type, String part) {
+        return type.getName().equals(part) || type.getName().startsWith(part + "$");
     }
 
     /**

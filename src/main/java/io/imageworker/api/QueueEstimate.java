@@ -2,7 +2,6 @@ package io.imageworker.api;
 
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.contract.Lane;
-import io.imageworker.processing.ProducerLines;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;

@@ -2,7 +2,6 @@ package io.imageworker.api;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.imageworker.contract.TerminalEvent;
-import io.imageworker.processing.RequestStates;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;

@@ -5,7 +5,6 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestFailure;
 import io.imageworker.contract.RequestId;
 import io.imageworker.contract.TerminalEvent;
-import io.imageworker.processing.RequestStates;
 import io.imageworker.storage.ResultLedger;
 import io.quarkus.logging.Log;
 import io.smallrye.common.annotation.NonBlocking;

@@ -3,8 +3,6 @@ package io.imageworker.api;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayGuard;
-import io.imageworker.processing.ProducerLines;
-import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;

@@ -1,11 +1,11 @@
 package io.imageworker.console;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.imageworker.api.ProducerLines;
+import io.imageworker.api.RequestStates;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayGuard;
-import io.imageworker.processing.ProducerLines;
-import io.imageworker.processing.RequestStates;
 import io.imageworker.spend.BudgetGuard;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -73,7 +73,8 @@ final class QueueView {
             if (!viewer.sees(request.producer())) {
                 continue;
             }
-            // In topic mode a request waits under <producer>/<requestId> (RequestStates.name): its id is after the '/',
+            // In topic mode a request waits under <producer>/<requestId> (RequestsInProgress.name): its id is after the
+            // '/',
             // which no requestId holds.
             String name = request.requestId();
             queued.add(new Queued(

@@ -5,7 +5,8 @@ import io.imageworker.contract.ImageStarted;
 /**
  * Told as each gateway call of a request leaves, by {@link GatewayCalls}: a bean that a layer above implements
  * ({@code messaging.results.ResultPublisher} publishes the first call of each attempt of a request as {@code
- * image.started}). Called on the thread that sends the call: it must return at once; one that throws neither fails nor delays the call.
+ * image.started}; {@code progress.RequestsInProgress} marks the request's work as calling; the status read model,
+ * through {@code progress.RequestEvents}, counts the call in its rate and takes the request out of its line). Called on the thread that sends the call: it must return at once; one that throws neither fails nor delays the call.
  */
 public interface CallListener {
 

@@ -7,6 +7,8 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.Lane;
 import io.imageworker.contract.RequestFailure;
 import io.imageworker.contract.TerminalEvent;
+import io.imageworker.progress.RequestEvents;
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.storage.ResultLedger;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Shutdown;
@@ -40,7 +42,10 @@ public class RequestProcessor {
     private final Shutdown shutdown;
     private final Tracing tracing;
     private final Cancellations cancellations;
-    private final RequestStates states;
+    /** Where each request's work is under way, from the start of its story to its end. */
+    private final RequestsInProgress progress;
+    /** Where the end of each request's work is told to the status read model. */
+    private final RequestEvents events;
     /** Whether ids are unique only within their producer ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}). */
     private final boolean idsPerProducer;
     /** The executions under way, by the name their request is stored under ({@code ImageRequest.storageId()}). */
@@ -55,7 +60,8 @@ public class RequestProcessor {
             Shutdown shutdown,
             Tracing tracing,
             Cancellations cancellations,
-            RequestStates states,
+            RequestsInProgress progress,
+            RequestEvents events,
             WorkerConfig config) {
         this.ledger = ledger;
         this.validator = validator;
@@ -65,7 +71,8 @@ public class RequestProcessor {
         this.shutdown = shutdown;
         this.tracing = tracing;
         this.cancellations = cancellations;
-        this.states = states;
+        this.progress = progress;
+        this.events = events;
         this.idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
     }
 
@@ -95,14 +102,14 @@ public class RequestProcessor {
                 RequestValidator.idScope(idsPerProducer, RequestValidator.echoableProducer(json)), requestId);
         return inFlight.computeIfAbsent(stored, key -> Uni.createFrom()
                 .deferred(() -> {
-                    states.held(stored);
+                    progress.begun(stored);
                     return outcome(requestId, stored, json, receivedAt, lane, unpublishable);
                 })
                 .onItemOrFailure()
                 .transformToUni((outcome, failure) -> settle(requestId, stored, outcome, failure))
                 .invoke(metrics::ended)
                 .onTermination()
-                .invoke(() -> states.ended(stored))
+                .invoke(() -> events.ended(stored, progress.over(stored)))
                 .onTermination()
                 .invoke(() -> inFlight.remove(stored))
                 .memoize()

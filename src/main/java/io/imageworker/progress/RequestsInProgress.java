@@ -1,12 +1,18 @@
 package io.imageworker.progress;
 
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.contract.ImageRequest;
+import io.imageworker.contract.ImageStarted;
+import io.imageworker.gateway.CallListener;
 import io.imageworker.support.Pauses;
 import io.imageworker.turns.FairTurns;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -18,6 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Predicate;
 import org.apache.kafka.common.TopicPartition;
 
@@ -25,22 +32,30 @@ import org.apache.kafka.common.TopicPartition;
  * The one registry of the requests in progress on this worker: every record taken from the request topics to run
  * ({@link Taken}), by partition, from its start ({@link #started}, told by {@code messaging.offsets.InFlight} as it
  * takes the record) to its end ({@link #ended}, told by the record's run when the result sink ends it, and by nothing
- * else); the records of each request waiting for their turn (read ahead) or being parked, the request's place in
- * progress once its turn came ({@link Place}) and its work under way ({@link Work}), each by the request's name.
+ * else); the records of each request waiting for their turn (read ahead) or being parked, the requests parked here
+ * lately, the request's place in progress once its turn came ({@link Place}) and its work under way ({@link Work}),
+ * each by the request's name ({@link #name}). Each kind is told by one class: a request's work by {@code
+ * processing.RequestProcessor} as its story begins and ends, its records' wait for their turn by {@code
+ * messaging.intake.ReadAhead}, their parks by {@code messaging.parking.Parking}, and each call of it that leaves by
+ * the gateway, to which this registry is a {@link CallListener}.
  *
  * <p>What is read from it: how many requests are in progress (the gauge {@code image_worker_requests_in_progress}, the
  * graceful drain's wait, {@link #count}, {@link #awaitNoneUnderWay}); how long each has been worked on, not counting the
  * worker's pauses nor its wait for its turn (the commit strategy's "stuck record", {@link #anyWorkedLongerThan}); which
  * of a partition's records still stand in their producer's line when a rebalance takes it away ({@link #leaveLines});
  * where a request steps aside for its producer's cap ({@link #place}); which requests a status query finds held here,
- * read ahead or under way, and whether a call of each has left ({@code processing.RequestStates}); which request's
- * work a cancel stops ({@link Work#cancelled}, {@code processing.Cancellations}). The offsets' own facts of each partition
+ * read ahead, under way or parked lately, and whether a call of each has left (the status read model, {@code
+ * api.RequestStates}, which hears the rest of a request's course through {@link RequestEvents}); whether a copy of a
+ * request is parked after it ({@code messaging.parking.Parking}); which request's work a cancel stops ({@link Work#cancelled}, {@code processing.Cancellations}). The offsets' own facts of each partition
  * (which offsets may be committed, those acknowledged above them) stay with {@code messaging.offsets.PartitionWork},
  * which changes them under its one lock; the de-duplication of the copies of one request stays with {@code
  * processing.RequestProcessor}.
  */
 @ApplicationScoped
-public class RequestsInProgress {
+public class RequestsInProgress implements CallListener {
+
+    /** How many of the requests parked last are remembered ({@link #parkedLately}). */
+    public static final int PARKED_KEPT = 10_000;
 
     /** The records in progress, by partition. */
     private final Map<TopicPartition, Set<Taken>> byPartition = new ConcurrentHashMap<>();
@@ -55,19 +70,60 @@ public class RequestsInProgress {
     private final Map<String, Integer> waitingForTurn = new ConcurrentHashMap<>();
     /** The records of each request whose park is under way (its transaction not committed yet), by the request's name. */
     private final Map<String, Integer> parking = new ConcurrentHashMap<>();
+    /** The requests parked here last, oldest first, by their names. Guarded by itself. */
+    private final Map<String, Boolean> parked = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > PARKED_KEPT;
+        }
+    };
 
     private final AtomicInteger count = new AtomicInteger();
     /** Records waiting for their turn now. */
     private final AtomicInteger waiting = new AtomicInteger();
 
     private final Pauses pauses;
+    /** Whether requests are known by {@code <producer>/<requestId>} ({@link #name}). */
+    private final boolean idsPerProducer;
+    /** The wall clock, epoch milliseconds: when a request's first call left ({@link Work#callingSince()}). */
+    private final LongSupplier clock;
+
     private volatile boolean everWaited;
     /** When (on the pause clock) the last record stopped waiting for its turn. */
     private volatile long lastWaitEnded;
 
+    /**
+     * The worker's: its requests known by {@code <producer>/<requestId>} where ids are unique within their producer
+     * ({@code IMAGE_WORKER_PRODUCER_IDENTITY=topic}).
+     */
+    @Inject
+    public RequestsInProgress(Pauses pauses, WorkerConfig config) {
+        this(pauses, config.producerIdentity() == WorkerConfig.ProducerIdentity.topic);
+    }
+
     /** The requests in progress, each one's time counted on {@code pauses}' clock, its pauses not counted. */
     public RequestsInProgress(Pauses pauses) {
+        this(pauses, false);
+    }
+
+    /** The same, each request known by {@code <producer>/<requestId>} when {@code idsPerProducer}. */
+    public RequestsInProgress(Pauses pauses, boolean idsPerProducer) {
+        this(pauses, idsPerProducer, System::currentTimeMillis);
+    }
+
+    /** The same, its calls' times read on {@code clock} (epoch milliseconds; the status read model's, for tests). */
+    public RequestsInProgress(Pauses pauses, boolean idsPerProducer, LongSupplier clock) {
         this.pauses = pauses;
+        this.idsPerProducer = idsPerProducer;
+        this.clock = clock;
+    }
+
+    /**
+     * The name the request {@code requestId} of {@code producer} is known by here: {@code <producer>/<requestId>} where
+     * ids are unique within their producer, else its id; so two producers' requests of one id are held apart.
+     */
+    public String name(String producer, String requestId) {
+        return idsPerProducer && producer != null ? ImageRequest.scopedId(producer, requestId) : requestId;
     }
 
     /** A record taken runs: it is in progress until {@link #ended}. Told once, by the offsets as they take it. */
@@ -246,7 +302,7 @@ public class RequestsInProgress {
 
     /**
      * A record of request {@code name} was taken and waits for its turn to go into progress (read ahead), until {@link
-     * #turnCame}: told by the status read model ({@code processing.RequestStates}) for the read-ahead.
+     * #turnCame}: told by the read-ahead ({@code messaging.intake.ReadAhead}).
      */
     public void readAhead(String name) {
         waitingForTurn.merge(name, 1, Integer::sum);
@@ -264,7 +320,7 @@ public class RequestsInProgress {
 
     /**
      * A record of request {@code name} is being parked (copied to the parked topic in the transaction of its offset),
-     * until {@link #parkOver}: told by the status read model ({@code processing.RequestStates}) for the parking.
+     * until {@link #parkOver}: told by the parking's decision ({@code messaging.parking.Parking}).
      */
     public void parkUnderWay(String name) {
         parking.merge(name, 1, Integer::sum);
@@ -281,8 +337,27 @@ public class RequestsInProgress {
     }
 
     /**
+     * Request {@code name} was parked (its copy and its offset committed): it is among those parked here lately, the
+     * last {@link #PARKED_KEPT}, counted from its last park. Told by the parking's decision ({@code
+     * messaging.parking.Parking}).
+     */
+    public void parked(String name) {
+        synchronized (parked) {
+            parked.remove(name);
+            parked.put(name, Boolean.TRUE);
+        }
+    }
+
+    /** Whether request {@code name} is among the last {@link #PARKED_KEPT} parked here ({@link #parked}). */
+    public boolean parkedLately(String name) {
+        synchronized (parked) {
+            return parked.containsKey(name);
+        }
+    }
+
+    /**
      * The work of request {@code name} begins (it is validated, planned, its calls made): under way until {@link
-     * #over}. Told by the status read model ({@code processing.RequestStates}) as the request's story starts.
+     * #over}. Told by {@code processing.RequestProcessor} as the request's story starts.
      */
     public Work begun(String name) {
         Work work = new Work();
@@ -290,7 +365,10 @@ public class RequestsInProgress {
         return work;
     }
 
-    /** The work of request {@code name} ended, however it did: what it was, if it was under way. */
+    /**
+     * The work of request {@code name} ended, however it did: what it was, if it was under way. Told by {@code
+     * processing.RequestProcessor}.
+     */
     public Optional<Work> over(String name) {
         return Optional.ofNullable(works.remove(name));
     }
@@ -298,6 +376,25 @@ public class RequestsInProgress {
     /** The work of request {@code name}, if it is under way here. */
     public Optional<Work> workOf(String name) {
         return Optional.ofNullable(works.get(name));
+    }
+
+    /** {@link #sent(ImageStarted, String)} of a request known by its id. */
+    @Override
+    public void sent(ImageStarted call) {
+        sent(call, call.requestId());
+    }
+
+    /**
+     * Told by the gateway as each call leaves: the work of its request, known as {@code storageId} (its {@link #name}),
+     * is calling from now on (since now, unless an earlier call was told); nothing when it is not under way.
+     */
+    @Override
+    public void sent(ImageStarted call, String storageId) {
+        Work work = works.get(storageId);
+        if (work != null) {
+            work.callingSince(clock.getAsLong());
+            work.called();
+        }
     }
 
     /** How many requests' work is under way. */
@@ -427,13 +524,13 @@ public class RequestsInProgress {
             return calling;
         }
 
-        /** A gateway call of it left. */
-        public void called() {
+        /** A gateway call of it left (told by the gateway to the registry alone). */
+        private void called() {
             calling = true;
         }
 
         /** Its first call left at {@code millis} (epoch), unless an earlier one was told. */
-        public void callingSince(long millis) {
+        private void callingSince(long millis) {
             callingSince.compareAndSet(-1, millis);
         }
 

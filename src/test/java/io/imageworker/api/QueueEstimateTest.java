@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.contract.Lane;
-import io.imageworker.processing.ProducerLines;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.contract.ImageStarted;
 import io.imageworker.contract.Lane;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.Pauses;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Test;
  */
 class StandingsTest {
 
-    private final RequestStates states = new RequestStates();
+    private final RequestsInProgress progress = new RequestsInProgress(new Pauses(System::nanoTime));
+    private final RequestStates states = new RequestStates(Duration.ofMinutes(1), progress);
     private final AtomicBoolean paused = new AtomicBoolean();
     private final AtomicBoolean overCap = new AtomicBoolean();
     private final Standings standings =
@@ -35,14 +37,22 @@ class StandingsTest {
         return status.queue();
     }
 
+    /** A call of {@code requestId} leaves, told to the gateway's listeners (the registry and the read model). */
     private void callLeaves(String requestId) {
-        states.sent(new ImageStarted(requestId, "generate", 1, null, 0, Instant.now(), Map.of(), null));
+        ImageStarted call = new ImageStarted(requestId, "generate", 1, null, 0, Instant.now(), Map.of(), null);
+        progress.sent(call);
+        states.sent(call);
+    }
+
+    /** The work of {@code requestId} ends, as {@code processing.RequestProcessor} tells it. */
+    private void ended(String requestId) {
+        states.ended(requestId, progress.over(requestId));
     }
 
     @Test
     void aQueuedRequestHasItsPositionAndNoEstimateBeforeAnyCallLeft() {
-        states.inLine("a-1", Lane.NORMAL, "a");
-        states.inLine("a-2", Lane.NORMAL, "a");
+        states.queued("a-1", Lane.NORMAL, "a");
+        states.queued("a-2", Lane.NORMAL, "a");
 
         RequestStatus.Queue second = queue("a-2");
 
@@ -53,15 +63,15 @@ class StandingsTest {
 
     @Test
     void onceACallLeftAndOneFinishedTheRequestsBehindItHaveAnEstimate() {
-        states.held("a-0");
+        progress.begun("a-0");
         callLeaves("a-0");
-        states.ended("a-0");
-        states.inLine("a-1", Lane.NORMAL, "a");
-        states.inLine("a-2", Lane.NORMAL, "a");
-        states.inLine("a-3", Lane.NORMAL, "a");
+        ended("a-0");
+        states.queued("a-1", Lane.NORMAL, "a");
+        states.queued("a-2", Lane.NORMAL, "a");
+        states.queued("a-3", Lane.NORMAL, "a");
 
         assertThat(queue("a-1").noEstimate()).isNull();
-        states.held("a-1");
+        progress.begun("a-1");
         callLeaves("a-1");
 
         RequestStatus.Queue second = queue("a-2");
@@ -75,9 +85,9 @@ class StandingsTest {
 
     @Test
     void aCallThatLeftWithoutAnyFinishedGivesNoRateYet() {
-        states.inLine("a-1", Lane.NORMAL, "a");
-        states.inLine("a-2", Lane.NORMAL, "a");
-        states.held("a-1");
+        states.queued("a-1", Lane.NORMAL, "a");
+        states.queued("a-2", Lane.NORMAL, "a");
+        progress.begun("a-1");
         callLeaves("a-1");
 
         assertThat(queue("a-2").noEstimate()).isEqualTo("NO_RECENT_CALLS");
@@ -86,11 +96,11 @@ class StandingsTest {
 
     @Test
     void aPausedGatewayOrAProducerOverItsCapLeavesThePositionWithoutAnEstimate() {
-        states.held("a-0");
+        progress.begun("a-0");
         callLeaves("a-0");
-        states.ended("a-0");
-        states.inLine("a-1", Lane.NORMAL, "a");
-        states.inLine("a-2", Lane.NORMAL, "a");
+        ended("a-0");
+        states.queued("a-1", Lane.NORMAL, "a");
+        states.queued("a-2", Lane.NORMAL, "a");
         callLeaves("a-1");
 
         paused.set(true);
@@ -105,7 +115,7 @@ class StandingsTest {
 
     @Test
     void aParkedRequestIsQueuedWithoutAPositionAndSaysWhy() {
-        states.parked("p-1");
+        progress.parked("p-1");
 
         RequestStatus status = standings.held("p-1", RequestStates.State.QUEUED);
 
@@ -138,7 +148,10 @@ class StandingsTest {
     /** Producers a (weight 1) and b (weight 3) taken from their topics, the priority lane on, 4 slots. */
     private final AtomicLong clock = new AtomicLong(1_000_000);
 
-    private final RequestStates topics = new RequestStates(Duration.ofMinutes(1), Set.of("a", "b"), clock::get);
+    private final RequestsInProgress topicsProgress =
+            new RequestsInProgress(new Pauses(System::nanoTime), true, clock::get);
+    private final RequestStates topics =
+            new RequestStates(Duration.ofMinutes(1), Set.of("a", "b"), topicsProgress, clock::get);
     private final AtomicReference<String> capped = new AtomicReference<>("");
     private final ProducerWeights weights = ProducerWeights.parse("a=1,b=3");
     private final Standings ofTopics = new Standings(
@@ -158,18 +171,20 @@ class StandingsTest {
 
     /** {@code name} of {@code producer} stands in its line in {@code lane}, its call leaves, and ends {@code millis} later. */
     private void called(String name, Lane lane, String producer, long millis) {
-        topics.held(name);
-        topics.inLine(name, lane, producer);
-        topics.sent(new ImageStarted(name, "generate", 1, null, 0, Instant.now(), Map.of(), producer), name);
+        topicsProgress.begun(name);
+        topics.queued(name, lane, producer);
+        ImageStarted call = new ImageStarted(name, "generate", 1, null, 0, Instant.now(), Map.of(), producer);
+        topicsProgress.sent(call, name);
+        topics.sent(call, name);
         clock.addAndGet(millis);
-        topics.ended(name);
+        topics.ended(name, topicsProgress.over(name));
     }
 
     @Test
     void inTopicModeAProducersAnswerRestsOnItsOwnCallsAndMovesWithNothingAnotherProducerDoes() {
         called("a/a-0", Lane.NORMAL, "a", 10_000);
-        topics.inLine("a/a-1", Lane.NORMAL, "a");
-        topics.inLine("a/a-2", Lane.NORMAL, "a");
+        topics.queued("a/a-1", Lane.NORMAL, "a");
+        topics.queued("a/a-2", Lane.NORMAL, "a");
 
         RequestStatus.Queue alone = queue(ofTopics, "a/a-2");
         RequestStatus.Queue declaredAlone = queue(declared, "a/a-2");
@@ -184,9 +199,9 @@ class StandingsTest {
         for (int i = 0; i < 5; i++) {
             called("b/b-" + i, Lane.NORMAL, "b", 0);
         }
-        topics.inLine("b/b-5", Lane.NORMAL, "b");
-        topics.inLine("b/b-6", Lane.NORMAL, "b");
-        topics.inLine("b/b-7", Lane.PRIORITY, "b");
+        topics.queued("b/b-5", Lane.NORMAL, "b");
+        topics.queued("b/b-6", Lane.NORMAL, "b");
+        topics.queued("b/b-7", Lane.PRIORITY, "b");
         capped.set("b");
 
         assertThat(queue(ofTopics, "a/a-2"))
@@ -210,8 +225,8 @@ class StandingsTest {
         for (int i = 0; i < 5; i++) {
             called("b/b-" + i, Lane.NORMAL, "b", 1_000);
         }
-        topics.inLine("a/a-1", Lane.PRIORITY, "a");
-        topics.inLine("a/a-2", Lane.NORMAL, "a");
+        topics.queued("a/a-1", Lane.PRIORITY, "a");
+        topics.queued("a/a-2", Lane.NORMAL, "a");
 
         // Priority: 1 / (1 + 3) x (1 - 0.25) of 4 slots, each held 10 s: 0.075 a second, 13.3 s for position 1.
         RequestStatus.Queue priority = queue(ofTopics, "a/a-1");
@@ -227,7 +242,7 @@ class StandingsTest {
         for (int i = 0; i < 5; i++) {
             called("b/b-" + i, Lane.NORMAL, "b", 1_000);
         }
-        topics.inLine("a/a-1", Lane.NORMAL, "a");
+        topics.queued("a/a-1", Lane.NORMAL, "a");
 
         assertThat(topics.callsPerSecond()).isPresent();
         RequestStatus.Queue first = queue(ofTopics, "a/a-1");

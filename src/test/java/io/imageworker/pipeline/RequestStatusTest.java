@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.api.RequestStates;
 import io.imageworker.testing.WorkerTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;

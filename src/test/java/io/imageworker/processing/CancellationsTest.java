@@ -219,7 +219,7 @@ class CancellationsTest {
 
     @Test
     void aWaitIsCutShortByACancelThatComesMeanwhile() {
-        // The request's work is under way (RequestStates.held, as RequestProcessor begins it): a cancel stops it.
+        // The request's work is under way (RequestsInProgress.begun, as RequestProcessor begins it): a cancel stops it.
         progress.begun("waiting");
         Cancellations.Ticket ticket = cancellations.ticket("waiting", false);
         var result = ticket.unlessCancelled(Uni.createFrom().<String>nothing(), () -> "cancelled")

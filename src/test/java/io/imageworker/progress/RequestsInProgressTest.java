@@ -2,10 +2,13 @@ package io.imageworker.progress;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.contract.ImageStarted;
 import io.imageworker.support.Pauses;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -120,12 +123,18 @@ class RequestsInProgressTest {
         RequestsInProgress.Work work = progress.begun("r-1");
         Runnable stop = () -> stopped.add("r-1");
         work.stoppable(stop);
-        work.called();
-        work.callingSince(5);
-        work.callingSince(9);
+        assertThat(work.calling()).isFalse();
+        assertThat(work.callingSince()).isEqualTo(-1);
+        long before = System.currentTimeMillis();
+        progress.sent(call("r-1"));
+        long first = work.callingSince();
+        progress.sent(call("r-1"), "r-1");
+        progress.sent(call("r-2"), "r-2");
 
         assertThat(progress.calling(10)).containsExactly("r-1");
-        assertThat(work.callingSince()).isEqualTo(5);
+        assertThat(work.calling()).isTrue();
+        assertThat(first).isBetween(before, System.currentTimeMillis());
+        assertThat(work.callingSince()).as("the first call's time").isEqualTo(first);
         progress.workOf("r-1").orElseThrow().cancelled();
         work.notStoppable(stop);
         work.cancelled();
@@ -134,6 +143,38 @@ class RequestsInProgressTest {
         assertThat(progress.over("r-1")).containsSame(work);
         assertThat(progress.working()).isZero();
         assertThat(progress.over("r-1")).isEmpty();
+    }
+
+    private static ImageStarted call(String requestId) {
+        return new ImageStarted(requestId, "generate", 1, null, 0, Instant.now(), Map.of(), null);
+    }
+
+    @Test
+    void theLastRequestsParkedAreRememberedCountedFromTheirLastPark() {
+        progress.parked("first");
+        progress.parked("again");
+        // Two more than it keeps: the two parked longest ago are forgotten.
+        for (int i = 0; i < RequestsInProgress.PARKED_KEPT; i++) {
+            if (i == RequestsInProgress.PARKED_KEPT / 2) {
+                progress.parked("again");
+            }
+            progress.parked("p-" + i);
+        }
+
+        assertThat(progress.parkedLately("first"))
+                .as("parked longest ago: forgotten")
+                .isFalse();
+        assertThat(progress.parkedLately("again")).as("parked again since").isTrue();
+        assertThat(progress.parkedLately("p-0")).as("the next one").isFalse();
+        assertThat(progress.parkedLately("p-1")).isTrue();
+    }
+
+    @Test
+    void aRequestIsKnownByItsProducerAndIdWhereIdsAreUniqueWithinTheirProducer() {
+        assertThat(progress.name("a", "r-1")).isEqualTo("r-1");
+        RequestsInProgress perProducer = new RequestsInProgress(pauses, true);
+        assertThat(perProducer.name("a", "r-1")).isEqualTo("a/r-1");
+        assertThat(perProducer.name(null, "r-1")).isEqualTo("r-1");
     }
 
     @Test

@@ -4,8 +4,7 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.Lane;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
-import io.imageworker.processing.ProducerLines;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.turns.FairTurns;
 import io.smallrye.mutiny.Uni;
@@ -48,8 +47,9 @@ import org.eclipse.microprofile.reactive.messaging.Message;
 public class ReadAhead {
 
     /**
-     * The requests in progress: those waiting for their turn stand in their producers' lines there until their turn,
-     * their end, or at once when their partition goes to another worker ({@link #released}).
+     * The requests in progress: those waiting for their turn are told there ({@link RequestsInProgress#readAhead}, by
+     * this class alone) and stand in their producers' lines until their turn, their end, or at once when their
+     * partition goes to another worker ({@link #released}).
      */
     private final RequestsInProgress progress;
 
@@ -57,16 +57,16 @@ public class ReadAhead {
     private final Admission admission;
     /** The requests in progress, as they step aside for their producer's cap. */
     private final SteppingAside aside;
-    /** Where a status query finds the requests waiting for their turn here ({@code queued}). */
-    private final RequestStates states;
+    /** Where the status read model hears of each request queued in its producer's line. */
+    private final RequestEvents events;
     /** Which records offered for parking are parked instead of read ahead ({@code messaging.parking.Parking}). */
     private final ParkingDecision parking;
 
     /**
      * Records go into progress as {@code admission} admits them and step aside as {@code aside} has them; their
-     * requests read queued in {@code states} until their turn, or until {@code inFlight} releases their partition
-     * (those standing in line known from {@code progress}); the records offered for parking are parked as {@code
-     * parking} says.
+     * requests wait for their turn in {@code progress}, queued in their producers' lines as told to {@code events},
+     * until their turn, or until {@code inFlight} releases their partition; the records offered for parking are
+     * parked as {@code parking} says.
      */
     @Inject
     ReadAhead(
@@ -74,12 +74,12 @@ public class ReadAhead {
             SteppingAside aside,
             InFlight inFlight,
             RequestsInProgress progress,
-            RequestStates states,
+            RequestEvents events,
             ParkingDecision parking) {
         this.admission = admission;
         this.progress = progress;
         this.aside = aside;
-        this.states = states;
+        this.events = events;
         this.parking = parking;
         inFlight.whenReleased(this::released);
     }
@@ -153,7 +153,7 @@ public class ReadAhead {
         }
         String requestId = asking.requestId();
         // Known by its name: <producer>/<requestId> where ids are unique within their producer.
-        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
+        String name = requestId == null ? null : progress.name(asking.producer().name(), requestId);
         return Uni.createFrom()
                 .<T>deferred(() -> {
                     parking.underWay(name);
@@ -169,14 +169,14 @@ public class ReadAhead {
 
     /**
      * Why the record {@code asking} is parked ({@link ParkingDecision#why}), or null when it goes in its turn. The
-     * request is named by its name ({@code RequestStates.name}): in topic mode another producer's request of the id is
+     * request is named by its name ({@link RequestsInProgress#name}): in topic mode another producer's request of the id is
      * another request.
      */
     private String whyParked(Asking asking) {
         String requestId = asking.requestId();
         return parking.why(
                 asking.record(),
-                requestId == null ? null : states.name(asking.producer().name(), requestId),
+                requestId == null ? null : progress.name(asking.producer().name(), requestId),
                 admission.waiting(asking.lane(), asking.producer().name()));
     }
 
@@ -188,10 +188,10 @@ public class ReadAhead {
      */
     public <T> Uni<T> inTurn(Asking asking, Supplier<Uni<T>> work) {
         String requestId = asking.requestId();
-        String name = requestId == null ? null : states.name(asking.producer().name(), requestId);
+        String name = requestId == null ? null : progress.name(asking.producer().name(), requestId);
         InFlight.Run run = asking.run();
         Held bytesHeld = admission.bytesHeld(asking.lane(), asking.message());
-        Held queued = requestId == null ? Held.NOTHING : new Held(() -> states.admitted(name));
+        Held queued = requestId == null ? Held.NOTHING : new Held(() -> progress.turnCame(name));
         Held lineHeld = inLine(asking, queued);
         run.waiting();
         AtomicReference<Held> placed = new AtomicReference<>(Held.NOTHING);
@@ -235,11 +235,10 @@ public class ReadAhead {
             return Held.NOTHING;
         }
         // Known by its name: <producer>/<requestId> where ids are unique within their producer.
-        String name = states.name(asking.producer().name(), requestId);
-        ProducerLines.Place place =
-                states.inLine(name, asking.lane(), asking.producer().name());
-        Held line = new Held(() -> states.outOfLine(place));
-        states.waiting(name);
+        String name = progress.name(asking.producer().name(), requestId);
+        Held line =
+                new Held(events.queued(name, asking.lane(), asking.producer().name()));
+        progress.readAhead(name);
         progress.inLine(asking.run(), () -> {
             queued.giveBack();
             line.giveBack();

@@ -1,7 +1,7 @@
 package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestEvents;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.smallrye.common.annotation.Identifier;
@@ -44,7 +44,7 @@ import org.apache.kafka.common.TopicPartition;
  * after the shutdown grace already waited for the requests in progress, so it does not wait again. Partitions lost
  * (this worker was fenced out of the group: another owns them already) are neither waited for nor committed.
  *
- * <p>After each assignment and revocation it tells {@code processing.RequestStates} how many partitions of each request
+ * <p>After each assignment and revocation it tells the status read model ({@link RequestEvents#partitions}) how many partitions of each request
  * topic this worker owns, and how many the topic has: what a status query answering {@code unknown} says of the other
  * replicas.
  */
@@ -63,14 +63,14 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
 
     private final PartitionWork work;
     private final OffsetCommits commits;
-    private final RequestStates states;
+    private final RequestEvents events;
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, OffsetCommits commits, RequestStates states, WorkerConfig config) {
+    RevocationGrace(PartitionWork work, OffsetCommits commits, RequestEvents events, WorkerConfig config) {
         this.work = work;
         this.commits = commits;
-        this.states = states;
+        this.events = events;
         this.grace = config.rebalanceWait();
     }
 
@@ -186,7 +186,7 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
                         owned++;
                     }
                 }
-                states.partitions(topic, owned, partitionsOf(consumer, topic));
+                events.partitions(topic, owned, partitionsOf(consumer, topic));
             }
         } catch (RuntimeException e) {
             Log.debugf("Rebalance: could not count the partitions owned (%s)", e.toString());

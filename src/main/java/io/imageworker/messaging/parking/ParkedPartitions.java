@@ -1,6 +1,6 @@
 package io.imageworker.messaging.parking;
 
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -32,9 +32,9 @@ final class ParkedPartitions {
 
     /**
      * How many requests parked last keep their partition: as many as the replica remembers as parked here ({@link
-     * RequestStates#PARKED_KEPT}).
+     * RequestsInProgress#PARKED_KEPT}).
      */
-    static final int REQUESTS_KEPT = RequestStates.PARKED_KEPT;
+    static final int REQUESTS_KEPT = RequestsInProgress.PARKED_KEPT;
 
     private final LongSupplier nanos;
     private final Map<Integer, Holder> holders = new HashMap<>();

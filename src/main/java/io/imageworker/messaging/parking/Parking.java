@@ -4,7 +4,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.intake.ParkingDecision;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.inject.Inject;
@@ -21,7 +21,8 @@ import java.util.function.Predicate;
  * one owner. Parking itself (the copy to the parked topic in the transaction of the record's offset) is {@link
  * RequestParking}'s, and the record waits in the read-ahead ({@code messaging.intake.ReadAhead}, which asks this
  * through {@link ParkingDecision}); this decides and counts ({@code image_worker_requests_parked{reason}}), and tells
- * the status queries of each request parked ({@link RequestStates#parked}).
+ * the registry of what is in progress of each park under way and each request parked ({@link
+ * RequestsInProgress#parked}, by this class alone), where the status queries read it too.
  *
  * <p>Every record beyond the window is parked, whoever its producer, so that above a partition's window everything
  * finished is parked in one run of offsets: the commit's metadata names it as a range, and what finished within the
@@ -50,23 +51,23 @@ public class Parking implements ParkingDecision {
      * Where the requests parked here lately are remembered (and read as queued), and those whose park is under way here
      * (its transaction not yet committed) are known: a copy read meanwhile is parked after them too ({@link #why}).
      */
-    private final RequestStates states;
+    private final RequestsInProgress progress;
 
     /** The worker's: parks past {@code IMAGE_WORKER_PARK_AFTER}, its window that of {@link InFlight#fitsNow}. */
     @Inject
-    Parking(WorkerConfig config, InFlight inFlight, MeterRegistry registry, RequestStates states) {
-        this(config.parkAfterLimit(), inFlight::fitsNow, registry, states);
+    Parking(WorkerConfig config, InFlight inFlight, MeterRegistry registry, RequestsInProgress progress) {
+        this(config.parkAfterLimit(), inFlight::fitsNow, registry, progress);
     }
 
     /**
      * @param after records of one producer waiting for their turn from which its next ones are parked
      * @param fits whether a record lies within its partition's window now
-     * @param states where the requests parked are told, and those parked lately read
+     * @param progress where the parks under way and the requests parked are told, and those parked lately read
      */
-    public Parking(int after, Predicate<RecordCopy> fits, MeterRegistry registry, RequestStates states) {
+    public Parking(int after, Predicate<RecordCopy> fits, MeterRegistry registry, RequestsInProgress progress) {
         this.after = Math.max(1, after);
         this.fits = fits;
-        this.states = states;
+        this.progress = progress;
         this.parked = Map.of(
                 WINDOW, counter(registry, WINDOW), SHARE, counter(registry, SHARE), AGAIN, counter(registry, AGAIN));
     }
@@ -82,7 +83,7 @@ public class Parking implements ParkingDecision {
 
     /**
      * Why {@code record} is parked, or null when it is read ahead. A copy of a request parked here lately (among the
-     * last {@link RequestStates} remembers, or its park still under way, its transaction not committed yet) is parked
+     * last {@link RequestsInProgress#PARKED_KEPT}, or its park still under way, its transaction not committed yet) is parked
      * too, after the first copy and into the same partition of the parked topic: worked here at once, it could run
      * while the parked copy runs on the replica that reads it back, two calls (issue 48); parked, one owner reads
      * both, in order, and the second joins or replays the first.
@@ -90,7 +91,7 @@ public class Parking implements ParkingDecision {
     @Override
     public String why(RecordCopy record, String requestId, int waitingOfProducer) {
         String why = !fits.test(record) ? WINDOW : waitingOfProducer >= after ? SHARE : null;
-        if (why == null && requestId != null && (states.parking(requestId) || states.parkedHere(requestId))) {
+        if (why == null && requestId != null && (progress.parking(requestId) || progress.parkedLately(requestId))) {
             return AGAIN;
         }
         return why;
@@ -99,7 +100,7 @@ public class Parking implements ParkingDecision {
     @Override
     public void underWay(String requestId) {
         if (requestId != null) {
-            states.parkUnderWay(requestId);
+            progress.parkUnderWay(requestId);
         }
     }
 
@@ -108,14 +109,14 @@ public class Parking implements ParkingDecision {
     public void parked(String requestId, String why) {
         parked.get(why).increment();
         if (requestId != null) {
-            states.parked(requestId);
+            progress.parked(requestId);
         }
     }
 
     @Override
     public void over(String requestId) {
         if (requestId != null) {
-            states.parkOver(requestId);
+            progress.parkOver(requestId);
         }
     }
 }

@@ -3,6 +3,7 @@ package io.imageworker.messaging.intake;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.imageworker.api.RequestStates;
 import io.imageworker.contract.Lane;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.messaging.offsets.InFlight;
@@ -10,7 +11,7 @@ import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.messaging.parking.Parking;
 import io.imageworker.messaging.results.RecordContext;
-import io.imageworker.processing.RequestStates;
+import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.Pauses;
@@ -46,7 +47,9 @@ class ReadAheadTest {
 
     private final AtomicLong now = new AtomicLong();
     private final OffsetsFixture offsets = new OffsetsFixture(now::get);
-    private final RequestStates states = new RequestStates();
+    /** The status read model of this test's registry: what a status query reads of the records taken. */
+    private final RequestStates states = new RequestStates(Duration.ofMinutes(1), offsets.progress());
+
     private final Admission admission = admission(1, "b=2", 1_000);
     private final SteppingAside aside = steppingAside(admission);
     private final ReadAhead intake = readAhead(admission, aside, ParkingDecision.NEVER);
@@ -157,7 +160,9 @@ class ReadAheadTest {
         // their partition's window.
         Admission admitting = admission(1, "", 1_000_000);
         ReadAhead parking = readAhead(
-                admitting, steppingAside(admitting), new Parking(2, record -> record.offset() < 10, registry, states));
+                admitting,
+                steppingAside(admitting),
+                new Parking(2, record -> record.offset() < 10, registry, offsets.progress()));
         List<String> parked = new ArrayList<>();
         for (String producer : List.of("a", "a", "a", "a", "b")) {
             offer(parking, producer, offset++, parked);
@@ -192,7 +197,8 @@ class ReadAheadTest {
     void aCopyOfARequestParkedHereLatelyIsParkedAfterItEvenWithinItsWindowAndShare() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // Room for 4 in progress and a share of 100: only the first offset lies beyond its window.
-        ReadAhead parking = readAhead(4, new Parking(100, record -> record.offset() != 0, registry, states));
+        ReadAhead parking =
+                readAhead(4, new Parking(100, record -> record.offset() != 0, registry, offsets.progress()));
         List<String> parked = new ArrayList<>();
 
         offer(parking, "a", 0, "x", parked);
@@ -221,14 +227,14 @@ class ReadAheadTest {
     @Test
     void withIdsPerProducerACopyIsParkedAfterItsOwnProducersParkedRequestOnly() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
-        RequestStates perProducer = new RequestStates(Duration.ofMinutes(1), true);
+        RequestsInProgress perProducer = new RequestsInProgress(new Pauses(System::nanoTime), true);
         Admission own = admission(4, "", 1_000_000);
         ReadAhead parking = new ReadAhead(
                 own,
                 steppingAside(own),
                 offsets.inFlight(),
-                offsets.progress(),
                 perProducer,
+                new RequestStates(Duration.ofMinutes(1), perProducer),
                 new Parking(100, record -> record.offset() != 0, registry, perProducer));
         List<String> parked = new ArrayList<>();
 
@@ -253,7 +259,8 @@ class ReadAheadTest {
     void aCopyReadWhileItsFirstCopysParkIsUnderWayIsParkedAfterIt() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         // Only the offsets below 2 lie beyond their window.
-        ReadAhead parking = readAhead(4, new Parking(100, record -> record.offset() >= 2, registry, states));
+        ReadAhead parking =
+                readAhead(4, new Parking(100, record -> record.offset() >= 2, registry, offsets.progress()));
         List<String> parked = new ArrayList<>();
         List<UniEmitter<? super Void>> parks = new ArrayList<>();
         Supplier<Uni<Void>> underWay = () -> Uni.createFrom().emitter(parks::add);

@@ -1,4 +1,4 @@
-package io.imageworker.processing;
+package io.imageworker.api;
 
 import io.imageworker.contract.Lane;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.imageworker.processing;
+package io.imageworker.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.data.Offset.offset;

@@ -1,4 +1,4 @@
-package io.imageworker.processing;
+package io.imageworker.api;
 
 import java.time.Duration;
 import java.util.OptionalDouble;
