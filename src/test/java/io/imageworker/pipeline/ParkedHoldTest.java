@@ -61,10 +61,9 @@ class ParkedHoldTest extends PipelineTestSupport {
         @Override
         public Map<String, String> start() {
             Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC, PARKED);
-            config.put("image-worker.topic.request", TOPIC);
+            Infrastructure.get().kafka().createTopics(PARKED);
+            ownLanes(config, "parked-hold", TOPIC);
             config.put("image-worker.topic.request-parked", PARKED);
-            config.put("image-worker.consumer-group", "parked-hold");
             config.put("image-worker.offset-window", "10");
             config.put("image-worker.park-after", "16");
             config.put("image-worker.producer-weights", "b=4");

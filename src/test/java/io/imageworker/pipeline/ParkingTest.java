@@ -78,11 +78,10 @@ class ParkingTest extends PipelineTestSupport {
         @Override
         public Map<String, String> start() {
             Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC, PARKED, CANCELS);
-            config.put("image-worker.topic.request", TOPIC);
+            Infrastructure.get().kafka().createTopics(PARKED, CANCELS);
+            ownLanes(config, "parking", TOPIC);
             config.put("image-worker.topic.cancel", CANCELS);
             config.put("image-worker.topic.request-parked", PARKED);
-            config.put("image-worker.consumer-group", "parking");
             config.put("image-worker.offset-window", "10");
             config.put("image-worker.park-after", "8");
             // A read-ahead of about 19 records a lane (a sixteenth of the budget, 6.6 KB a record): the request

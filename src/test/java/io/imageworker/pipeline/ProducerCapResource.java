@@ -1,14 +1,13 @@
 package io.imageworker.pipeline;
 
 import io.imageworker.testing.WorkerTestResource;
-import io.imageworker.testing.infra.Infrastructure;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
 
 /**
- * The tests' servers and settings for a test of per-producer budgets: a request topic and a consumer group of its own
- * (requests left waiting reach no other test's worker), a budget topic of its own (no other run's claims count), and
+ * The tests' servers and settings for a test of per-producer budgets: request topics (both lanes) and a consumer group
+ * of its own (requests left waiting reach no other test's worker, no other test's request reaches it), a budget topic of its own (no other run's claims count), and
  * the test's budget settings.
  */
 abstract class ProducerCapResource extends WorkerTestResource {
@@ -26,9 +25,7 @@ abstract class ProducerCapResource extends WorkerTestResource {
     @Override
     public Map<String, String> start() {
         Map<String, String> config = new HashMap<>(super.start());
-        Infrastructure.get().kafka().createTopics(topic);
-        config.put("image-worker.topic.request", topic);
-        config.put("image-worker.consumer-group", consumerGroup);
+        ownLanes(config, consumerGroup, topic);
         config.put("image-worker.topic.budget", "image-worker-budget-" + UUID.randomUUID());
         config.putAll(budgetSettings);
         return config;
