@@ -9,7 +9,8 @@ import java.util.Map;
  * The worker of {@link HostileCorpusTest}: a request topic of its own with six partitions and a consumer group of its
  * own, the store reached through the recording {@link io.imageworker.testing.StoreProxy}, the default infrastructure
  * patience of two minutes (so that a record retried for it would hold its partition far past the test's bounds), and
- * internal addresses on the {@code https://} host list (so that their refusal can only come from the address rules).
+ * internal addresses on the {@code https://} host list (so that their refusal can only come from the address rules),
+ * and neither of the optional topics (no priority lane, no {@code image.started}: {@link OptionalTopicsOffTest}).
  */
 public class HostileCorpusResource extends StoreProxyTestResource {
 
@@ -32,6 +33,9 @@ public class HostileCorpusResource extends StoreProxyTestResource {
         Infrastructure.get().kafka().createTopics(PARTITIONS, TOPIC);
         config.put("image-worker.topic.request", TOPIC);
         config.put("image-worker.consumer-group", GROUP);
+        // Without the two optional topics (OptionalTopicsOffTest): no priority lane, no image.started.
+        config.remove("image-worker.topic.request-priority");
+        config.remove("image-worker.topic.status");
         config.put("image-worker.retry.infrastructure-patience", "2m");
         config.put("image-worker.reference.allowed-hosts", LISTED_INTERNAL_HOSTS);
         return config;

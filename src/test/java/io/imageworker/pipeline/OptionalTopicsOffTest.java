@@ -3,11 +3,9 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
 import java.time.Duration;
-import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -18,28 +16,18 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A worker without {@code IMAGE_WORKER_TOPIC_REQUEST_PRIORITY} and {@code IMAGE_WORKER_TOPIC_STATUS} (the defaults):
- * no consumer of a priority topic joins the group and no {@code image.started} is published.
+ * no consumer of a priority topic joins the group and no {@code image.started} is published. The worker of the hostile
+ * corpus ({@link HostileCorpusResource}) is such a worker, so the check takes no application of its own.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
-@WithTestResource(OptionalTopicsOffTest.WithoutOptionalTopics.class)
+@WithTestResource(HostileCorpusResource.class)
 class OptionalTopicsOffTest extends PipelineTestSupport {
-
-    /** The tests' servers and settings, without the two optional topics. */
-    public static class WithoutOptionalTopics extends WorkerTestResource {
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = super.start();
-            config.remove("image-worker.topic.request-priority");
-            config.remove("image-worker.topic.status");
-            return config;
-        }
-    }
 
     @Test
     void consumesOnlyTheRequestTopicAndPublishesNoProgress() {
         String id = newId("plain");
-        send(request(id, ""));
+        kafka.send(HostileCorpusResource.TOPIC, request(id, ""));
 
         assertThat(body(result(id)).path("image").path("key").asText()).isEqualTo("images/" + id + ".png");
         await("no image.started").during(Duration.ofSeconds(1)).atMost(WITHIN).until(() -> kafka.statusEvents(id)
@@ -48,11 +36,11 @@ class OptionalTopicsOffTest extends PipelineTestSupport {
         await("only the request topic consumed")
                 .atMost(Duration.ofSeconds(45))
                 .pollInterval(Duration.ofMillis(500))
-                .until(() -> consumedTopics().equals(Set.of(WorkerTestResource.REQUESTS)));
+                .until(() -> consumedTopics().equals(Set.of(HostileCorpusResource.TOPIC)));
     }
 
     private static Set<String> consumedTopics() {
-        ConsumerGroupDescription group = kafka.kafka().consumerGroups().describe("image-worker");
+        ConsumerGroupDescription group = kafka.kafka().consumerGroups().describe(HostileCorpusResource.GROUP);
         Set<String> topics = group.members().stream()
                 .flatMap(member -> member.assignment().topicPartitions().stream())
                 .map(TopicPartition::topic)
