@@ -19,18 +19,21 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 /**
- * A class data sharing archive of the packaged worker (AppCDS, a dynamic archive: JDK 13 and later), which the tests'
- * workers start with: the suite starts about forty of them, and a start took 3.2 CPU seconds without it and 2.4 with it
- * (C1 only, November 2026). The worker is the same jar with or without it: the archive holds the classes as the JVM
- * loaded and verified them, nothing of the worker's behaviour.
+ * What the tests' workers start from: on Java 25 and later an AOT cache of the packaged worker (JEP 483, 514, 515: its
+ * classes loaded and linked, its methods' profiles), as the image's worker does; before, a class data sharing archive
+ * (AppCDS, a dynamic archive: JDK 13 and later). The suite starts about forty workers: a start took 3.2 CPU seconds
+ * without an archive and 2.4 with it (C1 only, November 2026); to the worker's readiness, 5.35 CPU s on Java 17 with
+ * the archive and 4.4 on Java 25 with the cache ({@link WorkerJava}, which picks the Java). The worker is the same jar
+ * with or without either: they hold the classes as the JVM loaded them, nothing of the worker's behaviour.
  *
  * <p>It is made once per JVM, as the test discovery starts when it selects an integration test
  * ({@link EarlyWorkerClassArchive}: while Quarkus builds its test applications, the cores have room), or else at the
- * first launch: a worker of its own, started with nothing to reach (closed ports, no
- * test's servers or topics) and {@code -XX:ArchiveClassesAtExit}, stopped with SIGTERM once it says it started; the
- * JVM writes the archive at its exit, into a temporary file moved in place afterwards. Launches meanwhile wait for it. It is kept under {@code target/worker-cds/}, named by the jar's modification time and
- * the JDK, so that a new package or another JDK makes another; a JVM that cannot use an archive runs without one (the
- * JVM's default {@code -Xshare:auto}). {@code -Dimage-worker.test.worker-cds=false} turns it off.
+ * first launch: a worker of its own, started with nothing to reach (closed ports, no test's servers or topics) and
+ * {@code -XX:AOTCacheOutput} or {@code -XX:ArchiveClassesAtExit}, stopped with SIGTERM once it says it started; the
+ * JVM writes the file at its exit (an AOT cache is assembled then, by a second JVM the first one starts), into a
+ * temporary file moved in place afterwards. Launches meanwhile wait for it. It is kept under {@code
+ * target/worker-cds/}, named by the jar's modification time and the JDK, so that a new package or another JDK makes
+ * another; a JVM that cannot use it runs without one. {@code -Dimage-worker.test.worker-cds=false} turns it off.
  */
 final class WorkerClassArchive {
 
@@ -39,6 +42,7 @@ final class WorkerClassArchive {
 
     private static final Logger LOG = Logger.getLogger(WorkerClassArchive.class);
     private static final Duration TRAINING_TIMEOUT = Duration.ofSeconds(90);
+    private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(180);
     private static final Map<Path, CompletableFuture<Void>> MAKING = new ConcurrentHashMap<>();
 
     private WorkerClassArchive() {}
@@ -51,12 +55,15 @@ final class WorkerClassArchive {
         if (!enabled()) {
             return List.of();
         }
-        Path archive = archiveOf(jar);
+        Path archive = archiveOf(java, jar);
         if (!Files.isRegularFile(archive)) {
             // Bounded: the making gives up after its own timeouts, and then there is no archive.
             makeInBackground(java, jar).join();
         }
-        return Files.isRegularFile(archive) ? List.of("-XX:SharedArchiveFile=" + archive) : List.of();
+        if (!Files.isRegularFile(archive)) {
+            return List.of();
+        }
+        return List.of((aotCache(java) ? "-XX:AOTCache=" : "-XX:SharedArchiveFile=") + archive);
     }
 
     /**
@@ -68,7 +75,7 @@ final class WorkerClassArchive {
             return CompletableFuture.completedFuture(null);
         }
         return MAKING.computeIfAbsent(
-                archiveOf(jar),
+                archiveOf(java, jar),
                 archive -> Files.isRegularFile(archive)
                         ? CompletableFuture.completedFuture(null)
                         : CompletableFuture.runAsync(() -> make(java, jar, archive), task -> {
@@ -82,15 +89,21 @@ final class WorkerClassArchive {
         return Boolean.parseBoolean(System.getProperty(PROPERTY, "true"));
     }
 
-    private static Path archiveOf(Path jar) {
+    /** Whether the workers started by {@code java} use an AOT cache (Java 25 and later) rather than a CDS archive. */
+    static boolean aotCache(String java) {
+        return WorkerJava.releaseOf(java) >= WorkerJava.AOT_CACHE_RELEASE;
+    }
+
+    private static Path archiveOf(String java, Path jar) {
         long modified;
         try {
             modified = Files.getLastModifiedTime(jar).toMillis();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        String jdk = Runtime.version().toString().replaceAll("[^A-Za-z0-9.]", "_");
-        return BuildPaths.directory("worker-cds").resolve("worker-" + modified + "-" + jdk + ".jsa");
+        String jdk = WorkerJava.versionOf(java).replaceAll("[^A-Za-z0-9.]", "_");
+        return BuildPaths.directory("worker-cds")
+                .resolve("worker-" + modified + "-" + jdk + (aotCache(java) ? ".aot" : ".jsa"));
     }
 
     /** Starts a worker that writes the archive at its exit; on any failure, logs it and leaves no archive. */
@@ -104,7 +117,7 @@ final class WorkerClassArchive {
                             java,
                             "-XX:TieredStopAtLevel=1",
                             "-Xmx256m",
-                            "-XX:ArchiveClassesAtExit=" + partial,
+                            (aotCache(java) ? "-XX:AOTCacheOutput=" : "-XX:ArchiveClassesAtExit=") + partial,
                             "-jar",
                             jar.toString())
                     .directory(BuildPaths.buildDir().toFile())
@@ -117,7 +130,8 @@ final class WorkerClassArchive {
                 awaitStarted(worker, log);
             } finally {
                 worker.destroy();
-                if (!worker.waitFor(30, TimeUnit.SECONDS)) {
+                // An AOT cache is assembled at the exit, by a JVM the worker's starts and waits for: 10 to 20 CPU s.
+                if (!worker.waitFor(EXIT_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                     worker.destroyForcibly();
                 }
             }

@@ -412,9 +412,7 @@ public final class WorkerProcess extends ChildProcess implements AutoCloseable {
 
     /** The {@code java} launcher running this JVM, so that the worker runs on the same Java. */
     static String javaCommand() {
-        return ProcessHandle.current().info().command().orElseGet(() -> Path.of(
-                        System.getProperty("java.home"), "bin", "java")
-                .toString());
+        return WorkerJava.command();
     }
 
     /**
