@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.api.RequestStates;
 import io.imageworker.memory.MemoryBudget;
-import io.imageworker.testing.infra.Infrastructure;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -21,7 +20,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -48,22 +46,14 @@ class QueuedStandingTest extends PipelineTestSupport {
     static final int BACKLOG = 24;
 
     /**
-     * The tests' servers and settings, with a request topic and a group of their own (and so a worker of its own), and
-     * a priority topic of its own: the tests' shared one holds the priority requests of the tests before, which a new
-     * group reads from the earliest offset, and one of them standing in the priority line while the shares are read
-     * gives the normal lane its least share (0.2) instead of the whole (1.0).
+     * The tests' servers and settings, with request topics (both lanes) and a group of their own, and so a worker of
+     * its own ({@link ProducerCapResource}: the tests' shared priority topic holds the priority requests of the tests
+     * before, and one of them standing in the priority line while the shares are read gave the normal lane its least
+     * share, 0.2, instead of the whole, 1.0).
      */
     public static class OwnWorker extends ProducerCapResource {
         public OwnWorker() {
             super(TOPIC, "queued-standing", Map.of());
-        }
-
-        @Override
-        public Map<String, String> start() {
-            Map<String, String> config = new HashMap<>(super.start());
-            Infrastructure.get().kafka().createTopics(TOPIC + "-priority");
-            config.put("image-worker.topic.request-priority", TOPIC + "-priority");
-            return config;
         }
     }
 

@@ -13,14 +13,14 @@ import java.util.stream.Stream;
 
 /**
  * The Java launcher a packaged worker is started with, and its feature version. By default the one running this JVM;
- * {@code -Dimage-worker-tests.worker-java=newest} (what the suite sets, pom.xml) takes the newest JDK of release {@link
- * #AOT_CACHE_RELEASE} or later installed beside it (a sibling of {@code java.home} with a {@code release} file and a
- * {@code bin/java}), where the worker starts from an AOT cache ({@link WorkerClassArchive}) as it does in its image,
- * and else the running one; a path names a launcher.
+ * {@code -Dimage-worker-tests.worker-java=newest} (what the local run sets, pom.xml) takes the newest JDK of release
+ * {@link #AOT_CACHE_RELEASE} or later installed beside it (a sibling of {@code java.home} with a {@code release} file
+ * and a {@code bin/java}), where the worker starts from an AOT cache ({@link WorkerClassArchive}) as it does in its
+ * image, and else the running one; a path names a launcher.
  *
- * <p>Why: the suite starts about forty workers, each a JVM start that the 2-core machine pays in CPU while the other
- * tests run beside it. On Java 17 with the class archive a worker took 5.35 CPU s to be ready, on Java 25 with an AOT
- * cache 4.4 (one quiet start each, 29 November 2026, docs/testing.md). The image runs the worker on Java 25 too.
+ * <p>The suite keeps the tests' Java ({@code -Dtest.worker.java}, pom.xml): on Java 25 with the cache a worker was
+ * ready after 4.4 CPU s against 5.35 on Java 17 with a class archive (one quiet start each, 29 November 2026), but over
+ * a whole run its forty workers took 9.75 CPU s each against about 9.3: what a start saves, the rest of the run spent.
  */
 public final class WorkerJava {
 
