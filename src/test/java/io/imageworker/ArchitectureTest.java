@@ -35,7 +35,9 @@ import io.imageworker.processing.RequestProcessor;
 import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.WorkerThreads;
+import io.imageworker.testing.TestConfig;
 import io.quarkus.test.junit.QuarkusTest;
+import io.smallrye.config.ConfigMapping;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
@@ -60,7 +62,7 @@ import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
  * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
- * the HTTP status queries below it, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
+ * the start-up and readiness checks below it (they check every setting), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
@@ -77,8 +79,8 @@ class ArchitectureTest {
             "messaging.results",
             "messaging.intake",
             "messaging.offsets",
-            "api",
             "health",
+            "api",
             "processing",
             "progress",
             "reference",
@@ -113,6 +115,20 @@ class ArchitectureTest {
                     : layers.whereLayer(LAYERS.get(i)).mayOnlyBeAccessedByLayers(above.toArray(String[]::new));
         }
         layers.check(MAIN);
+    }
+
+    /**
+     * Each package's settings are a mapping of their own ({@code @ConfigMapping}), and every one is listed in {@link
+     * TestConfig#MAPPINGS}, through which the tests of the settings' names (docs, chart, deployments) enumerate them.
+     */
+    @Test
+    void everySettingsMappingIsListedWhereTheNamesAreEnumerated() {
+        Set<String> mappings = MAIN.stream()
+                .filter(type -> type.isAnnotatedWith(ConfigMapping.class))
+                .map(JavaClass::getName)
+                .collect(Collectors.toSet());
+
+        assertThat(TestConfig.MAPPINGS.stream().map(Class::getName)).containsExactlyInAnyOrderElementsOf(mappings);
     }
 
     @Test

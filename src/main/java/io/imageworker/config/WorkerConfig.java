@@ -17,7 +17,7 @@ import java.util.Set;
  * method that returns it, and the nested names ({@code WorkerConfig.Budget}) say at each use which mapping a group
  * belongs to. Most of its lines are the Javadoc of each setting, which docs/configuration.md follows; splitting it
  * into files would move that text away from the one place a setting is declared. The checks of the settings are in
- * {@link ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
+ * {@code health.ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
  * ProducerList}.
  */
 @ConfigMapping(prefix = "image-worker")
@@ -104,9 +104,6 @@ public interface WorkerConfig {
     /** The status endpoint, {@code GET /requests/{requestId}}. */
     Status status();
 
-    /** Retry policy per outcome class, and the total budget of one request. */
-    Retry retry();
-
     /**
      * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
      * gateway to become healthy instead of failing the backlog. {@code false} fails each such request.
@@ -128,8 +125,8 @@ public interface WorkerConfig {
      * requests on them that have a gateway call in flight (or made one) to finish, store and publish, before their new
      * owner takes them. A request that has made no call yet is not waited for and makes none here any more: the new
      * owner makes it, once. The worker takes no new record while it waits (Kafka's rebalance listener runs on the
-     * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@link
-     * ConfigurationCheck#POLL_MARGIN}. Empty: {@link #rebalanceWait()}'s default, a full gateway call plus the
+     * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@code
+     * health.ConfigurationCheck.POLL_MARGIN}. Empty: {@link #rebalanceWait()}'s default, a full gateway call plus the
      * infrastructure patience, so that no rebalance cuts off a call it would then pay for twice.
      */
     Optional<Duration> rebalanceGrace();
@@ -188,17 +185,21 @@ public interface WorkerConfig {
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
      * given as a URL, and publishing the event are allowed to take).
+     *
+     * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration drainGrace() {
-        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    default Duration drainGrace(Duration patience) {
+        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(patience));
     }
 
     /**
      * {@link #rebalanceGrace()}, or its default: {@code gateway.timeout} (a full call) plus {@code
      * retry.infrastructure-patience} (storing and publishing its result at worst).
+     *
+     * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration rebalanceWait() {
-        return rebalanceGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    default Duration rebalanceWait(Duration patience) {
+        return rebalanceGrace().orElseGet(() -> gateway().timeout().plus(patience));
     }
 
     /** {@link #maxInProgress()}, or its default. */
@@ -663,43 +664,5 @@ public interface WorkerConfig {
          * output only. With {@code declared}: empty reads any key of the allowed buckets, as before; set, only these.
          */
         Optional<List<String>> prefixes();
-    }
-
-    /** Retry policy. */
-    interface Retry {
-        /** Attempts of a call refused with 429 or never sent, before {@code RATE_LIMITED}/{@code TIMEOUT}. */
-        @WithDefault("6")
-        int maxRateLimitedAttempts();
-
-        /** Extra attempts after an outcome whose billing is unknown (timeout after sending, 5xx, reset). */
-        @WithDefault("1")
-        int unknownOutcomeRetries();
-
-        /** First back-off delay. */
-        @WithDefault("1s")
-        Duration initialBackoff();
-
-        /** Longest back-off delay. */
-        @WithDefault("60s")
-        Duration maxBackoff();
-
-        /** Total time one request may spend on retries before it fails with its last error. */
-        @WithDefault("15m")
-        Duration requestDeadline();
-
-        /**
-         * How long storage operations, downloads and result publishing (which cost nothing) are retried before the
-         * request fails with {@code STORAGE_ERROR}, or, for publishing, before the worker stops consuming.
-         */
-        @WithDefault("2m")
-        Duration infrastructurePatience();
-
-        /** First delay between two tries of a storage, download or publishing operation (then doubled, jittered). */
-        @WithDefault("200ms")
-        Duration patienceFirstDelay();
-
-        /** Longest delay between two tries of a storage, download or publishing operation. */
-        @WithDefault("10s")
-        Duration patienceMaxDelay();
     }
 }

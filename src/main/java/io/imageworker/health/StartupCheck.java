@@ -1,10 +1,10 @@
 package io.imageworker.health;
 
-import io.imageworker.config.ConfigurationCheck;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.imageworker.memory.MemoryBudget;
+import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
@@ -27,19 +27,21 @@ import org.eclipse.microprofile.config.ConfigProvider;
 public class StartupCheck {
 
     private final WorkerConfig config;
+    private final ConfigurationCheck.Settings settings;
     private volatile boolean passed;
 
-    StartupCheck(WorkerConfig config) {
+    StartupCheck(WorkerConfig config, RetrySettings retry) {
         this.config = config;
+        this.settings = new ConfigurationCheck.Settings(config, retry);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
-        List<String> problems = problems(config, ConfigProvider.getConfig());
+        List<String> problems = problems(settings, ConfigProvider.getConfig());
         if (problems.isEmpty() && config.gateway().checkAtStart()) {
             addressProblem(gateway).ifPresent(problems::add);
         }
         if (problems.isEmpty()) {
-            warnOfAShortGrace(config);
+            warnOfAShortGrace(settings);
             passed = true;
             return;
         }
@@ -51,8 +53,9 @@ public class StartupCheck {
      * A shutdown grace shorter than a gateway call is allowed (a deployment may prefer fast rollouts), but each rollout,
      * scale-in or node drain then cuts off the slowest calls, which the next worker makes, and pays for, again.
      */
-    private static void warnOfAShortGrace(WorkerConfig config) {
-        Duration grace = config.drainGrace();
+    private static void warnOfAShortGrace(ConfigurationCheck.Settings settings) {
+        WorkerConfig config = settings.worker();
+        Duration grace = config.drainGrace(settings.retry().infrastructurePatience());
         if (grace.compareTo(config.gateway().timeout()) < 0) {
             Log.warnf(
                     "IMAGE_WORKER_SHUTDOWN_GRACE (%s) is shorter than IMAGE_WORKER_GATEWAY_TIMEOUT (%s): a call still"
@@ -96,8 +99,9 @@ public class StartupCheck {
      * The settings' problems: those {@link ConfigurationCheck} finds from the settings alone, and those only the owner
      * of a setting can tell (the gateway's address, the memory budget).
      */
-    static List<String> problems(WorkerConfig config, Config channels) {
-        List<String> problems = new ArrayList<>(ConfigurationCheck.problems(config, channels));
+    static List<String> problems(ConfigurationCheck.Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
+        List<String> problems = new ArrayList<>(ConfigurationCheck.problems(settings, channels));
         config.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
             try {
                 GatewayEndpoint.parse(baseUrl);

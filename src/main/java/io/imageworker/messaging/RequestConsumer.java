@@ -15,6 +15,7 @@ import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
@@ -82,6 +83,7 @@ public class RequestConsumer {
     private final Lanes lanes;
     private final ReadAhead readAhead;
     private final WorkerConfig config;
+    private final RetrySettings retry;
     private final RequestParking parking;
     private final ParkedHolds holds;
     private final ProducerIdentities identities;
@@ -97,6 +99,7 @@ public class RequestConsumer {
             Lanes lanes,
             ReadAhead readAhead,
             WorkerConfig config,
+            RetrySettings retry,
             RequestParking parking,
             ParkedHolds holds,
             ProducerIdentities identities) {
@@ -110,6 +113,7 @@ public class RequestConsumer {
         this.lanes = lanes;
         this.readAhead = readAhead;
         this.config = config;
+        this.retry = retry;
         this.parking = parking;
         this.holds = holds;
         this.identities = identities;
@@ -150,7 +154,7 @@ public class RequestConsumer {
      * finish within the shutdown grace, then let the connector commit what was acknowledged and close.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
-        Duration grace = config.drainGrace();
+        Duration grace = config.drainGrace(retry.infrastructurePatience());
         InFlight.Drain drain = inFlight.drain(grace);
         lanes.pause(grace);
         drain.await();

@@ -17,6 +17,7 @@ import io.imageworker.spend.BudgetLog;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Pauses;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -87,7 +88,7 @@ class GatewayCallsTest {
                 new GatewayGuard(config, gateway, vertx, registry, pauses),
                 budget,
                 limiter,
-                new RetryPolicy(config),
+                new RetryPolicy(TestConfig.settings(RetrySettings.class)),
                 new WorkerMetrics(registry),
                 shutdown,
                 new Tracing(OpenTelemetry.noop().getTracer("test")),

@@ -5,6 +5,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -60,6 +61,7 @@ public class ResultTransactions {
 
     private final Map<String, Object> kafka;
     private final WorkerConfig config;
+    private final RetrySettings retry;
     private final PartitionWork work;
     private final CpuWork cpu;
     private final WorkerThreads threads;
@@ -74,12 +76,14 @@ public class ResultTransactions {
     ResultTransactions(
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             WorkerConfig config,
+            RetrySettings retry,
             PartitionWork work,
             CpuWork cpu,
             WorkerThreads threads,
             MeterRegistry registry) {
         this.kafka = kafka;
         this.config = config;
+        this.retry = retry;
         this.work = work;
         this.cpu = cpu;
         this.threads = threads;
@@ -175,10 +179,18 @@ public class ResultTransactions {
                 topic,
                 "image-worker-" + topic + "-" + instance,
                 config.transactions().timeout(),
-                config.retry().infrastructurePatience(),
+                retry.infrastructurePatience(),
                 commit -> commitStep.commit(commit));
         return new TopicTransactions(
-                topic, () -> groups.get(topic), producer, settlement, work, config, metrics, threads);
+                topic,
+                () -> groups.get(topic),
+                producer,
+                settlement,
+                work,
+                config,
+                retry.infrastructurePatience(),
+                metrics,
+                threads);
     }
 
     @PreDestroy

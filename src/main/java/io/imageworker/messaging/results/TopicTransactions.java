@@ -48,6 +48,9 @@ final class TopicTransactions {
     private final InDoubtSettlement settlement;
     private final PartitionWork work;
     private final WorkerConfig config;
+    /** {@code retry.infrastructure-patience}: how long a batch is tried again before it is given up. */
+    private final Duration patience;
+
     private final TransactionMetrics metrics;
     private final WorkerThreads threads;
     /** Its thread, made and stopped by {@link WorkerThreads}: the producer's calls block. */
@@ -74,6 +77,7 @@ final class TopicTransactions {
             InDoubtSettlement settlement,
             PartitionWork work,
             WorkerConfig config,
+            Duration patience,
             TransactionMetrics metrics,
             WorkerThreads threads) {
         this.topic = topic;
@@ -82,6 +86,7 @@ final class TopicTransactions {
         this.settlement = settlement;
         this.work = work;
         this.config = config;
+        this.patience = patience;
         this.metrics = metrics;
         this.threads = threads;
         this.thread = threads.transactionsOf(topic, () -> {
@@ -184,8 +189,7 @@ final class TopicTransactions {
 
     /** One batch: in one transaction with its offsets, tried again within the infrastructure patience. */
     private void commit(List<PendingResult> batch) {
-        long deadline =
-                System.nanoTime() + config.retry().infrastructurePatience().toNanos();
+        long deadline = System.nanoTime() + patience.toNanos();
         Duration backoff = FIRST_BACKOFF;
         boolean cut = false;
         List<PendingResult> pending = new ArrayList<>(batch);

@@ -6,6 +6,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
@@ -299,6 +300,7 @@ class ResultTransactionsBrokerTest {
         ResultTransactions made = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
                 TestConfig.worker(overrides),
+                TestConfig.settings(RetrySettings.class, overrides),
                 work,
                 // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
                 new CpuWork(threads, 2, 2000),

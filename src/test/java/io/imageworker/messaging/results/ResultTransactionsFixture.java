@@ -3,7 +3,9 @@ package io.imageworker.messaging.results;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.WorkerThreads;
+import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.Map;
 
@@ -16,7 +18,13 @@ public final class ResultTransactionsFixture {
     public static ResultTransactions of(WorkerConfig config, PartitionWork work) {
         WorkerThreads threads = new WorkerThreads();
         return new ResultTransactions(
-                Map.of(), config, work, new CpuWork(threads, 1, 1), threads, new SimpleMeterRegistry());
+                Map.of(),
+                config,
+                TestConfig.settings(RetrySettings.class),
+                work,
+                new CpuWork(threads, 1, 1),
+                threads,
+                new SimpleMeterRegistry());
     }
 
     /**

@@ -1,5 +1,12 @@
-package io.imageworker.config;
+package io.imageworker.health;
 
+import io.imageworker.config.ProducerBudgets;
+import io.imageworker.config.ProducerTopics;
+import io.imageworker.config.ProducerWeights;
+import io.imageworker.config.ReferencePrefixes;
+import io.imageworker.config.StatusTokens;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.RetrySettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,8 +61,15 @@ public final class ConfigurationCheck {
     /** The console's actions, {@code IMAGE_WORKER_CONSOLE_ACTIONS}. */
     public static final List<String> CONSOLE_ACTIONS = List.of("cancel", "submit");
 
-    /** Each problem of {@code config} (and of the request channels' {@code channels} settings), in one line each. */
-    public static List<String> problems(WorkerConfig config, Config channels) {
+    /**
+     * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
+     * other across packages.
+     */
+    public record Settings(WorkerConfig worker, RetrySettings retry) {}
+
+    /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
+    public static List<String> problems(Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         if (config.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add(
@@ -99,7 +113,7 @@ public final class ConfigurationCheck {
         problems.addAll(topicProblems(config));
         problems.addAll(referenceProblems(config));
         problems.addAll(statusProblems(config));
-        problems.addAll(timingProblems(config, channels));
+        problems.addAll(timingProblems(settings, channels));
         return problems;
     }
 
@@ -301,13 +315,15 @@ public final class ConfigurationCheck {
      * progress, and how long a rebalance waits between two polls of each consumer of the group (the request channel's,
      * and the priority lane's and the parked topic's when they are on).
      */
-    private static List<String> timingProblems(WorkerConfig config, Config channels) {
+    private static List<String> timingProblems(Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
+        RetrySettings retry = settings.retry();
         List<String> problems = new ArrayList<>();
         // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
         // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
         // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
         // unhealthy and restart it.
-        Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
+        Duration longest = retry.requestDeadline().plus(retry.infrastructurePatience());
         long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(DEFAULT_MAX_AGE_MS);
         if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {
             problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
@@ -326,7 +342,7 @@ public final class ConfigurationCheck {
         if (named(config.topic().requestParked())) {
             pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
         }
-        Duration rebalanceWait = config.rebalanceWait();
+        Duration rebalanceWait = config.rebalanceWait(retry.infrastructurePatience());
         for (String property : pollIntervals) {
             long maxPollMs = channels.getOptionalValue(property, Long.class).orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
             if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {
