@@ -12,6 +12,7 @@ import io.imageworker.contract.RequestId;
 import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -90,6 +91,7 @@ public class ConsoleRoutes {
     private static final String VIEWER = "image-worker-console-viewer";
 
     private final WorkerConfig config;
+    private final StorageSettings storage;
     private final RequestStates states;
     private final GatewayGuard gateway;
     private final BudgetGuard budget;
@@ -110,6 +112,7 @@ public class ConsoleRoutes {
     @Inject
     ConsoleRoutes(
             WorkerConfig config,
+            StorageSettings storage,
             RequestStates states,
             GatewayGuard gateway,
             BudgetGuard budget,
@@ -120,6 +123,7 @@ public class ConsoleRoutes {
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             WorkerThreads threads) {
         this.config = config;
+        this.storage = storage;
         this.states = states;
         this.gateway = gateway;
         this.budget = budget;
@@ -403,7 +407,7 @@ public class ConsoleRoutes {
         if (image.isEmpty()
                 || image.get().key() == null
                 || !store.bucket().equals(image.get().bucket())
-                || image.get().key().startsWith(config.storage().resultPrefix())) {
+                || image.get().key().startsWith(storage.resultPrefix())) {
             send(ctx, 404, problem("UNKNOWN", "no such image of a request the console knows"));
             return;
         }

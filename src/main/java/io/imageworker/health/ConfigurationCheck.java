@@ -6,6 +6,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -65,7 +66,7 @@ public final class ConfigurationCheck {
      * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
      * other across packages.
      */
-    public record Settings(WorkerConfig worker, RetrySettings retry) {}
+    public record Settings(WorkerConfig worker, RetrySettings retry, StorageSettings storage) {}
 
     /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(Settings settings, Config channels) {
@@ -110,15 +111,16 @@ public final class ConfigurationCheck {
         if (config.console().maxEntries() < 1) {
             problems.add("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
         }
-        problems.addAll(topicProblems(config));
-        problems.addAll(referenceProblems(config));
-        problems.addAll(statusProblems(config));
+        problems.addAll(topicProblems(settings));
+        problems.addAll(referenceProblems(settings));
+        problems.addAll(statusProblems(settings));
         problems.addAll(timingProblems(settings, channels));
         return problems;
     }
 
     /** The problems of the request topics and their window: the lanes' and the parked topic must be distinct. */
-    private static List<String> topicProblems(WorkerConfig config) {
+    private static List<String> topicProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         if (config.topic()
                 .requestPriority()
@@ -136,7 +138,7 @@ public final class ConfigurationCheck {
                 .ifPresent(parked -> problems.add("IMAGE_WORKER_TOPIC_REQUEST_PARKED must name another topic than"
                         + " IMAGE_WORKER_TOPIC_REQUEST and IMAGE_WORKER_TOPIC_REQUEST_PRIORITY"));
         if (config.producerIdentity() == WorkerConfig.ProducerIdentity.topic) {
-            problems.addAll(producerTopicProblems(config));
+            problems.addAll(producerTopicProblems(settings));
         }
         config.offsetWindow()
                 .filter(window -> window < 1 || window > 1000)
@@ -149,7 +151,8 @@ public final class ConfigurationCheck {
      * The status endpoint's credentials, read with producers taken from their topics only: the tokens well formed, each
      * of a producer the worker reads, and the ingress's header a header's name.
      */
-    static List<String> statusProblems(WorkerConfig config) {
+    static List<String> statusProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         if (config.producerIdentity() != WorkerConfig.ProducerIdentity.topic) {
             return problems;
@@ -181,7 +184,8 @@ public final class ConfigurationCheck {
      * (an output key prefix, the result prefix), so that a shared place never holds another producer's output, and no
      * producer's own output ({@code <key prefix><producer>/}) overlapping another's or the results.
      */
-    static List<String> referenceProblems(WorkerConfig config) {
+    static List<String> referenceProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         Optional<ReferencePrefixes> shared;
         try {
@@ -190,10 +194,10 @@ public final class ConfigurationCheck {
             problems.add(invalid.getMessage());
             return problems;
         }
-        String bucket = config.storage().bucket();
+        String bucket = settings.storage().bucket();
         Set<String> buckets = config.reference().allowedBuckets().orElse(Set.of(bucket));
-        List<String> outputs = new ArrayList<>(List.of(config.storage().keyPrefix()));
-        config.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
+        List<String> outputs = new ArrayList<>(List.of(settings.storage().keyPrefix()));
+        settings.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
                 .filter(prefix -> !outputs.contains(prefix))
                 .forEach(outputs::add));
         boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
@@ -207,7 +211,7 @@ public final class ConfigurationCheck {
                 continue;
             }
             List<String> written = new ArrayList<>(outputs);
-            written.add(config.storage().resultPrefix());
+            written.add(settings.storage().resultPrefix());
             written.stream()
                     .filter(output -> prefix.overlaps(bucket, output))
                     .findFirst()
@@ -223,7 +227,7 @@ public final class ConfigurationCheck {
                     own.add(new String[] {producer.trim(), output + producer.trim() + "/"});
                 }
             }
-            String results = config.storage().resultPrefix();
+            String results = settings.storage().resultPrefix();
             for (int i = 0; i < own.size(); i++) {
                 String mine = own.get(i)[1];
                 // Under the result prefix, an output holds its own producer's documents (<results><producer>/):
@@ -251,7 +255,8 @@ public final class ConfigurationCheck {
      * topic the worker reads or writes is one of theirs ({@code <request-topic>.<name>}, {@code
      * <request-priority-topic>.<name>}), or the lanes would read it as a producer's requests.
      */
-    private static List<String> producerTopicProblems(WorkerConfig config) {
+    private static List<String> producerTopicProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         List<String> producers = config.producers().orElse(List.of()).stream()
                 .map(String::trim)
@@ -269,8 +274,8 @@ public final class ConfigurationCheck {
                         + " [A-Za-z0-9._-] starting with a letter, a digit, '_' or '-'"));
         // Keys are <key prefix><producer>/...: a prefix must end with '/' and name no producer, or one producer's key
         // could be another's (the validator refuses such a request's own output.keyPrefix likewise).
-        List<String> prefixes = new ArrayList<>(List.of(config.storage().keyPrefix()));
-        config.storage().allowedKeyPrefixes().ifPresent(prefixes::addAll);
+        List<String> prefixes = new ArrayList<>(List.of(settings.storage().keyPrefix()));
+        settings.storage().allowedKeyPrefixes().ifPresent(prefixes::addAll);
         for (String prefix : prefixes) {
             boolean namesAProducer = List.of(prefix.split("/")).stream().anyMatch(producers::contains);
             if ((!prefix.isEmpty() && !prefix.endsWith("/")) || namesAProducer) {

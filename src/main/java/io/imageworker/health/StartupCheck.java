@@ -4,6 +4,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.imageworker.memory.MemoryBudget;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
@@ -30,9 +31,9 @@ public class StartupCheck {
     private final ConfigurationCheck.Settings settings;
     private volatile boolean passed;
 
-    StartupCheck(WorkerConfig config, RetrySettings retry) {
+    StartupCheck(WorkerConfig config, RetrySettings retry, StorageSettings storage) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry);
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {

@@ -7,6 +7,7 @@ import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.storage.ObjectAddress;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.Base64Text;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
@@ -76,12 +77,13 @@ public class ReferenceLoader {
             ImageStore store,
             HttpsReferenceFetcher https,
             WorkerConfig config,
+            StorageSettings storage,
             Patience patience,
             CpuWork cpu,
             Tracing tracing) {
         this.store = store;
         this.https = https;
-        this.readable = new ReadableObjects(config);
+        this.readable = new ReadableObjects(config, storage);
         this.patience = patience;
         this.cpu = cpu;
         this.tracing = tracing;

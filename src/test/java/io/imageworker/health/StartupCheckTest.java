@@ -2,6 +2,7 @@ package io.imageworker.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import io.smallrye.config.PropertiesConfigSource;
@@ -20,7 +21,9 @@ class StartupCheckTest {
     /** The settings the start-up check reads, with the defaults and {@code overrides}. */
     private static ConfigurationCheck.Settings settings(Map<String, String> overrides) {
         return new ConfigurationCheck.Settings(
-                TestConfig.worker(overrides), TestConfig.settings(RetrySettings.class, overrides));
+                TestConfig.worker(overrides),
+                TestConfig.settings(RetrySettings.class, overrides),
+                TestConfig.settings(StorageSettings.class, overrides));
     }
 
     private static ConfigurationCheck.Settings settings() {

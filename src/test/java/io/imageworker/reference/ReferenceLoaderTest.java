@@ -7,10 +7,12 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageSource;
 import io.imageworker.contract.Operation;
 import io.imageworker.image.ImageFormat;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerThreads;
+import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.images.TestImages;
 import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
@@ -121,6 +123,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
                 null,
                 fetcher,
                 config,
+                TestConfig.settings(StorageSettings.class),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
                 new CpuWork(new WorkerThreads(), 1, 8),
                 new Tracing(OpenTelemetry.noop().getTracer("test")));

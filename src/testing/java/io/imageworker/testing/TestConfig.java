@@ -1,6 +1,7 @@
 package io.imageworker.testing;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigMapping;
@@ -22,7 +23,8 @@ public final class TestConfig {
      * Every {@code @ConfigMapping} of the worker, each under its own prefix: together they are every setting the
      * worker reads ({@code ArchitectureTest} checks that none is missing here; the names' tests enumerate them).
      */
-    public static final List<Class<?>> MAPPINGS = List.of(WorkerConfig.class, RetrySettings.class);
+    public static final List<Class<?>> MAPPINGS =
+            List.of(WorkerConfig.class, RetrySettings.class, StorageSettings.class);
 
     private TestConfig() {}
 
