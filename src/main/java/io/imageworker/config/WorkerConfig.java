@@ -128,9 +128,6 @@ public interface WorkerConfig {
      */
     Optional<Duration> rebalanceGrace();
 
-    /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
-    Budget budget();
-
     /** Cancellation (contract v1.2), on when {@link Topic#cancel()} names a topic. */
     Cancel cancel();
 
@@ -432,39 +429,6 @@ public interface WorkerConfig {
         boolean json();
     }
 
-    /** Spend guard settings. */
-    interface Budget {
-        /**
-         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window,
-         * for all the replicas that share {@code topic.budget} together; empty means no cap. A call takes its place
-         * before it is sent; one refused before any work gives it back.
-         */
-        Optional<Integer> maxCalls();
-
-        /**
-         * Length of the window the cap applies to. Windows are aligned on the epoch (with 1h, each starts on the
-         * hour, UTC), so that every replica agrees on them without talking to the others.
-         */
-        @WithDefault("1h")
-        Duration window();
-
-        /** Price of one image call in quota units (500000 = 1 dollar), to report spend in metrics; 0 = unknown. */
-        @WithDefault("0")
-        long pricePerCall();
-
-        /** Over the cap: {@code pause} waits for the next window, {@code fail} ends the request BUDGET_EXCEEDED. */
-        @WithDefault("pause")
-        BudgetAction onExceeded();
-
-        /**
-         * Caps of single producers (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): {@code
-         * name=calls/window,...}, each the most calls that may be billed for that producer's requests per window of its
-         * own, for the whole fleet, on top of {@link #maxCalls()}; shared through {@code topic.budget} like the fleet's
-         * cap. Empty: no producer has a cap of its own ({@link ProducerBudgets}).
-         */
-        Optional<String> perProducer();
-    }
-
     /** Cancellation settings (contract v1.2). */
     interface Cancel {
         /**
@@ -482,14 +446,6 @@ public interface WorkerConfig {
         declared,
         /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
         topic
-    }
-
-    /** What the spend guard does over its cap. */
-    enum BudgetAction {
-        /** Hold requests until the window allows another call. */
-        pause,
-        /** Fail the request with {@code BUDGET_EXCEEDED}. */
-        fail
     }
 
     /** How edit references are sent. */

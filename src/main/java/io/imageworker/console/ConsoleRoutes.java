@@ -11,6 +11,7 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
 import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.spend.BudgetGuard;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.WorkerThreads;
@@ -92,6 +93,7 @@ public class ConsoleRoutes {
 
     private final WorkerConfig config;
     private final StorageSettings storage;
+    private final BudgetSettings spend;
     private final RequestStates states;
     private final GatewayGuard gateway;
     private final BudgetGuard budget;
@@ -113,6 +115,7 @@ public class ConsoleRoutes {
     ConsoleRoutes(
             WorkerConfig config,
             StorageSettings storage,
+            BudgetSettings spend,
             RequestStates states,
             GatewayGuard gateway,
             BudgetGuard budget,
@@ -124,6 +127,7 @@ public class ConsoleRoutes {
             WorkerThreads threads) {
         this.config = config;
         this.storage = storage;
+        this.spend = spend;
         this.states = states;
         this.gateway = gateway;
         this.budget = budget;
@@ -152,7 +156,7 @@ public class ConsoleRoutes {
                 StatusTokens.of(config.status().tokens()));
         feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
         actions = new ConsoleActions(config, kafka, json);
-        queue = new QueueView(states, gateway, budget, config);
+        queue = new QueueView(states, gateway, budget, spend);
         assets.put("index.html", asset("index.html"));
         assets.put("login.html", asset("login.html"));
         assets.put("console.js", asset("console.js"));

@@ -6,6 +6,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import java.time.Duration;
@@ -66,7 +67,7 @@ public final class ConfigurationCheck {
      * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
      * other across packages.
      */
-    public record Settings(WorkerConfig worker, RetrySettings retry, StorageSettings storage) {}
+    public record Settings(WorkerConfig worker, RetrySettings retry, StorageSettings storage, BudgetSettings budget) {}
 
     /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(Settings settings, Config channels) {
@@ -97,7 +98,7 @@ public final class ConfigurationCheck {
             problems.add(invalid.getMessage());
         }
         try {
-            ProducerBudgets.of(config.budget().perProducer());
+            ProducerBudgets.of(settings.budget().perProducer());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }

@@ -4,6 +4,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.imageworker.memory.MemoryBudget;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
@@ -31,9 +32,9 @@ public class StartupCheck {
     private final ConfigurationCheck.Settings settings;
     private volatile boolean passed;
 
-    StartupCheck(WorkerConfig config, RetrySettings retry, StorageSettings storage) {
+    StartupCheck(WorkerConfig config, RetrySettings retry, StorageSettings storage, BudgetSettings budget) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage);
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {

@@ -2,6 +2,7 @@ package io.imageworker.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
@@ -23,7 +24,8 @@ class StartupCheckTest {
         return new ConfigurationCheck.Settings(
                 TestConfig.worker(overrides),
                 TestConfig.settings(RetrySettings.class, overrides),
-                TestConfig.settings(StorageSettings.class, overrides));
+                TestConfig.settings(StorageSettings.class, overrides),
+                TestConfig.settings(BudgetSettings.class, overrides));
     }
 
     private static ConfigurationCheck.Settings settings() {

@@ -1,6 +1,7 @@
 package io.imageworker.testing;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -24,7 +25,7 @@ public final class TestConfig {
      * worker reads ({@code ArchitectureTest} checks that none is missing here; the names' tests enumerate them).
      */
     public static final List<Class<?>> MAPPINGS =
-            List.of(WorkerConfig.class, RetrySettings.class, StorageSettings.class);
+            List.of(WorkerConfig.class, RetrySettings.class, StorageSettings.class, BudgetSettings.class);
 
     private TestConfig() {}
 
