@@ -98,9 +98,6 @@ public interface WorkerConfig {
     /** Which sources an edit's references and mask may come from. */
     Reference reference();
 
-    /** The status endpoint, {@code GET /requests/{requestId}}. */
-    Status status();
-
     /**
      * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
      * gateway to become healthy instead of failing the backlog. {@code false} fails each such request.
@@ -340,46 +337,6 @@ public interface WorkerConfig {
     }
 
     /**
-     * The status endpoint: on the port of health and metrics, unauthenticated with declared producers (it answers for
-     * any request by id), a producer's credential required with producers taken from their topics ({@link
-     * #tokens()}, {@link #producerHeader()}); each query not answered from memory reads the result store with the
-     * pipeline's own S3 client.
-     */
-    interface Status {
-        /**
-         * Give the presigned GET URL of a completed request's image in its status ({@code
-         * IMAGE_WORKER_STATUS_PRESIGNED_URLS}). Off by default: whoever reaches the endpoint and knows (or guesses) an
-         * id would get a URL that reads the image; the {@code s3://} address is given either way.
-         */
-        @WithDefault("false")
-        boolean presignedUrls();
-
-        /**
-         * Most status queries reading the result store at once ({@code IMAGE_WORKER_STATUS_MAX_LOOKUPS}); one beyond
-         * them is answered 429 with {@code Retry-After}, so that a flood of queries never takes the store client's
-         * connections and the store's request rate from the pipeline's own ledger lookups.
-         */
-        @WithDefault("4")
-        int maxLookups();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: each producer's bearer token for its status
-         * queries ({@code IMAGE_WORKER_STATUS_TOKENS}, {@code name=token,...}, from a Secret; {@link StatusTokens}). A
-         * query with a producer's token sees that producer's requests only, with its own bound of lookups. Ignored
-         * with {@code declared}.
-         */
-        Optional<String> tokens();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: the request header that names the caller's
-         * producer when an ingress in front of the endpoint authenticates producers itself (mTLS) and sets it ({@code
-         * IMAGE_WORKER_STATUS_PRODUCER_HEADER}, such as {@code X-Producer}); whoever reaches the port directly can set
-         * it too, so only where nothing but that ingress can. Empty (the default): tokens only.
-         */
-        Optional<String> producerHeader();
-    }
-
-    /**
      * The console ({@code console.ConsoleRoutes}): recent requests of the whole fleet read from the result topics by a
      * consumer of its own, their images streamed from the store, the queue as this replica holds it. Nothing of it runs
      * while it is off (no consumer, no work).
@@ -405,7 +362,7 @@ public interface WorkerConfig {
 
         /**
          * With {@link WorkerConfig#producerIdentity()} {@code topic}: admit each producer by its status credential
-         * ({@link Status#tokens()}, or the {@link Status#producerHeader()} of an ingress) to a view of the console that
+         * ({@code status.tokens}, or the {@code status.producer-header} of an ingress) to a view of the console that
          * shows that producer's requests, images, queue and spend only, and acts only as it ({@code
          * IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}). The console is then behind a credential even without {@link
          * #token()}, which alone sees every producer's. Off by default; ignored (with a warning) with {@code

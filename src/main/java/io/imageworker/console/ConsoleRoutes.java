@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.api.RequestStates;
 import io.imageworker.api.StatusCallers;
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
@@ -94,6 +95,7 @@ public class ConsoleRoutes {
     private final WorkerConfig config;
     private final StorageSettings storage;
     private final BudgetSettings spend;
+    private final StatusSettings status;
     private final RequestStates states;
     private final GatewayGuard gateway;
     private final BudgetGuard budget;
@@ -116,6 +118,7 @@ public class ConsoleRoutes {
             WorkerConfig config,
             StorageSettings storage,
             BudgetSettings spend,
+            StatusSettings status,
             RequestStates states,
             GatewayGuard gateway,
             BudgetGuard budget,
@@ -128,6 +131,7 @@ public class ConsoleRoutes {
         this.config = config;
         this.storage = storage;
         this.spend = spend;
+        this.status = status;
         this.states = states;
         this.gateway = gateway;
         this.budget = budget;
@@ -151,9 +155,7 @@ public class ConsoleRoutes {
                     + " (IMAGE_WORKER_PRODUCER_IDENTITY=declared), not authenticated, so none is admitted as itself");
         }
         access = new ConsoleAccess(
-                settings.token(),
-                settings.producerAccess() ? callers : null,
-                StatusTokens.of(config.status().tokens()));
+                settings.token(), settings.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
         feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
         actions = new ConsoleActions(config, kafka, json);
         queue = new QueueView(states, gateway, budget, spend);

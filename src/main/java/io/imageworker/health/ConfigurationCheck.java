@@ -1,5 +1,6 @@
 package io.imageworker.health;
 
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.ProducerWeights;
@@ -67,7 +68,12 @@ public final class ConfigurationCheck {
      * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
      * other across packages.
      */
-    public record Settings(WorkerConfig worker, RetrySettings retry, StorageSettings storage, BudgetSettings budget) {}
+    public record Settings(
+            WorkerConfig worker,
+            RetrySettings retry,
+            StorageSettings storage,
+            BudgetSettings budget,
+            StatusSettings status) {}
 
     /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(Settings settings, Config channels) {
@@ -162,7 +168,7 @@ public final class ConfigurationCheck {
             Set<String> producers = config.producers().orElse(List.of()).stream()
                     .map(String::trim)
                     .collect(java.util.stream.Collectors.toSet());
-            StatusTokens.of(config.status().tokens()).tokens().keySet().stream()
+            StatusTokens.of(settings.status().tokens()).tokens().keySet().stream()
                     .filter(name -> !producers.contains(name))
                     .sorted()
                     .forEach(name ->
@@ -170,7 +176,7 @@ public final class ConfigurationCheck {
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }
-        config.status()
+        settings.status()
                 .producerHeader()
                 .map(String::trim)
                 .filter(name -> !name.isEmpty() && !name.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"))

@@ -1,5 +1,6 @@
 package io.imageworker.health;
 
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
@@ -32,9 +33,14 @@ public class StartupCheck {
     private final ConfigurationCheck.Settings settings;
     private volatile boolean passed;
 
-    StartupCheck(WorkerConfig config, RetrySettings retry, StorageSettings storage, BudgetSettings budget) {
+    StartupCheck(
+            WorkerConfig config,
+            RetrySettings retry,
+            StorageSettings storage,
+            BudgetSettings budget,
+            StatusSettings status) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget);
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {

@@ -2,6 +2,7 @@ package io.imageworker.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.api.StatusSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -25,7 +26,8 @@ class StartupCheckTest {
                 TestConfig.worker(overrides),
                 TestConfig.settings(RetrySettings.class, overrides),
                 TestConfig.settings(StorageSettings.class, overrides),
-                TestConfig.settings(BudgetSettings.class, overrides));
+                TestConfig.settings(BudgetSettings.class, overrides),
+                TestConfig.settings(StatusSettings.class, overrides));
     }
 
     private static ConfigurationCheck.Settings settings() {

@@ -1,5 +1,6 @@
 package io.imageworker.testing;
 
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
@@ -24,8 +25,8 @@ public final class TestConfig {
      * Every {@code @ConfigMapping} of the worker, each under its own prefix: together they are every setting the
      * worker reads ({@code ArchitectureTest} checks that none is missing here; the names' tests enumerate them).
      */
-    public static final List<Class<?>> MAPPINGS =
-            List.of(WorkerConfig.class, RetrySettings.class, StorageSettings.class, BudgetSettings.class);
+    public static final List<Class<?>> MAPPINGS = List.of(
+            WorkerConfig.class, RetrySettings.class, StorageSettings.class, BudgetSettings.class, StatusSettings.class);
 
     private TestConfig() {}
 
