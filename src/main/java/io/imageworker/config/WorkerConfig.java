@@ -169,9 +169,6 @@ public interface WorkerConfig {
      */
     Optional<String> memoryBudget();
 
-    /** How results are published: in Kafka transactions with their offsets, or one by one. */
-    Transactions transactions();
-
     /**
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
@@ -211,54 +208,6 @@ public interface WorkerConfig {
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
     default int intakeLimit() {
         return inProgressLimit() + readAheadLimit();
-    }
-    /**
-     * Exactly one visible result per request: the terminal events (and DLQ copies) of finished requests are published
-     * with the offsets they complete, finished-above metadata included, in one Kafka transaction, a batch at a time
-     * ({@code messaging.results.ResultTransactions}). Consumers reading with {@code isolation.level=read_committed} see
-     * one event per request through kills, rebalances and broker restarts.
-     */
-    interface Transactions {
-        /**
-         * On by default; off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers that do not allow
-         * transactions: results are then published one by one and offsets committed every second (at least once).
-         */
-        @WithDefault("true")
-        boolean enabled();
-
-        /** How long a batch waits for more results before its transaction is committed. */
-        @WithDefault("20ms")
-        Duration linger();
-
-        /** The most results in one transaction. */
-        @WithDefault("200")
-        int maxBatch();
-
-        /**
-         * How long a batch waits for more parked records ({@code messaging.parking.RequestParking}) when no result
-         * waits: parks come by the thousand and cost nothing but a Kafka write, so they are batched for longer than
-         * results, which a producer waits for.
-         */
-        @WithDefault("50ms")
-        Duration parkLinger();
-
-        /**
-         * The most parked records in one transaction (beside at most {@link #maxBatch()} results): a transaction costs
-         * about the same for 200 records as for a thousand, so parking at {@code max-batch} a transaction held a
-         * backlog's parking to a few thousand records a second. Not much more than a thousand: a park holds its
-         * record's bytes in the read-ahead's bound until its transaction commits, and at the bound the source
-         * partitions' fetch pauses; smaller transactions let the next records be read while one commits.
-         */
-        @WithDefault("1000")
-        int parkMaxBatch();
-
-        /**
-         * Kafka's {@code transaction.timeout.ms}: a worker killed in the middle of a transaction leaves it open this
-         * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long (so
-         * does the partitions' next owner, to read their committed offsets).
-         */
-        @WithDefault("10s")
-        Duration timeout();
     }
 
     /** Gateway settings. */

@@ -2,6 +2,7 @@ package io.imageworker.testing;
 
 import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.messaging.results.TransactionSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -26,7 +27,12 @@ public final class TestConfig {
      * worker reads ({@code ArchitectureTest} checks that none is missing here; the names' tests enumerate them).
      */
     public static final List<Class<?>> MAPPINGS = List.of(
-            WorkerConfig.class, RetrySettings.class, StorageSettings.class, BudgetSettings.class, StatusSettings.class);
+            WorkerConfig.class,
+            RetrySettings.class,
+            StorageSettings.class,
+            BudgetSettings.class,
+            StatusSettings.class,
+            TransactionSettings.class);
 
     private TestConfig() {}
 

@@ -1,6 +1,5 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
@@ -60,7 +59,7 @@ import org.apache.kafka.common.TopicPartition;
 public class ResultTransactions {
 
     private final Map<String, Object> kafka;
-    private final WorkerConfig config;
+    private final TransactionSettings config;
     private final RetrySettings retry;
     private final PartitionWork work;
     private final CpuWork cpu;
@@ -75,7 +74,7 @@ public class ResultTransactions {
 
     ResultTransactions(
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
-            WorkerConfig config,
+            TransactionSettings config,
             RetrySettings retry,
             PartitionWork work,
             CpuWork cpu,
@@ -89,9 +88,7 @@ public class ResultTransactions {
         this.threads = threads;
         this.metrics = new TransactionMetrics(registry);
         this.settlement = new InDoubtSettlement(
-                kafka,
-                "image-worker-transactions-" + instance,
-                config.transactions().timeout().multipliedBy(2));
+                kafka, "image-worker-transactions-" + instance, config.timeout().multipliedBy(2));
     }
 
     /**
@@ -178,7 +175,7 @@ public class ResultTransactions {
                 kafka,
                 topic,
                 "image-worker-" + topic + "-" + instance,
-                config.transactions().timeout(),
+                config.timeout(),
                 retry.infrastructurePatience(),
                 commit -> commitStep.commit(commit));
         return new TopicTransactions(

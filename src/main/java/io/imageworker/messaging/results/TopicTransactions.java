@@ -1,6 +1,5 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
@@ -47,7 +46,7 @@ final class TopicTransactions {
     private final TransactionalProducer producer;
     private final InDoubtSettlement settlement;
     private final PartitionWork work;
-    private final WorkerConfig config;
+    private final TransactionSettings config;
     /** {@code retry.infrastructure-patience}: how long a batch is tried again before it is given up. */
     private final Duration patience;
 
@@ -76,7 +75,7 @@ final class TopicTransactions {
             TransactionalProducer producer,
             InDoubtSettlement settlement,
             PartitionWork work,
-            WorkerConfig config,
+            TransactionSettings config,
             Duration patience,
             TransactionMetrics metrics,
             WorkerThreads threads) {
@@ -125,7 +124,7 @@ final class TopicTransactions {
      */
     void submit(PendingResult result) {
         queue.add(result);
-        WorkerConfig.Transactions settings = config.transactions();
+        TransactionSettings settings = config;
         boolean full = result.park()
                 ? queuedParks.incrementAndGet() >= settings.parkMaxBatch()
                 : queuedResults.incrementAndGet() >= settings.maxBatch();
@@ -142,7 +141,7 @@ final class TopicTransactions {
     private void flush() {
         resultsScheduled.set(false);
         parksScheduled.set(false);
-        WorkerConfig.Transactions settings = config.transactions();
+        TransactionSettings settings = config;
         while (!queue.isEmpty()) {
             List<PendingResult> batch = new ArrayList<>();
             int results = 0;

@@ -299,7 +299,7 @@ class ResultTransactionsBrokerTest {
         WorkerThreads threads = new WorkerThreads();
         ResultTransactions made = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
-                TestConfig.worker(overrides),
+                TestConfig.settings(TransactionSettings.class, overrides),
                 TestConfig.settings(RetrySettings.class, overrides),
                 work,
                 // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
