@@ -25,6 +25,8 @@ import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.imageworker.api.CallRate;
 import io.imageworker.api.ProducerLines;
 import io.imageworker.api.RequestStates;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.health.ConfigurationCheck;
 import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
@@ -129,6 +131,46 @@ class ArchitectureTest {
                 .collect(Collectors.toSet());
 
         assertThat(TestConfig.MAPPINGS.stream().map(Class::getName)).containsExactlyInAnyOrderElementsOf(mappings);
+    }
+
+    /**
+     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (topic names,
+     * the gateway, downloads, references, cancellation, the console), until those move to the packages that own them.
+     */
+    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG = Set.of(
+            "io.imageworker.gateway.AnswerSizes",
+            "io.imageworker.processing.CallPlanner",
+            "io.imageworker.processing.Cancellations",
+            "io.imageworker.reference.HttpsReferenceFetcher",
+            "io.imageworker.reference.ReferenceLoader",
+            "io.imageworker.messaging.sidetopics.KafkaBudgetLog");
+
+    /**
+     * A class takes {@link WorkerConfig} only to read a setting that is still the worker's own (a top-level one: the
+     * limits, the graces, the producers...), never for a group a package's own mapping holds ({@code
+     * support.RetrySettings}, {@code storage.StorageSettings}, ...): it injects that mapping instead.
+     */
+    @Test
+    void whoTakesTheWorkersSettingsReadsOneOfItsOwn() {
+        Set<String> groups = Stream.of(WorkerConfig.class.getDeclaredMethods())
+                .filter(method -> method.getReturnType().isInterface()
+                        && method.getReturnType().getEnclosingClass() == WorkerConfig.class)
+                .map(Method::getName)
+                .collect(Collectors.toSet());
+        Set<String> readingOnlyGroups = MAIN.stream()
+                .filter(type -> !type.getPackageName().equals("io.imageworker.config"))
+                // The bundle of mappings the start-up check reads.
+                .filter(type -> !type.isEquivalentTo(ConfigurationCheck.Settings.class))
+                .filter(type -> type.getConstructors().stream()
+                        .anyMatch(constructor -> constructor.getRawParameterTypes().stream()
+                                .anyMatch(parameter -> parameter.isEquivalentTo(WorkerConfig.class))))
+                .filter(type -> type.getMethodCallsFromSelf().stream()
+                        .filter(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class))
+                        .allMatch(call -> groups.contains(call.getName())))
+                .map(JavaClass::getName)
+                .collect(Collectors.toSet());
+
+        assertThat(readingOnlyGroups).containsExactlyInAnyOrderElementsOf(READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG);
     }
 
     @Test

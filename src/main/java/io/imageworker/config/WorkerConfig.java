@@ -8,15 +8,19 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Every setting of image-worker, under the prefix {@code image-worker}. Each property is also an environment
- * variable ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the
- * product's configuration surface are fixed by the contract in docs/configuration.md.
+ * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
+ * producers...) and the groups that no package owns alone yet ({@link Gateway}, {@link Topic}, {@link Download},
+ * {@link Reference}, {@link Cancel}, {@link Log}, {@link Console}). Each property is also an environment variable
+ * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
+ * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
- * <p>Why it is longer than 400 lines: it declares settings and holds no logic; its groups ({@link Gateway}, {@link
- * Budget}, {@link Topic}...) are nested interfaces because SmallRye's {@code @ConfigMapping} reads a group from the
- * method that returns it, and the nested names ({@code WorkerConfig.Budget}) say at each use which mapping a group
- * belongs to. Most of its lines are the Javadoc of each setting, which docs/configuration.md follows; splitting it
- * into files would move that text away from the one place a setting is declared. The checks of the settings are in
+ * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
+ * classes that read it instead of this one: {@code support.RetrySettings} ({@code retry}), {@code
+ * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
+ * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}); the
+ * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
+ * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
+ * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
  * {@code health.ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
  * ProducerList}.
  */
