@@ -9,13 +9,13 @@ import java.util.Set;
 
 /**
  * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
- * producers...) and the groups that no package owns alone yet ({@link Gateway}, {@link Topic}, {@link Download},
+ * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Download},
  * {@link Reference}, {@link Cancel}, {@link Log}, {@link Console}). Each property is also an environment variable
  * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
  * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
  * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
- * classes that read it instead of this one: {@code support.RetrySettings} ({@code retry}), {@code
+ * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
  * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
  * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}); the
  * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
@@ -29,9 +29,6 @@ public interface WorkerConfig {
 
     /** {@link #readAhead()} when not set. */
     int DEFAULT_READ_AHEAD = 5000;
-
-    /** The gateway this worker turns into a pipeline. */
-    Gateway gateway();
 
     /** Downloads of returned image URLs and of {@code https://} references. */
     Download download();
@@ -112,7 +109,7 @@ public interface WorkerConfig {
     /**
      * On SIGTERM, how long the gateway calls in flight may take to finish, and their requests to be stored and
      * published, before the process exits. No call starts after SIGTERM: a request without a call in flight is left
-     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace()}'s
+     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace}'s
      * default, a full gateway call plus the infrastructure patience (5 minutes with the defaults), so that a rollout
      * never cuts off a call it would then pay for twice. The Helm chart's termination grace is derived from it.
      */
@@ -124,7 +121,7 @@ public interface WorkerConfig {
      * owner takes them. A request that has made no call yet is not waited for and makes none here any more: the new
      * owner makes it, once. The worker takes no new record while it waits (Kafka's rebalance listener runs on the
      * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@code
-     * health.ConfigurationCheck.POLL_MARGIN}. Empty: {@link #rebalanceWait()}'s default, a full gateway call plus the
+     * health.ConfigurationCheck.POLL_MARGIN}. Empty: {@link #rebalanceWait}'s default, a full gateway call plus the
      * infrastructure patience, so that no rebalance cuts off a call it would then pay for twice.
      */
     Optional<Duration> rebalanceGrace();
@@ -178,20 +175,22 @@ public interface WorkerConfig {
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
      * given as a URL, and publishing the event are allowed to take).
      *
+     * @param call {@code gateway.timeout} ({@code gateway.GatewaySettings})
      * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration drainGrace(Duration patience) {
-        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(patience));
+    default Duration drainGrace(Duration call, Duration patience) {
+        return shutdownGrace().orElseGet(() -> call.plus(patience));
     }
 
     /**
      * {@link #rebalanceGrace()}, or its default: {@code gateway.timeout} (a full call) plus {@code
      * retry.infrastructure-patience} (storing and publishing its result at worst).
      *
+     * @param call {@code gateway.timeout} ({@code gateway.GatewaySettings})
      * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration rebalanceWait(Duration patience) {
-        return rebalanceGrace().orElseGet(() -> gateway().timeout().plus(patience));
+    default Duration rebalanceWait(Duration call, Duration patience) {
+        return rebalanceGrace().orElseGet(() -> call.plus(patience));
     }
 
     /** {@link #maxInProgress()}, or its default. */
@@ -212,81 +211,6 @@ public interface WorkerConfig {
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
     default int intakeLimit() {
         return inProgressLimit() + readAheadLimit();
-    }
-
-    /** Gateway settings. */
-    interface Gateway {
-        /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
-        Optional<String> baseUrl();
-
-        /** The {@code sk-} bearer token. Never logged, never put in an event. */
-        Optional<String> apiKey();
-
-        /** The image model identifier, sent as {@code model}. */
-        Optional<String> model();
-
-        /** Time allowed for one gateway call, headers and body. */
-        @WithDefault("180s")
-        Duration timeout();
-
-        /** Time allowed to open a connection to the gateway. */
-        @WithDefault("10s")
-        Duration connectTimeout();
-
-        /**
-         * How long an idle keep-alive connection to the gateway is kept for the next call. Shorter than the servers'
-         * own idle timeouts (Node.js closes after 5 s), so that the worker, not the server, closes an idle
-         * connection; whole seconds, at least 1.
-         */
-        @WithDefault("4s")
-        Duration keepAliveTimeout();
-
-        /** {@code multi} sends every reference as {@code image[]} in order; {@code single} only the base image. */
-        @WithDefault("multi")
-        EditMode editMode();
-
-        /** Largest gateway answer read, in bytes (a 4K PNG as base64 is about 30 MB). */
-        @WithDefault("67108864")
-        int maxResponseBytes();
-
-        /**
-         * The socket receive buffer of each gateway connection ({@code SO_RCVBUF}), in bytes: the most of an answer
-         * the kernel holds for a call whose answer waits, paused, for the memory budget (Linux reserves up to twice
-         * it), and the TCP window that bounds one answer's download speed (bytes per round trip).
-         */
-        @WithDefault("1048576")
-        int receiveBuffer();
-
-        /** How much of a gateway answer is kept in an event's {@code gatewayBody}. */
-        @WithDefault("2048")
-        int keepBodyChars();
-
-        /**
-         * Probe the base address once at start with an unbillable call (a wrong key and an empty body must get 401);
-         * a 404 or an HTML page stops start-up with a message saying what to check.
-         */
-        @WithDefault("true")
-        boolean checkAtStart();
-
-        /** Gateway faults (401, wrong address) in a row after which intake pauses and the gateway is probed. */
-        @WithDefault("3")
-        int faultThreshold();
-
-        /** How often a paused worker probes the gateway, with calls that cannot be billed. */
-        @WithDefault("30s")
-        Duration probeInterval();
-
-        /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
-        Optional<String> responseFormat();
-
-        /**
-         * Hosts of the gateway's {@code url} answers that run inside the operator's own network (the gateway's own
-         * file server, say), named exactly: an answer URL on one of them may be plain {@code http} and its addresses
-         * may be loopback, private or carrier-grade NAT ones. Every other answer URL must be {@code https} on public
-         * addresses only, as references are; link-local (cloud metadata) addresses are refused for every host. Empty
-         * (the default) lists none.
-         */
-        Optional<Set<String>> urlInternalHosts();
     }
 
     /**
@@ -356,17 +280,6 @@ public interface WorkerConfig {
         declared,
         /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
         topic
-    }
-
-    /** How edit references are sent. */
-    enum EditMode {
-        /** every reference as an {@code image[]} part, in order. */
-        multi,
-        /**
-         * only the base image, as one {@code image} part. The other references are still read and checked, so that
-         * whether a request is accepted does not depend on how the worker is deployed.
-         */
-        single
     }
 
     /** Download settings. */

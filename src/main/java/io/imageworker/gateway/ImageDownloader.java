@@ -46,8 +46,8 @@ public class ImageDownloader {
     private final Rules rules;
 
     @Inject
-    ImageDownloader(Vertx vertx, WorkerConfig config) {
-        this(vertx, config, AddressPolicy.PUBLIC_ONLY, HostResolver.SYSTEM, null);
+    ImageDownloader(Vertx vertx, WorkerConfig config, GatewaySettings gateway) {
+        this(vertx, config, gateway, AddressPolicy.PUBLIC_ONLY, HostResolver.SYSTEM, null);
     }
 
     /**
@@ -62,11 +62,11 @@ public class ImageDownloader {
     ImageDownloader(
             Vertx vertx,
             WorkerConfig config,
+            GatewaySettings gateway,
             AddressPolicy addressPolicy,
             HostResolver resolver,
             TrustOptions trustOptions) {
-        Set<String> internalHosts =
-                GuardedFetcher.normalizedHosts(config.gateway().urlInternalHosts());
+        Set<String> internalHosts = GuardedFetcher.normalizedHosts(gateway.urlInternalHosts());
         this.rules = new Rules(internalHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,

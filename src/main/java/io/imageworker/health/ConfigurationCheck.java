@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -73,20 +74,21 @@ public final class ConfigurationCheck {
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
-            StatusSettings status) {}
+            StatusSettings status,
+            GatewaySettings gateway) {}
 
     /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(Settings settings, Config channels) {
         WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
-        if (config.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add(
                     "IMAGE_WORKER_GATEWAY_BASE_URL is not set (the gateway origin, e.g. https://gateway.example.com)");
         }
-        if (config.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add("IMAGE_WORKER_GATEWAY_API_KEY is not set (the sk- token created in the gateway's console)");
         }
-        if (config.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add("IMAGE_WORKER_GATEWAY_MODEL is not set (the image model identifier, written in full)");
         }
         if (config.concurrency() < 1) {
@@ -354,7 +356,7 @@ public final class ConfigurationCheck {
         if (named(config.topic().requestParked())) {
             pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
         }
-        Duration rebalanceWait = config.rebalanceWait(retry.infrastructurePatience());
+        Duration rebalanceWait = config.rebalanceWait(settings.gateway().timeout(), retry.infrastructurePatience());
         for (String property : pollIntervals) {
             long maxPollMs = channels.getOptionalValue(property, Long.class).orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
             if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {

@@ -4,6 +4,7 @@ import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
@@ -38,14 +39,15 @@ public class StartupCheck {
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
-            StatusSettings status) {
+            StatusSettings status,
+            GatewaySettings gateway) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status);
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
         List<String> problems = problems(settings, ConfigProvider.getConfig());
-        if (problems.isEmpty() && config.gateway().checkAtStart()) {
+        if (problems.isEmpty() && settings.gateway().checkAtStart()) {
             addressProblem(gateway).ifPresent(problems::add);
         }
         if (problems.isEmpty()) {
@@ -63,12 +65,13 @@ public class StartupCheck {
      */
     private static void warnOfAShortGrace(ConfigurationCheck.Settings settings) {
         WorkerConfig config = settings.worker();
-        Duration grace = config.drainGrace(settings.retry().infrastructurePatience());
-        if (grace.compareTo(config.gateway().timeout()) < 0) {
+        Duration grace =
+                config.drainGrace(settings.gateway().timeout(), settings.retry().infrastructurePatience());
+        if (grace.compareTo(settings.gateway().timeout()) < 0) {
             Log.warnf(
                     "IMAGE_WORKER_SHUTDOWN_GRACE (%s) is shorter than IMAGE_WORKER_GATEWAY_TIMEOUT (%s): a call still"
                             + " running when a rollout stops this worker is cut off, redelivered and billed again",
-                    grace, config.gateway().timeout());
+                    grace, settings.gateway().timeout());
         }
     }
 
@@ -110,7 +113,7 @@ public class StartupCheck {
     static List<String> problems(ConfigurationCheck.Settings settings, Config channels) {
         WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>(ConfigurationCheck.problems(settings, channels));
-        config.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
+        settings.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
             try {
                 GatewayEndpoint.parse(baseUrl);
             } catch (IllegalArgumentException e) {

@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.Lane;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.intake.Lanes;
 import io.imageworker.messaging.intake.ReadAhead;
@@ -84,6 +85,7 @@ public class RequestConsumer {
     private final ReadAhead readAhead;
     private final WorkerConfig config;
     private final RetrySettings retry;
+    private final GatewaySettings gateway;
     private final RequestParking parking;
     private final ParkedHolds holds;
     private final ProducerIdentities identities;
@@ -100,6 +102,7 @@ public class RequestConsumer {
             ReadAhead readAhead,
             WorkerConfig config,
             RetrySettings retry,
+            GatewaySettings gateway,
             RequestParking parking,
             ParkedHolds holds,
             ProducerIdentities identities) {
@@ -114,6 +117,7 @@ public class RequestConsumer {
         this.readAhead = readAhead;
         this.config = config;
         this.retry = retry;
+        this.gateway = gateway;
         this.parking = parking;
         this.holds = holds;
         this.identities = identities;
@@ -154,7 +158,7 @@ public class RequestConsumer {
      * finish within the shutdown grace, then let the connector commit what was acknowledged and close.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
-        Duration grace = config.drainGrace(retry.infrastructurePatience());
+        Duration grace = config.drainGrace(gateway.timeout(), retry.infrastructurePatience());
         InFlight.Drain drain = inFlight.drain(grace);
         lanes.pause(grace);
         drain.await();

@@ -160,7 +160,7 @@ class HelmChartTest {
 
         // What the worker itself allows for a call, then for storing, downloading and publishing.
         assertThat(grace).isGreaterThanOrEqualTo(call.plus(patience));
-        assertThat(grace).isEqualTo(worker.drainGrace(patience));
+        assertThat(grace).isEqualTo(worker.drainGrace(call, patience));
         assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
                 .isEqualTo(grace.toSeconds() + 30);
     }

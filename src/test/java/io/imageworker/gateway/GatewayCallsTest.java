@@ -92,7 +92,8 @@ class GatewayCallsTest {
         listeners.addAll(List.of(more));
         return new GatewayCalls(
                 gateway,
-                new GatewayGuard(config, gateway, vertx, registry, pauses),
+                new GatewayGuard(
+                        config, TestConfig.settings(GatewaySettings.class, settings), gateway, vertx, registry, pauses),
                 budget,
                 limiter,
                 new RetryPolicy(TestConfig.settings(RetrySettings.class, settings)),
@@ -383,6 +384,7 @@ class GatewayCallsTest {
             super(
                     vertx,
                     TestConfig.worker(),
+                    TestConfig.settings(GatewaySettings.class),
                     new ObjectMapper(),
                     cpu,
                     new AnswerSizes(1_000_000),

@@ -3,6 +3,7 @@ package io.imageworker.health;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -27,7 +28,8 @@ class StartupCheckTest {
                 TestConfig.settings(RetrySettings.class, overrides),
                 TestConfig.settings(StorageSettings.class, overrides),
                 TestConfig.settings(BudgetSettings.class, overrides),
-                TestConfig.settings(StatusSettings.class, overrides));
+                TestConfig.settings(StatusSettings.class, overrides),
+                TestConfig.settings(GatewaySettings.class, overrides));
     }
 
     private static ConfigurationCheck.Settings settings() {

@@ -2,6 +2,7 @@ package io.imageworker.testing;
 
 import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
@@ -32,7 +33,8 @@ public final class TestConfig {
             StorageSettings.class,
             BudgetSettings.class,
             StatusSettings.class,
-            TransactionSettings.class);
+            TransactionSettings.class,
+            GatewaySettings.class);
 
     private TestConfig() {}
 

@@ -1,6 +1,7 @@
 package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.progress.RequestEvents;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
@@ -69,11 +70,16 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     private volatile boolean shuttingDown;
 
     RevocationGrace(
-            PartitionWork work, OffsetCommits commits, RequestEvents events, WorkerConfig config, RetrySettings retry) {
+            PartitionWork work,
+            OffsetCommits commits,
+            RequestEvents events,
+            WorkerConfig config,
+            GatewaySettings gateway,
+            RetrySettings retry) {
         this.work = work;
         this.commits = commits;
         this.events = events;
-        this.grace = config.rebalanceWait(retry.infrastructurePatience());
+        this.grace = config.rebalanceWait(gateway.timeout(), retry.infrastructurePatience());
     }
 
     /**
