@@ -10,14 +10,15 @@ import java.util.Set;
 /**
  * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
  * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Download},
- * {@link Reference}, {@link Cancel}, {@link Log}, {@link Console}). Each property is also an environment variable
+ * {@link Reference}, {@link Log}, {@link Console}). Each property is also an environment variable
  * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
  * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
  * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
  * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
  * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
- * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}); the
+ * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
+ * cancel}); the
  * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
  * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
  * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
@@ -125,9 +126,6 @@ public interface WorkerConfig {
      * infrastructure patience, so that no rebalance cuts off a call it would then pay for twice.
      */
     Optional<Duration> rebalanceGrace();
-
-    /** Cancellation (contract v1.2), on when {@link Topic#cancel()} names a topic. */
-    Cancel cancel();
 
     /**
      * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
@@ -261,17 +259,6 @@ public interface WorkerConfig {
          */
         @WithDefault("false")
         boolean json();
-    }
-
-    /** Cancellation settings (contract v1.2). */
-    interface Cancel {
-        /**
-         * How long a cancel is remembered, from its record's time ({@code IMAGE_WORKER_CANCEL_RETENTION}): a request
-         * that arrives within it is cancelled; after it the cancel is forgotten. Also how far back a worker that
-         * starts reads the cancel topic.
-         */
-        @WithDefault("1h")
-        Duration retention();
     }
 
     /** Where a request's producer comes from ({@link #producerIdentity()}). */

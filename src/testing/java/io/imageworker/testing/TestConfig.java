@@ -4,6 +4,7 @@ import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
+import io.imageworker.processing.CancelSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -34,7 +35,8 @@ public final class TestConfig {
             BudgetSettings.class,
             StatusSettings.class,
             TransactionSettings.class,
-            GatewaySettings.class);
+            GatewaySettings.class,
+            CancelSettings.class);
 
     private TestConfig() {}
 
