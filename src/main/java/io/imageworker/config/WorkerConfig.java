@@ -5,12 +5,11 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 
 /**
  * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
  * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Download},
- * {@link Reference}, {@link Log}, {@link Console}). Each property is also an environment variable
+ * {@link Log}, {@link Console}). Each property is also an environment variable
  * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
  * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
@@ -18,7 +17,7 @@ import java.util.Set;
  * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
  * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
  * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
- * cancel}); the
+ * cancel}), {@code reference.ReferenceSettings} ({@code reference}); the
  * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
  * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
  * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
@@ -96,9 +95,6 @@ public interface WorkerConfig {
 
     /** Topic names. */
     Topic topic();
-
-    /** Which sources an edit's references and mask may come from. */
-    Reference reference();
 
     /**
      * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
@@ -341,23 +337,5 @@ public interface WorkerConfig {
          */
         @WithDefault("image-worker-budget")
         String budget();
-    }
-
-    /** Reference sources for edits. */
-    interface Reference {
-        /** Buckets an {@code s3://} reference may name; empty means the storage bucket. */
-        Optional<Set<String>> allowedBuckets();
-
-        /** Hosts an {@code https://} reference may name; empty allows none. */
-        Optional<Set<String>> allowedHosts();
-
-        /**
-         * Where an {@code s3://} reference may be read from, within {@link #allowedBuckets()} ({@code
-         * IMAGE_WORKER_REFERENCE_PREFIXES}, issue 49): {@code s3://<bucket>/<key prefix>/,...} ({@link
-         * ReferencePrefixes}). With {@link WorkerConfig#producerIdentity()} {@code topic}, these shared places and the
-         * producer's own output ({@code <key prefix><producer>/}) only, never another producer's, empty: its own
-         * output only. With {@code declared}: empty reads any key of the allowed buckets, as before; set, only these.
-         */
-        Optional<List<String>> prefixes();
     }
 }

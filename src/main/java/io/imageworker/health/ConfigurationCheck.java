@@ -8,6 +8,7 @@ import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
+import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -75,7 +76,8 @@ public final class ConfigurationCheck {
             StorageSettings storage,
             BudgetSettings budget,
             StatusSettings status,
-            GatewaySettings gateway) {}
+            GatewaySettings gateway,
+            ReferenceSettings reference) {}
 
     /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
     public static List<String> problems(Settings settings, Config channels) {
@@ -198,13 +200,13 @@ public final class ConfigurationCheck {
         List<String> problems = new ArrayList<>();
         Optional<ReferencePrefixes> shared;
         try {
-            shared = ReferencePrefixes.of(config.reference().prefixes());
+            shared = ReferencePrefixes.of(settings.reference().prefixes());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
             return problems;
         }
         String bucket = settings.storage().bucket();
-        Set<String> buckets = config.reference().allowedBuckets().orElse(Set.of(bucket));
+        Set<String> buckets = settings.reference().allowedBuckets().orElse(Set.of(bucket));
         List<String> outputs = new ArrayList<>(List.of(settings.storage().keyPrefix()));
         settings.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
                 .filter(prefix -> !outputs.contains(prefix))

@@ -6,6 +6,7 @@ import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.memory.MemoryBudget;
+import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -40,9 +41,10 @@ public class StartupCheck {
             StorageSettings storage,
             BudgetSettings budget,
             StatusSettings status,
-            GatewaySettings gateway) {
+            GatewaySettings gateway,
+            ReferenceSettings reference) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway);
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway, reference);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {

@@ -51,8 +51,8 @@ public class HttpsReferenceFetcher {
     private final GuardedFetcher.Rules rules;
 
     @Inject
-    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config) {
-        this(vertx, config, AddressPolicy.PUBLIC_ONLY, null);
+    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config, ReferenceSettings reference) {
+        this(vertx, config, reference, AddressPolicy.PUBLIC_ONLY, null);
     }
 
     /**
@@ -64,9 +64,13 @@ public class HttpsReferenceFetcher {
      * @param addressPolicy which resolved and connected addresses are allowed
      * @param trustOptions which certificates are trusted; {@code null} for the JVM's default trust store
      */
-    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config, AddressPolicy addressPolicy, TrustOptions trustOptions) {
-        Set<String> allowedHosts =
-                GuardedFetcher.normalizedHosts(config.reference().allowedHosts());
+    HttpsReferenceFetcher(
+            Vertx vertx,
+            WorkerConfig config,
+            ReferenceSettings reference,
+            AddressPolicy addressPolicy,
+            TrustOptions trustOptions) {
+        Set<String> allowedHosts = GuardedFetcher.normalizedHosts(reference.allowedHosts());
         this.rules = new Rules(allowedHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,

@@ -33,10 +33,10 @@ final class ReadableObjects {
     private final String outputBucket;
     private final List<String> outputPrefixes;
 
-    ReadableObjects(WorkerConfig config, StorageSettings storage) {
+    ReadableObjects(WorkerConfig config, ReferenceSettings reference, StorageSettings storage) {
         this(
-                config.reference().allowedBuckets().orElse(Set.of(storage.bucket())),
-                ReferencePrefixes.of(config.reference().prefixes()),
+                reference.allowedBuckets().orElse(Set.of(storage.bucket())),
+                ReferencePrefixes.of(reference.prefixes()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic,
                 storage.bucket(),
                 outputPrefixes(storage));

@@ -77,13 +77,14 @@ public class ReferenceLoader {
             ImageStore store,
             HttpsReferenceFetcher https,
             WorkerConfig config,
+            ReferenceSettings reference,
             StorageSettings storage,
             Patience patience,
             CpuWork cpu,
             Tracing tracing) {
         this.store = store;
         this.https = https;
-        this.readable = new ReadableObjects(config, storage);
+        this.readable = new ReadableObjects(config, reference, storage);
         this.patience = patience;
         this.cpu = cpu;
         this.tracing = tracing;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.api.StatusSettings;
 import io.imageworker.gateway.GatewaySettings;
+import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -29,7 +30,8 @@ class StartupCheckTest {
                 TestConfig.settings(StorageSettings.class, overrides),
                 TestConfig.settings(BudgetSettings.class, overrides),
                 TestConfig.settings(StatusSettings.class, overrides),
-                TestConfig.settings(GatewaySettings.class, overrides));
+                TestConfig.settings(GatewaySettings.class, overrides),
+                TestConfig.settings(ReferenceSettings.class, overrides));
     }
 
     private static ConfigurationCheck.Settings settings() {

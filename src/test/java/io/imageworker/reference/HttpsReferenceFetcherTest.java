@@ -149,6 +149,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
         HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
                 local.vertx(),
                 config("localhost", "5s"),
+                reference("localhost", "5s"),
                 changesItsMind,
                 local.certificate().trustOptions());
 
@@ -278,6 +279,7 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
             HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
                     local.vertx(),
                     config("localhost", "5s"),
+                    reference("localhost", "5s"),
                     LOCAL_TEST_SERVER_ONLY,
                     new PemTrustOptions()
                             .addCertPath(local.certificate().certificatePath())

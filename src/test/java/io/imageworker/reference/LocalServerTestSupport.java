@@ -42,29 +42,40 @@ abstract class LocalServerTestSupport {
      * @param downloadTimeout {@code image-worker.download.timeout}, such as {@code 2s}
      */
     static WorkerConfig config(String allowedHosts, String downloadTimeout) {
+        return TestConfig.worker(settings(allowedHosts, downloadTimeout));
+    }
+
+    /** The reference settings with these two settings (see {@link #config}). */
+    static ReferenceSettings reference(String allowedHosts, String downloadTimeout) {
+        return TestConfig.settings(ReferenceSettings.class, settings(allowedHosts, downloadTimeout));
+    }
+
+    private static Map<String, String> settings(String allowedHosts, String downloadTimeout) {
         Map<String, String> settings = new HashMap<>(Map.of("image-worker.download.timeout", downloadTimeout));
         if (allowedHosts != null) {
             settings.put("image-worker.reference.allowed-hosts", allowedHosts);
         }
-        return TestConfig.worker(settings);
+        return settings;
     }
 
     /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
     static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
-        return new HttpsReferenceFetcher(local.vertx(), config(allowedHosts, timeout));
+        return new HttpsReferenceFetcher(
+                local.vertx(), config(allowedHosts, timeout), reference(allowedHosts, timeout));
     }
 
     /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
-    static HttpsReferenceFetcher trustingLocalServer(WorkerConfig config) {
+    static HttpsReferenceFetcher trustingLocalServer(WorkerConfig config, ReferenceSettings reference) {
         return new HttpsReferenceFetcher(
                 local.vertx(),
                 config,
+                reference,
                 LOCAL_TEST_SERVER_ONLY,
                 local.certificate().trustOptions());
     }
 
-    /** {@link #trustingLocalServer(WorkerConfig)} with these two settings (see {@link #config}). */
+    /** {@link #trustingLocalServer(WorkerConfig, ReferenceSettings)} with these two settings (see {@link #config}). */
     static HttpsReferenceFetcher trustingLocalServer(String allowedHosts, String timeout) {
-        return trustingLocalServer(config(allowedHosts, timeout));
+        return trustingLocalServer(config(allowedHosts, timeout), reference(allowedHosts, timeout));
     }
 }

@@ -76,7 +76,10 @@ class ReadableObjectsTest {
 
     private static boolean mayRead(Map<String, String> config, String producer, String object) {
         int slash = object.indexOf('/');
-        return new ReadableObjects(TestConfig.worker(config), TestConfig.settings(StorageSettings.class, config))
+        return new ReadableObjects(
+                        TestConfig.worker(config),
+                        TestConfig.settings(ReferenceSettings.class, config),
+                        TestConfig.settings(StorageSettings.class, config))
                 .mayRead(producer, object.substring(0, slash), object.substring(slash + 1));
     }
 
@@ -87,6 +90,7 @@ class ReadableObjectsTest {
                 null,
                 null,
                 TestConfig.worker(config("topic", null)),
+                TestConfig.settings(ReferenceSettings.class, config("topic", null)),
                 TestConfig.settings(StorageSettings.class, config("topic", null)),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
                 new CpuWork(new WorkerThreads(), 1, 8),

@@ -117,12 +117,13 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
 
     private ReferenceLoader loaderTrustingLocalServer() {
         WorkerConfig config = config("localhost", "5s");
-        HttpsReferenceFetcher fetcher = trustingLocalServer(config);
+        HttpsReferenceFetcher fetcher = trustingLocalServer(config, reference("localhost", "5s"));
         // No s3:// reference in these tests: the store is never used.
         return new ReferenceLoader(
                 null,
                 fetcher,
                 config,
+                reference("localhost", "5s"),
                 TestConfig.settings(StorageSettings.class),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
                 new CpuWork(new WorkerThreads(), 1, 8),

@@ -5,6 +5,7 @@ import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
 import io.imageworker.processing.CancelSettings;
+import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.RetrySettings;
@@ -36,7 +37,8 @@ public final class TestConfig {
             StatusSettings.class,
             TransactionSettings.class,
             GatewaySettings.class,
-            CancelSettings.class);
+            CancelSettings.class,
+            ReferenceSettings.class);
 
     private TestConfig() {}
 
