@@ -135,11 +135,10 @@ class ArchitectureTest {
 
     /**
      * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (topic names,
-     * downloads, the console), until those move to the packages that own them.
+     * the console), until those move to the packages that own them.
      */
     private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG = Set.of(
             "io.imageworker.processing.Cancellations",
-            "io.imageworker.reference.HttpsReferenceFetcher",
             "io.imageworker.reference.ReferenceLoader",
             "io.imageworker.messaging.sidetopics.KafkaBudgetLog");
 

@@ -8,8 +8,8 @@ import java.util.Optional;
 
 /**
  * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
- * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Download},
- * {@link Log}, {@link Console}). Each property is also an environment variable
+ * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Log},
+ * {@link Console}). Each property is also an environment variable
  * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
  * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
@@ -17,7 +17,7 @@ import java.util.Optional;
  * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
  * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
  * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
- * cancel}), {@code reference.ReferenceSettings} ({@code reference}); the
+ * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}); the
  * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
  * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
  * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
@@ -29,9 +29,6 @@ public interface WorkerConfig {
 
     /** {@link #readAhead()} when not set. */
     int DEFAULT_READ_AHEAD = 5000;
-
-    /** Downloads of returned image URLs and of {@code https://} references. */
-    Download download();
 
     /** Most gateway calls in flight in this process at once (the ceiling of the adaptive limit). */
     @WithDefault("16")
@@ -263,23 +260,6 @@ public interface WorkerConfig {
         declared,
         /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
         topic
-    }
-
-    /** Download settings. */
-    interface Download {
-        /**
-         * The largest image the worker reads, 25 MiB, the gateway's per-file limit (gateway contract §4): the default of
-         * {@link #maxBytes()}, and the cap of an edit's reference whatever that setting says.
-         */
-        int MAX_IMAGE_BYTES = 25 * 1024 * 1024;
-
-        /** Time allowed for one download, headers and body. */
-        @WithDefault("60s")
-        Duration timeout();
-
-        /** Largest downloaded image, in bytes; a larger body is cut off while reading. */
-        @WithDefault("" + MAX_IMAGE_BYTES)
-        int maxBytes();
     }
 
     /** Topic names. */

@@ -1,7 +1,7 @@
 package io.imageworker.reference;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.net.FetchException;
 import io.imageworker.net.GuardedFetcher;
 import io.imageworker.net.GuardedFetcher.Target;
@@ -51,8 +51,8 @@ public class HttpsReferenceFetcher {
     private final GuardedFetcher.Rules rules;
 
     @Inject
-    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config, ReferenceSettings reference) {
-        this(vertx, config, reference, AddressPolicy.PUBLIC_ONLY, null);
+    HttpsReferenceFetcher(Vertx vertx, DownloadSettings download, ReferenceSettings reference) {
+        this(vertx, download, reference, AddressPolicy.PUBLIC_ONLY, null);
     }
 
     /**
@@ -66,7 +66,7 @@ public class HttpsReferenceFetcher {
      */
     HttpsReferenceFetcher(
             Vertx vertx,
-            WorkerConfig config,
+            DownloadSettings download,
             ReferenceSettings reference,
             AddressPolicy addressPolicy,
             TrustOptions trustOptions) {
@@ -74,8 +74,8 @@ public class HttpsReferenceFetcher {
         this.rules = new Rules(allowedHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,
-                config.download().timeout(),
-                Math.min(ReferenceLoader.MAX_BYTES, config.download().maxBytes()),
+                download.timeout(),
+                Math.min(ReferenceLoader.MAX_BYTES, download.maxBytes()),
                 HttpClientOptions.DEFAULT_MAX_POOL_SIZE,
                 HostResolver.SYSTEM,
                 trustOptions);

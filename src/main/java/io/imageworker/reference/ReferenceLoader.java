@@ -5,6 +5,7 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageSource;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.storage.ObjectAddress;
 import io.imageworker.storage.StorageSettings;
@@ -57,8 +58,8 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 @ApplicationScoped
 public class ReferenceLoader {
 
-    /** The gateway's per-file limit (gateway contract §4), {@link WorkerConfig.Download#MAX_IMAGE_BYTES}. */
-    public static final long MAX_BYTES = WorkerConfig.Download.MAX_IMAGE_BYTES;
+    /** The gateway's per-file limit (gateway contract §4), {@link DownloadSettings#MAX_IMAGE_BYTES}. */
+    public static final long MAX_BYTES = DownloadSettings.MAX_IMAGE_BYTES;
 
     /**
      * What the refusal of an {@code s3://} object that cannot be read says after its address, whether it is missing,

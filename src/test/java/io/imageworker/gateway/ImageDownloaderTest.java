@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.ImageDownloader.DownloadException;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.net.HostResolver;
 import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.LocalServerExtension;
@@ -419,6 +420,7 @@ class ImageDownloaderTest {
                 local.vertx(),
                 config(settings),
                 TestConfig.settings(GatewaySettings.class, all(settings)),
+                TestConfig.settings(DownloadSettings.class, all(settings)),
                 AddressPolicy.PUBLIC_ONLY,
                 RESOLVER,
                 local.certificate().trustOptions()));
@@ -430,6 +432,7 @@ class ImageDownloaderTest {
                 local.vertx(),
                 config(settings),
                 TestConfig.settings(GatewaySettings.class, all(settings)),
+                TestConfig.settings(DownloadSettings.class, all(settings)),
                 LOCAL_SERVER_AS_PUBLIC,
                 RESOLVER,
                 local.certificate().trustOptions()));

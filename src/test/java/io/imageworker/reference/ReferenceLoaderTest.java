@@ -117,7 +117,7 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
 
     private ReferenceLoader loaderTrustingLocalServer() {
         WorkerConfig config = config("localhost", "5s");
-        HttpsReferenceFetcher fetcher = trustingLocalServer(config, reference("localhost", "5s"));
+        HttpsReferenceFetcher fetcher = trustingLocalServer(download("localhost", "5s"), reference("localhost", "5s"));
         // No s3:// reference in these tests: the store is never used.
         return new ReferenceLoader(
                 null,

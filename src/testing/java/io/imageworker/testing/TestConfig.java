@@ -4,6 +4,7 @@ import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.processing.CancelSettings;
 import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
@@ -38,7 +39,8 @@ public final class TestConfig {
             TransactionSettings.class,
             GatewaySettings.class,
             CancelSettings.class,
-            ReferenceSettings.class);
+            ReferenceSettings.class,
+            DownloadSettings.class);
 
     private TestConfig() {}
 
