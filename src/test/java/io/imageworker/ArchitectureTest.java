@@ -25,6 +25,8 @@ import com.tngtech.archunit.library.Architectures.LayeredArchitecture;
 import io.imageworker.api.CallRate;
 import io.imageworker.api.ProducerLines;
 import io.imageworker.api.RequestStates;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.health.ConfigurationCheck;
 import io.imageworker.messaging.intake.ReadAhead;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
@@ -35,7 +37,9 @@ import io.imageworker.processing.RequestProcessor;
 import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.WorkerThreads;
+import io.imageworker.testing.TestConfig;
 import io.quarkus.test.junit.QuarkusTest;
+import io.smallrye.config.ConfigMapping;
 import java.io.IOException;
 import java.lang.reflect.Method;
 import java.nio.file.Files;
@@ -60,7 +64,7 @@ import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
  * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
- * the HTTP status queries below it, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
+ * the start-up and readiness checks below it (they check every setting), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
@@ -77,8 +81,8 @@ class ArchitectureTest {
             "messaging.results",
             "messaging.intake",
             "messaging.offsets",
-            "api",
             "health",
+            "api",
             "processing",
             "progress",
             "reference",
@@ -113,6 +117,57 @@ class ArchitectureTest {
                     : layers.whereLayer(LAYERS.get(i)).mayOnlyBeAccessedByLayers(above.toArray(String[]::new));
         }
         layers.check(MAIN);
+    }
+
+    /**
+     * Each package's settings are a mapping of their own ({@code @ConfigMapping}), and every one is listed in {@link
+     * TestConfig#MAPPINGS}, through which the tests of the settings' names (docs, chart, deployments) enumerate them.
+     */
+    @Test
+    void everySettingsMappingIsListedWhereTheNamesAreEnumerated() {
+        Set<String> mappings = MAIN.stream()
+                .filter(type -> type.isAnnotatedWith(ConfigMapping.class))
+                .map(JavaClass::getName)
+                .collect(Collectors.toSet());
+
+        assertThat(TestConfig.MAPPINGS.stream().map(Class::getName)).containsExactlyInAnyOrderElementsOf(mappings);
+    }
+
+    /**
+     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (topic names,
+     * the console), until those move to the packages that own them.
+     */
+    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG = Set.of(
+            "io.imageworker.processing.Cancellations",
+            "io.imageworker.reference.ReferenceLoader",
+            "io.imageworker.messaging.sidetopics.KafkaBudgetLog");
+
+    /**
+     * A class takes {@link WorkerConfig} only to read a setting that is still the worker's own (a top-level one: the
+     * limits, the graces, the producers...), never for a group a package's own mapping holds ({@code
+     * support.RetrySettings}, {@code storage.StorageSettings}, ...): it injects that mapping instead.
+     */
+    @Test
+    void whoTakesTheWorkersSettingsReadsOneOfItsOwn() {
+        Set<String> groups = Stream.of(WorkerConfig.class.getDeclaredMethods())
+                .filter(method -> method.getReturnType().isInterface()
+                        && method.getReturnType().getEnclosingClass() == WorkerConfig.class)
+                .map(Method::getName)
+                .collect(Collectors.toSet());
+        Set<String> readingOnlyGroups = MAIN.stream()
+                .filter(type -> !type.getPackageName().equals("io.imageworker.config"))
+                // The bundle of mappings the start-up check reads.
+                .filter(type -> !type.isEquivalentTo(ConfigurationCheck.Settings.class))
+                .filter(type -> type.getConstructors().stream()
+                        .anyMatch(constructor -> constructor.getRawParameterTypes().stream()
+                                .anyMatch(parameter -> parameter.isEquivalentTo(WorkerConfig.class))))
+                .filter(type -> type.getMethodCallsFromSelf().stream()
+                        .filter(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class))
+                        .allMatch(call -> groups.contains(call.getName())))
+                .map(JavaClass::getName)
+                .collect(Collectors.toSet());
+
+        assertThat(readingOnlyGroups).containsExactlyInAnyOrderElementsOf(READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG);
     }
 
     @Test

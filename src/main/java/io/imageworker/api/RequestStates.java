@@ -3,6 +3,7 @@ package io.imageworker.api;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageStarted;
 import io.imageworker.contract.Lane;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.support.Pauses;
@@ -90,9 +91,9 @@ public class RequestStates implements RequestEvents {
      * gateway calls ({@link CallRate#windowFor}).
      */
     @Inject
-    public RequestStates(WorkerConfig config, RequestsInProgress progress) {
+    public RequestStates(WorkerConfig config, GatewaySettings gateway, RequestsInProgress progress) {
         this(
-                CallRate.windowFor(config.gateway().timeout()),
+                CallRate.windowFor(gateway.timeout()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
                         ? Set.copyOf(config.producers().orElse(List.of()).stream()
                                 .map(String::trim)

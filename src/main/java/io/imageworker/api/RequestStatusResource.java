@@ -1,6 +1,5 @@
 package io.imageworker.api;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestFailure;
 import io.imageworker.contract.RequestId;
@@ -63,14 +62,14 @@ public class RequestStatusResource {
     private final StatusLookups lookups;
     private final RequestStates states;
     private final Standings standings;
-    private final WorkerConfig config;
+    private final StatusSettings config;
     private final StatusCallers callers;
 
     RequestStatusResource(
             StatusLookups lookups,
             RequestStates states,
             Standings standings,
-            WorkerConfig config,
+            StatusSettings config,
             StatusCallers callers) {
         this.callers = callers;
         this.lookups = lookups;
@@ -179,9 +178,7 @@ public class RequestStatusResource {
     private Response status(
             String requestId, String stored, Optional<TerminalEvent> recorded, Optional<RequestStates.State> before) {
         if (recorded.isPresent()) {
-            return answer(
-                    Response.Status.OK,
-                    RequestStatus.recorded(recorded.get(), config.status().presignedUrls()));
+            return answer(Response.Status.OK, RequestStatus.recorded(recorded.get(), config.presignedUrls()));
         }
         return states.of(stored)
                 .or(() -> before)

@@ -38,11 +38,11 @@ public class StatusCallers {
     private final Set<String> producers;
 
     @Inject
-    StatusCallers(WorkerConfig config) {
+    StatusCallers(WorkerConfig config, StatusSettings status) {
         this(
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic,
-                StatusTokens.of(config.status().tokens()),
-                config.status().producerHeader().map(String::trim).filter(name -> !name.isEmpty()),
+                StatusTokens.of(status.tokens()),
+                status.producerHeader().map(String::trim).filter(name -> !name.isEmpty()),
                 Set.copyOf(config.producers().orElse(List.of()).stream()
                         .map(String::trim)
                         .toList()));

@@ -1,6 +1,5 @@
 package io.imageworker.api;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.TerminalEvent;
 import io.imageworker.storage.ResultLedger;
 import io.smallrye.mutiny.Uni;
@@ -48,8 +47,8 @@ public class StatusLookups {
     };
 
     @Inject
-    StatusLookups(ResultLedger ledger, WorkerConfig config) {
-        this(ledger::peek, config.status().maxLookups());
+    StatusLookups(ResultLedger ledger, StatusSettings config) {
+        this(ledger::peek, config.maxLookups());
     }
 
     /** Lookups that {@code read} a request's record, at most {@code maxLookups} at once. */

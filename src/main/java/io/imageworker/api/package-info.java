@@ -16,7 +16,8 @@
  * tell of the others (the partitions it owns).
  *
  * <p>It may use every package below it (it uses {@code progress}, {@code storage}, the gateway's and the spend guard's
- * state, {@code config} and the contract records); of the layers above, only the console uses it (it shows the read
- * model's queue), and {@code messaging} does not.
+ * state, {@code config} and the contract records); of the layers above, the console uses it (it shows the read
+ * model's queue) and the start-up check of {@code health} reads its settings ({@link
+ * io.imageworker.api.StatusSettings}); {@code messaging} does not.
  */
 package io.imageworker.api;

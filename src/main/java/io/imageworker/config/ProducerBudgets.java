@@ -43,7 +43,7 @@ public final class ProducerBudgets {
 
     /**
      * The caps of a setting, or {@link #NONE} when it is malformed: for the beans built at start, which must not fail
-     * before the start-up check names the problem and stops the worker ({@link ConfigurationCheck}).
+     * before the start-up check names the problem and stops the worker ({@code health.ConfigurationCheck}).
      */
     public static ProducerBudgets orNone(Optional<String> setting) {
         try {

@@ -5,19 +5,23 @@ import io.smallrye.config.WithDefault;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 
 /**
- * Every setting of image-worker, under the prefix {@code image-worker}. Each property is also an environment
- * variable ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the
- * product's configuration surface are fixed by the contract in docs/configuration.md.
+ * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
+ * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Log},
+ * {@link Console}). Each property is also an environment variable
+ * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
+ * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
- * <p>Why it is longer than 400 lines: it declares settings and holds no logic; its groups ({@link Gateway}, {@link
- * Budget}, {@link Topic}...) are nested interfaces because SmallRye's {@code @ConfigMapping} reads a group from the
- * method that returns it, and the nested names ({@code WorkerConfig.Budget}) say at each use which mapping a group
- * belongs to. Most of its lines are the Javadoc of each setting, which docs/configuration.md follows; splitting it
- * into files would move that text away from the one place a setting is declared. The checks of the settings are in
- * {@link ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
+ * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
+ * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
+ * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
+ * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
+ * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}); the
+ * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
+ * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
+ * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
+ * {@code health.ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
  * ProducerList}.
  */
 @ConfigMapping(prefix = "image-worker")
@@ -25,12 +29,6 @@ public interface WorkerConfig {
 
     /** {@link #readAhead()} when not set. */
     int DEFAULT_READ_AHEAD = 5000;
-
-    /** The gateway this worker turns into a pipeline. */
-    Gateway gateway();
-
-    /** Downloads of returned image URLs and of {@code https://} references. */
-    Download download();
 
     /** Most gateway calls in flight in this process at once (the ceiling of the adaptive limit). */
     @WithDefault("16")
@@ -95,18 +93,6 @@ public interface WorkerConfig {
     /** Topic names. */
     Topic topic();
 
-    /** Where images and result documents are stored. */
-    Storage storage();
-
-    /** Which sources an edit's references and mask may come from. */
-    Reference reference();
-
-    /** The status endpoint, {@code GET /requests/{requestId}}. */
-    Status status();
-
-    /** Retry policy per outcome class, and the total budget of one request. */
-    Retry retry();
-
     /**
      * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
      * gateway to become healthy instead of failing the backlog. {@code false} fails each such request.
@@ -117,7 +103,7 @@ public interface WorkerConfig {
     /**
      * On SIGTERM, how long the gateway calls in flight may take to finish, and their requests to be stored and
      * published, before the process exits. No call starts after SIGTERM: a request without a call in flight is left
-     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace()}'s
+     * uncommitted at once and redelivered to the next worker, which costs nothing. Empty: {@link #drainGrace}'s
      * default, a full gateway call plus the infrastructure patience (5 minutes with the defaults), so that a rollout
      * never cuts off a call it would then pay for twice. The Helm chart's termination grace is derived from it.
      */
@@ -128,17 +114,11 @@ public interface WorkerConfig {
      * requests on them that have a gateway call in flight (or made one) to finish, store and publish, before their new
      * owner takes them. A request that has made no call yet is not waited for and makes none here any more: the new
      * owner makes it, once. The worker takes no new record while it waits (Kafka's rebalance listener runs on the
-     * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@link
-     * ConfigurationCheck#POLL_MARGIN}. Empty: {@link #rebalanceWait()}'s default, a full gateway call plus the
+     * polling thread, never on an event loop), so it must stay below {@code max.poll.interval.ms} by at least {@code
+     * health.ConfigurationCheck.POLL_MARGIN}. Empty: {@link #rebalanceWait}'s default, a full gateway call plus the
      * infrastructure patience, so that no rebalance cuts off a call it would then pay for twice.
      */
     Optional<Duration> rebalanceGrace();
-
-    /** The spend guard: an optional cap on gateway calls that may be billed, per time window. */
-    Budget budget();
-
-    /** Cancellation (contract v1.2), on when {@link Topic#cancel()} names a topic. */
-    Cancel cancel();
 
     /**
      * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
@@ -181,24 +161,27 @@ public interface WorkerConfig {
      */
     Optional<String> memoryBudget();
 
-    /** How results are published: in Kafka transactions with their offsets, or one by one. */
-    Transactions transactions();
-
     /**
      * {@link #shutdownGrace()}, or its default: {@code gateway.timeout} (a full call) plus
      * {@code retry.infrastructure-patience} (what storing the image and the result document, downloading an answer
      * given as a URL, and publishing the event are allowed to take).
+     *
+     * @param call {@code gateway.timeout} ({@code gateway.GatewaySettings})
+     * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration drainGrace() {
-        return shutdownGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    default Duration drainGrace(Duration call, Duration patience) {
+        return shutdownGrace().orElseGet(() -> call.plus(patience));
     }
 
     /**
      * {@link #rebalanceGrace()}, or its default: {@code gateway.timeout} (a full call) plus {@code
      * retry.infrastructure-patience} (storing and publishing its result at worst).
+     *
+     * @param call {@code gateway.timeout} ({@code gateway.GatewaySettings})
+     * @param patience {@code retry.infrastructure-patience} ({@code support.RetrySettings})
      */
-    default Duration rebalanceWait() {
-        return rebalanceGrace().orElseGet(() -> gateway().timeout().plus(retry().infrastructurePatience()));
+    default Duration rebalanceWait(Duration call, Duration patience) {
+        return rebalanceGrace().orElseGet(() -> call.plus(patience));
     }
 
     /** {@link #maxInProgress()}, or its default. */
@@ -219,169 +202,6 @@ public interface WorkerConfig {
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
     default int intakeLimit() {
         return inProgressLimit() + readAheadLimit();
-    }
-    /**
-     * Exactly one visible result per request: the terminal events (and DLQ copies) of finished requests are published
-     * with the offsets they complete, finished-above metadata included, in one Kafka transaction, a batch at a time
-     * ({@code messaging.results.ResultTransactions}). Consumers reading with {@code isolation.level=read_committed} see
-     * one event per request through kills, rebalances and broker restarts.
-     */
-    interface Transactions {
-        /**
-         * On by default; off ({@code IMAGE_WORKER_TRANSACTIONS_ENABLED=false}) for brokers that do not allow
-         * transactions: results are then published one by one and offsets committed every second (at least once).
-         */
-        @WithDefault("true")
-        boolean enabled();
-
-        /** How long a batch waits for more results before its transaction is committed. */
-        @WithDefault("20ms")
-        Duration linger();
-
-        /** The most results in one transaction. */
-        @WithDefault("200")
-        int maxBatch();
-
-        /**
-         * How long a batch waits for more parked records ({@code messaging.parking.RequestParking}) when no result
-         * waits: parks come by the thousand and cost nothing but a Kafka write, so they are batched for longer than
-         * results, which a producer waits for.
-         */
-        @WithDefault("50ms")
-        Duration parkLinger();
-
-        /**
-         * The most parked records in one transaction (beside at most {@link #maxBatch()} results): a transaction costs
-         * about the same for 200 records as for a thousand, so parking at {@code max-batch} a transaction held a
-         * backlog's parking to a few thousand records a second. Not much more than a thousand: a park holds its
-         * record's bytes in the read-ahead's bound until its transaction commits, and at the bound the source
-         * partitions' fetch pauses; smaller transactions let the next records be read while one commits.
-         */
-        @WithDefault("1000")
-        int parkMaxBatch();
-
-        /**
-         * Kafka's {@code transaction.timeout.ms}: a worker killed in the middle of a transaction leaves it open this
-         * long before the broker aborts it, and {@code read_committed} consumers of its partitions wait that long (so
-         * does the partitions' next owner, to read their committed offsets).
-         */
-        @WithDefault("10s")
-        Duration timeout();
-    }
-
-    /** Gateway settings. */
-    interface Gateway {
-        /** The gateway origin; {@code https://host}, {@code https://host/}, {@code https://host/v1} are the same. */
-        Optional<String> baseUrl();
-
-        /** The {@code sk-} bearer token. Never logged, never put in an event. */
-        Optional<String> apiKey();
-
-        /** The image model identifier, sent as {@code model}. */
-        Optional<String> model();
-
-        /** Time allowed for one gateway call, headers and body. */
-        @WithDefault("180s")
-        Duration timeout();
-
-        /** Time allowed to open a connection to the gateway. */
-        @WithDefault("10s")
-        Duration connectTimeout();
-
-        /**
-         * How long an idle keep-alive connection to the gateway is kept for the next call. Shorter than the servers'
-         * own idle timeouts (Node.js closes after 5 s), so that the worker, not the server, closes an idle
-         * connection; whole seconds, at least 1.
-         */
-        @WithDefault("4s")
-        Duration keepAliveTimeout();
-
-        /** {@code multi} sends every reference as {@code image[]} in order; {@code single} only the base image. */
-        @WithDefault("multi")
-        EditMode editMode();
-
-        /** Largest gateway answer read, in bytes (a 4K PNG as base64 is about 30 MB). */
-        @WithDefault("67108864")
-        int maxResponseBytes();
-
-        /**
-         * The socket receive buffer of each gateway connection ({@code SO_RCVBUF}), in bytes: the most of an answer
-         * the kernel holds for a call whose answer waits, paused, for the memory budget (Linux reserves up to twice
-         * it), and the TCP window that bounds one answer's download speed (bytes per round trip).
-         */
-        @WithDefault("1048576")
-        int receiveBuffer();
-
-        /** How much of a gateway answer is kept in an event's {@code gatewayBody}. */
-        @WithDefault("2048")
-        int keepBodyChars();
-
-        /**
-         * Probe the base address once at start with an unbillable call (a wrong key and an empty body must get 401);
-         * a 404 or an HTML page stops start-up with a message saying what to check.
-         */
-        @WithDefault("true")
-        boolean checkAtStart();
-
-        /** Gateway faults (401, wrong address) in a row after which intake pauses and the gateway is probed. */
-        @WithDefault("3")
-        int faultThreshold();
-
-        /** How often a paused worker probes the gateway, with calls that cannot be billed. */
-        @WithDefault("30s")
-        Duration probeInterval();
-
-        /** Ask for a {@code url} or {@code b64_json} answer; empty sends no {@code response_format}. */
-        Optional<String> responseFormat();
-
-        /**
-         * Hosts of the gateway's {@code url} answers that run inside the operator's own network (the gateway's own
-         * file server, say), named exactly: an answer URL on one of them may be plain {@code http} and its addresses
-         * may be loopback, private or carrier-grade NAT ones. Every other answer URL must be {@code https} on public
-         * addresses only, as references are; link-local (cloud metadata) addresses are refused for every host. Empty
-         * (the default) lists none.
-         */
-        Optional<Set<String>> urlInternalHosts();
-    }
-
-    /**
-     * The status endpoint: on the port of health and metrics, unauthenticated with declared producers (it answers for
-     * any request by id), a producer's credential required with producers taken from their topics ({@link
-     * #tokens()}, {@link #producerHeader()}); each query not answered from memory reads the result store with the
-     * pipeline's own S3 client.
-     */
-    interface Status {
-        /**
-         * Give the presigned GET URL of a completed request's image in its status ({@code
-         * IMAGE_WORKER_STATUS_PRESIGNED_URLS}). Off by default: whoever reaches the endpoint and knows (or guesses) an
-         * id would get a URL that reads the image; the {@code s3://} address is given either way.
-         */
-        @WithDefault("false")
-        boolean presignedUrls();
-
-        /**
-         * Most status queries reading the result store at once ({@code IMAGE_WORKER_STATUS_MAX_LOOKUPS}); one beyond
-         * them is answered 429 with {@code Retry-After}, so that a flood of queries never takes the store client's
-         * connections and the store's request rate from the pipeline's own ledger lookups.
-         */
-        @WithDefault("4")
-        int maxLookups();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: each producer's bearer token for its status
-         * queries ({@code IMAGE_WORKER_STATUS_TOKENS}, {@code name=token,...}, from a Secret; {@link StatusTokens}). A
-         * query with a producer's token sees that producer's requests only, with its own bound of lookups. Ignored
-         * with {@code declared}.
-         */
-        Optional<String> tokens();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: the request header that names the caller's
-         * producer when an ingress in front of the endpoint authenticates producers itself (mTLS) and sets it ({@code
-         * IMAGE_WORKER_STATUS_PRODUCER_HEADER}, such as {@code X-Producer}); whoever reaches the port directly can set
-         * it too, so only where nothing but that ingress can. Empty (the default): tokens only.
-         */
-        Optional<String> producerHeader();
     }
 
     /**
@@ -410,7 +230,7 @@ public interface WorkerConfig {
 
         /**
          * With {@link WorkerConfig#producerIdentity()} {@code topic}: admit each producer by its status credential
-         * ({@link Status#tokens()}, or the {@link Status#producerHeader()} of an ingress) to a view of the console that
+         * ({@code status.tokens}, or the {@code status.producer-header} of an ingress) to a view of the console that
          * shows that producer's requests, images, queue and spend only, and acts only as it ({@code
          * IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}). The console is then behind a credential even without {@link
          * #token()}, which alone sees every producer's. Off by default; ignored (with a warning) with {@code
@@ -434,92 +254,12 @@ public interface WorkerConfig {
         boolean json();
     }
 
-    /** Spend guard settings. */
-    interface Budget {
-        /**
-         * Most gateway calls that may be billed (answered 2xx, refused after work, or of unknown fate) in one window,
-         * for all the replicas that share {@code topic.budget} together; empty means no cap. A call takes its place
-         * before it is sent; one refused before any work gives it back.
-         */
-        Optional<Integer> maxCalls();
-
-        /**
-         * Length of the window the cap applies to. Windows are aligned on the epoch (with 1h, each starts on the
-         * hour, UTC), so that every replica agrees on them without talking to the others.
-         */
-        @WithDefault("1h")
-        Duration window();
-
-        /** Price of one image call in quota units (500000 = 1 dollar), to report spend in metrics; 0 = unknown. */
-        @WithDefault("0")
-        long pricePerCall();
-
-        /** Over the cap: {@code pause} waits for the next window, {@code fail} ends the request BUDGET_EXCEEDED. */
-        @WithDefault("pause")
-        BudgetAction onExceeded();
-
-        /**
-         * Caps of single producers (contract v1.2, {@code IMAGE_WORKER_BUDGET_PER_PRODUCER}): {@code
-         * name=calls/window,...}, each the most calls that may be billed for that producer's requests per window of its
-         * own, for the whole fleet, on top of {@link #maxCalls()}; shared through {@code topic.budget} like the fleet's
-         * cap. Empty: no producer has a cap of its own ({@link ProducerBudgets}).
-         */
-        Optional<String> perProducer();
-    }
-
-    /** Cancellation settings (contract v1.2). */
-    interface Cancel {
-        /**
-         * How long a cancel is remembered, from its record's time ({@code IMAGE_WORKER_CANCEL_RETENTION}): a request
-         * that arrives within it is cancelled; after it the cancel is forgotten. Also how far back a worker that
-         * starts reads the cancel topic.
-         */
-        @WithDefault("1h")
-        Duration retention();
-    }
-
     /** Where a request's producer comes from ({@link #producerIdentity()}). */
     enum ProducerIdentity {
         /** The request's {@code producer} field, as the producer declares it: one trusted team. */
         declared,
         /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
         topic
-    }
-
-    /** What the spend guard does over its cap. */
-    enum BudgetAction {
-        /** Hold requests until the window allows another call. */
-        pause,
-        /** Fail the request with {@code BUDGET_EXCEEDED}. */
-        fail
-    }
-
-    /** How edit references are sent. */
-    enum EditMode {
-        /** every reference as an {@code image[]} part, in order. */
-        multi,
-        /**
-         * only the base image, as one {@code image} part. The other references are still read and checked, so that
-         * whether a request is accepted does not depend on how the worker is deployed.
-         */
-        single
-    }
-
-    /** Download settings. */
-    interface Download {
-        /**
-         * The largest image the worker reads, 25 MiB, the gateway's per-file limit (gateway contract §4): the default of
-         * {@link #maxBytes()}, and the cap of an edit's reference whatever that setting says.
-         */
-        int MAX_IMAGE_BYTES = 25 * 1024 * 1024;
-
-        /** Time allowed for one download, headers and body. */
-        @WithDefault("60s")
-        Duration timeout();
-
-        /** Largest downloaded image, in bytes; a larger body is cut off while reading. */
-        @WithDefault("" + MAX_IMAGE_BYTES)
-        int maxBytes();
     }
 
     /** Topic names. */
@@ -577,129 +317,5 @@ public interface WorkerConfig {
          */
         @WithDefault("image-worker-budget")
         String budget();
-    }
-
-    /** Object storage. */
-    interface Storage {
-        /** Bucket images are written to. */
-        @WithDefault("images")
-        String bucket();
-
-        /** Default key prefix of images. */
-        @WithDefault("images/")
-        String keyPrefix();
-
-        /** Key prefixes a request's {@code output.keyPrefix} may fall under; empty means the default prefix only. */
-        Optional<List<String>> allowedKeyPrefixes();
-
-        /** Where result documents (the idempotency record of each {@code requestId}) are written. */
-        @WithDefault("results/")
-        String resultPrefix();
-
-        /** An S3-compatible endpoint; path-style access is used when set. Empty means AWS. */
-        Optional<String> endpoint();
-
-        /** Region of the store; empty uses the AWS default chain ({@code AWS_REGION}), or us-east-1 with an endpoint. */
-        Optional<String> region();
-
-        /** Access key; empty uses the AWS default credentials chain ({@code AWS_ACCESS_KEY_ID}, roles, ...). */
-        Optional<String> accessKeyId();
-
-        /** Secret key, with {@link #accessKeyId()}. */
-        Optional<String> secretAccessKey();
-
-        /** Create the bucket at start when it does not exist (local runs and tests). */
-        @WithDefault("false")
-        boolean createBucket();
-
-        /** Put a presigned GET URL of the image into {@code image-completed}. */
-        @WithDefault("false")
-        boolean presign();
-
-        /** Lifetime of a presigned URL. */
-        @WithDefault("1h")
-        Duration presignTtl();
-
-        /** Time allowed for one storage operation. */
-        @WithDefault("30s")
-        Duration timeout();
-
-        /** Time the readiness check allows the store to answer; keep it below the readiness probe's timeout. */
-        @WithDefault("2s")
-        Duration pingTimeout();
-
-        /** Most connections to the store at once. */
-        @WithDefault("256")
-        int maxConnections();
-
-        /**
-         * The S3 client's HTTP stack: {@code crt}, the AWS Common Runtime's (native, about half the CPU a storage
-         * operation costs on Netty's), or {@code netty}, the SDK's pure-Java one, for a platform the runtime's native
-         * library does not support.
-         */
-        @WithDefault("crt")
-        HttpClient httpClient();
-
-        /** The HTTP stacks the S3 client can use. */
-        enum HttpClient {
-            CRT,
-            NETTY
-        }
-    }
-
-    /** Reference sources for edits. */
-    interface Reference {
-        /** Buckets an {@code s3://} reference may name; empty means the storage bucket. */
-        Optional<Set<String>> allowedBuckets();
-
-        /** Hosts an {@code https://} reference may name; empty allows none. */
-        Optional<Set<String>> allowedHosts();
-
-        /**
-         * Where an {@code s3://} reference may be read from, within {@link #allowedBuckets()} ({@code
-         * IMAGE_WORKER_REFERENCE_PREFIXES}, issue 49): {@code s3://<bucket>/<key prefix>/,...} ({@link
-         * ReferencePrefixes}). With {@link WorkerConfig#producerIdentity()} {@code topic}, these shared places and the
-         * producer's own output ({@code <key prefix><producer>/}) only, never another producer's, empty: its own
-         * output only. With {@code declared}: empty reads any key of the allowed buckets, as before; set, only these.
-         */
-        Optional<List<String>> prefixes();
-    }
-
-    /** Retry policy. */
-    interface Retry {
-        /** Attempts of a call refused with 429 or never sent, before {@code RATE_LIMITED}/{@code TIMEOUT}. */
-        @WithDefault("6")
-        int maxRateLimitedAttempts();
-
-        /** Extra attempts after an outcome whose billing is unknown (timeout after sending, 5xx, reset). */
-        @WithDefault("1")
-        int unknownOutcomeRetries();
-
-        /** First back-off delay. */
-        @WithDefault("1s")
-        Duration initialBackoff();
-
-        /** Longest back-off delay. */
-        @WithDefault("60s")
-        Duration maxBackoff();
-
-        /** Total time one request may spend on retries before it fails with its last error. */
-        @WithDefault("15m")
-        Duration requestDeadline();
-
-        /**
-         * How long storage operations, downloads and result publishing (which cost nothing) are retried before the
-         * request fails with {@code STORAGE_ERROR}, or, for publishing, before the worker stops consuming.
-         */
-        @WithDefault("2m")
-        Duration infrastructurePatience();
-
-        /** First delay between two tries of a storage, download or publishing operation (then doubled, jittered). */
-        @WithDefault("200ms")
-        Duration patienceFirstDelay();
-
-        /** Longest delay between two tries of a storage, download or publishing operation. */
-        @WithDefault("10s")
-        Duration patienceMaxDelay();
     }
 }

@@ -5,13 +5,16 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.api.RequestStates;
 import io.imageworker.api.StatusCallers;
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.StatusTokens;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
 import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.spend.BudgetGuard;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.ImageStore;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -90,6 +93,9 @@ public class ConsoleRoutes {
     private static final String VIEWER = "image-worker-console-viewer";
 
     private final WorkerConfig config;
+    private final StorageSettings storage;
+    private final BudgetSettings spend;
+    private final StatusSettings status;
     private final RequestStates states;
     private final GatewayGuard gateway;
     private final BudgetGuard budget;
@@ -110,6 +116,9 @@ public class ConsoleRoutes {
     @Inject
     ConsoleRoutes(
             WorkerConfig config,
+            StorageSettings storage,
+            BudgetSettings spend,
+            StatusSettings status,
             RequestStates states,
             GatewayGuard gateway,
             BudgetGuard budget,
@@ -120,6 +129,9 @@ public class ConsoleRoutes {
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             WorkerThreads threads) {
         this.config = config;
+        this.storage = storage;
+        this.spend = spend;
+        this.status = status;
         this.states = states;
         this.gateway = gateway;
         this.budget = budget;
@@ -143,12 +155,10 @@ public class ConsoleRoutes {
                     + " (IMAGE_WORKER_PRODUCER_IDENTITY=declared), not authenticated, so none is admitted as itself");
         }
         access = new ConsoleAccess(
-                settings.token(),
-                settings.producerAccess() ? callers : null,
-                StatusTokens.of(config.status().tokens()));
+                settings.token(), settings.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
         feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
         actions = new ConsoleActions(config, kafka, json);
-        queue = new QueueView(states, gateway, budget, config);
+        queue = new QueueView(states, gateway, budget, spend);
         assets.put("index.html", asset("index.html"));
         assets.put("login.html", asset("login.html"));
         assets.put("console.js", asset("console.js"));
@@ -403,7 +413,7 @@ public class ConsoleRoutes {
         if (image.isEmpty()
                 || image.get().key() == null
                 || !store.bucket().equals(image.get().bucket())
-                || image.get().key().startsWith(config.storage().resultPrefix())) {
+                || image.get().key().startsWith(storage.resultPrefix())) {
             send(ctx, 404, problem("UNKNOWN", "no such image of a request the console knows"));
             return;
         }

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import io.imageworker.api.ProducerLines;
 import io.imageworker.api.RequestStates;
 import io.imageworker.config.ProducerBudgets;
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.spend.BudgetGuard;
+import io.imageworker.spend.BudgetSettings;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -38,9 +38,9 @@ final class QueueView {
     private final RequestStates states;
     private final GatewayGuard gateway;
     private final BudgetGuard budget;
-    private final WorkerConfig config;
+    private final BudgetSettings config;
 
-    QueueView(RequestStates states, GatewayGuard gateway, BudgetGuard budget, WorkerConfig config) {
+    QueueView(RequestStates states, GatewayGuard gateway, BudgetGuard budget, BudgetSettings config) {
         this.states = states;
         this.gateway = gateway;
         this.budget = budget;
@@ -124,7 +124,7 @@ final class QueueView {
 
     private List<Cap> spend(ConsoleAccess.Viewer viewer) {
         List<Cap> caps = new ArrayList<>();
-        WorkerConfig.Budget fleet = config.budget();
+        BudgetSettings fleet = config;
         if (viewer.operator()) {
             fleet.maxCalls()
                     .ifPresent(max -> caps.add(

@@ -1,6 +1,5 @@
 package io.imageworker.gateway;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.memory.MemoryBudget;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -47,8 +46,8 @@ public class AnswerSizes {
     private int seen;
 
     @Inject
-    AnswerSizes(WorkerConfig config) {
-        this(config.gateway().maxResponseBytes());
+    AnswerSizes(GatewaySettings config) {
+        this(config.maxResponseBytes());
     }
 
     /** Sizes of answers of at most {@code maxResponseBytes}. */

@@ -46,7 +46,7 @@ public class GatewayClient {
 
     private final WebClient client;
     private final GatewayEndpoint endpoint;
-    private final WorkerConfig.Gateway config;
+    private final GatewaySettings config;
     private final AnswerClassifier classifier;
     private final CpuWork cpu;
     private final String authorization;
@@ -55,10 +55,16 @@ public class GatewayClient {
     private final CallStages stages;
 
     GatewayClient(
-            Vertx vertx, WorkerConfig config, ObjectMapper mapper, CpuWork cpu, AnswerSizes sizes, CallStages stages) {
+            Vertx vertx,
+            WorkerConfig config,
+            GatewaySettings gateway,
+            ObjectMapper mapper,
+            CpuWork cpu,
+            AnswerSizes sizes,
+            CallStages stages) {
         this.vertx = vertx;
         this.stages = stages;
-        this.config = config.gateway();
+        this.config = gateway;
         this.cpu = cpu;
         this.sizes = sizes;
         this.endpoint = endpointOrPlaceholder(this.config.baseUrl().orElse(""));

@@ -44,10 +44,16 @@ public class GatewayGuard {
     private FailureKind lastFault;
     private long probeTimer = -1;
 
-    GatewayGuard(WorkerConfig config, GatewayClient gateway, Vertx vertx, MeterRegistry registry, Pauses pauses) {
+    GatewayGuard(
+            WorkerConfig config,
+            GatewaySettings settings,
+            GatewayClient gateway,
+            Vertx vertx,
+            MeterRegistry registry,
+            Pauses pauses) {
         this.enabled = config.pauseOnGatewayFault();
-        this.threshold = Math.max(1, config.gateway().faultThreshold());
-        this.probeIntervalMs = Math.max(100, config.gateway().probeInterval().toMillis());
+        this.threshold = Math.max(1, settings.faultThreshold());
+        this.probeIntervalMs = Math.max(100, settings.probeInterval().toMillis());
         this.gateway = gateway;
         this.vertx = vertx;
         this.pauses = pauses;

@@ -2,6 +2,7 @@ package io.imageworker.gateway;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.net.FetchException;
 import io.imageworker.net.GuardedFetcher;
 import io.imageworker.net.GuardedFetcher.Target;
@@ -46,8 +47,8 @@ public class ImageDownloader {
     private final Rules rules;
 
     @Inject
-    ImageDownloader(Vertx vertx, WorkerConfig config) {
-        this(vertx, config, AddressPolicy.PUBLIC_ONLY, HostResolver.SYSTEM, null);
+    ImageDownloader(Vertx vertx, WorkerConfig config, GatewaySettings gateway, DownloadSettings download) {
+        this(vertx, config, gateway, download, AddressPolicy.PUBLIC_ONLY, HostResolver.SYSTEM, null);
     }
 
     /**
@@ -62,16 +63,17 @@ public class ImageDownloader {
     ImageDownloader(
             Vertx vertx,
             WorkerConfig config,
+            GatewaySettings gateway,
+            DownloadSettings download,
             AddressPolicy addressPolicy,
             HostResolver resolver,
             TrustOptions trustOptions) {
-        Set<String> internalHosts =
-                GuardedFetcher.normalizedHosts(config.gateway().urlInternalHosts());
+        Set<String> internalHosts = GuardedFetcher.normalizedHosts(gateway.urlInternalHosts());
         this.rules = new Rules(internalHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,
-                config.download().timeout(),
-                config.download().maxBytes(),
+                download.timeout(),
+                download.maxBytes(),
                 Math.max(1, config.concurrency()),
                 resolver,
                 trustOptions);

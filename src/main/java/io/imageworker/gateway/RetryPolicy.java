@@ -1,6 +1,6 @@
 package io.imageworker.gateway;
 
-import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.RetrySettings;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
@@ -17,15 +17,11 @@ import java.util.concurrent.ThreadLocalRandom;
 @ApplicationScoped
 public class RetryPolicy {
 
-    private final WorkerConfig.Retry config;
-
-    @Inject
-    RetryPolicy(WorkerConfig config) {
-        this(config.retry());
-    }
+    private final RetrySettings config;
 
     /** A policy with the given settings. */
-    public RetryPolicy(WorkerConfig.Retry config) {
+    @Inject
+    public RetryPolicy(RetrySettings config) {
         this.config = config;
     }
 

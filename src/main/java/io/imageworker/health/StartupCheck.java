@@ -1,10 +1,15 @@
 package io.imageworker.health;
 
-import io.imageworker.config.ConfigurationCheck;
+import io.imageworker.api.StatusSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.memory.MemoryBudget;
+import io.imageworker.reference.ReferenceSettings;
+import io.imageworker.spend.BudgetSettings;
+import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
 import io.quarkus.runtime.StartupEvent;
@@ -27,19 +32,28 @@ import org.eclipse.microprofile.config.ConfigProvider;
 public class StartupCheck {
 
     private final WorkerConfig config;
+    private final ConfigurationCheck.Settings settings;
     private volatile boolean passed;
 
-    StartupCheck(WorkerConfig config) {
+    StartupCheck(
+            WorkerConfig config,
+            RetrySettings retry,
+            StorageSettings storage,
+            BudgetSettings budget,
+            StatusSettings status,
+            GatewaySettings gateway,
+            ReferenceSettings reference) {
         this.config = config;
+        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway, reference);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
-        List<String> problems = problems(config, ConfigProvider.getConfig());
-        if (problems.isEmpty() && config.gateway().checkAtStart()) {
+        List<String> problems = problems(settings, ConfigProvider.getConfig());
+        if (problems.isEmpty() && settings.gateway().checkAtStart()) {
             addressProblem(gateway).ifPresent(problems::add);
         }
         if (problems.isEmpty()) {
-            warnOfAShortGrace(config);
+            warnOfAShortGrace(settings);
             passed = true;
             return;
         }
@@ -51,13 +65,15 @@ public class StartupCheck {
      * A shutdown grace shorter than a gateway call is allowed (a deployment may prefer fast rollouts), but each rollout,
      * scale-in or node drain then cuts off the slowest calls, which the next worker makes, and pays for, again.
      */
-    private static void warnOfAShortGrace(WorkerConfig config) {
-        Duration grace = config.drainGrace();
-        if (grace.compareTo(config.gateway().timeout()) < 0) {
+    private static void warnOfAShortGrace(ConfigurationCheck.Settings settings) {
+        WorkerConfig config = settings.worker();
+        Duration grace =
+                config.drainGrace(settings.gateway().timeout(), settings.retry().infrastructurePatience());
+        if (grace.compareTo(settings.gateway().timeout()) < 0) {
             Log.warnf(
                     "IMAGE_WORKER_SHUTDOWN_GRACE (%s) is shorter than IMAGE_WORKER_GATEWAY_TIMEOUT (%s): a call still"
                             + " running when a rollout stops this worker is cut off, redelivered and billed again",
-                    grace, config.gateway().timeout());
+                    grace, settings.gateway().timeout());
         }
     }
 
@@ -96,9 +112,10 @@ public class StartupCheck {
      * The settings' problems: those {@link ConfigurationCheck} finds from the settings alone, and those only the owner
      * of a setting can tell (the gateway's address, the memory budget).
      */
-    static List<String> problems(WorkerConfig config, Config channels) {
-        List<String> problems = new ArrayList<>(ConfigurationCheck.problems(config, channels));
-        config.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
+    static List<String> problems(ConfigurationCheck.Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
+        List<String> problems = new ArrayList<>(ConfigurationCheck.problems(settings, channels));
+        settings.gateway().baseUrl().filter(s -> !s.isBlank()).ifPresent(baseUrl -> {
             try {
                 GatewayEndpoint.parse(baseUrl);
             } catch (IllegalArgumentException e) {

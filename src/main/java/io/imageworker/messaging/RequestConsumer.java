@@ -2,6 +2,7 @@ package io.imageworker.messaging;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.Lane;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.health.StartupCheck;
 import io.imageworker.messaging.intake.Lanes;
 import io.imageworker.messaging.intake.ReadAhead;
@@ -15,6 +16,7 @@ import io.imageworker.processing.RequestProcessor;
 import io.imageworker.processing.RequestValidator;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.opentelemetry.api.trace.Span;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.Quarkus;
@@ -82,6 +84,8 @@ public class RequestConsumer {
     private final Lanes lanes;
     private final ReadAhead readAhead;
     private final WorkerConfig config;
+    private final RetrySettings retry;
+    private final GatewaySettings gateway;
     private final RequestParking parking;
     private final ParkedHolds holds;
     private final ProducerIdentities identities;
@@ -97,6 +101,8 @@ public class RequestConsumer {
             Lanes lanes,
             ReadAhead readAhead,
             WorkerConfig config,
+            RetrySettings retry,
+            GatewaySettings gateway,
             RequestParking parking,
             ParkedHolds holds,
             ProducerIdentities identities) {
@@ -110,6 +116,8 @@ public class RequestConsumer {
         this.lanes = lanes;
         this.readAhead = readAhead;
         this.config = config;
+        this.retry = retry;
+        this.gateway = gateway;
         this.parking = parking;
         this.holds = holds;
         this.identities = identities;
@@ -150,7 +158,7 @@ public class RequestConsumer {
      * finish within the shutdown grace, then let the connector commit what was acknowledged and close.
      */
     void drain(@Observes @Priority(1) ShutdownEvent event) {
-        Duration grace = config.drainGrace();
+        Duration grace = config.drainGrace(gateway.timeout(), retry.infrastructurePatience());
         InFlight.Drain drain = inFlight.drain(grace);
         lanes.pause(grace);
         drain.await();

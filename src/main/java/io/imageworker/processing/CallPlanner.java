@@ -1,11 +1,11 @@
 package io.imageworker.processing;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.Operation;
 import io.imageworker.contract.RequestFailure;
 import io.imageworker.gateway.GatewayRequest;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.SizeDecision;
 import io.imageworker.image.SizePolicy;
@@ -33,10 +33,10 @@ public class CallPlanner {
     private final MemoryBudget memory;
     private final boolean singleImageEdits;
 
-    CallPlanner(ReferenceLoader references, MemoryBudget memory, WorkerConfig config) {
+    CallPlanner(ReferenceLoader references, MemoryBudget memory, GatewaySettings config) {
         this.references = references;
         this.memory = memory;
-        this.singleImageEdits = config.gateway().editMode() == WorkerConfig.EditMode.single;
+        this.singleImageEdits = config.editMode() == GatewaySettings.EditMode.single;
     }
 
     /**

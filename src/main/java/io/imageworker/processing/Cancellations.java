@@ -93,10 +93,10 @@ public class Cancellations {
     private long droppedSinceLog;
 
     @Inject
-    Cancellations(WorkerConfig config, MeterRegistry registry, RequestsInProgress progress) {
+    Cancellations(WorkerConfig config, CancelSettings cancel, MeterRegistry registry, RequestsInProgress progress) {
         this(
                 Clock.systemUTC(),
-                config.cancel().retention(),
+                cancel.retention(),
                 MAX_HELD_BYTES,
                 config.topic().cancel().filter(topic -> !topic.isBlank()).isPresent(),
                 registry,

@@ -9,6 +9,7 @@ import io.imageworker.contract.Operation;
 import io.imageworker.contract.RequestId;
 import io.imageworker.storage.ObjectAddress;
 import io.imageworker.storage.StorageKeys;
+import io.imageworker.storage.StorageSettings;
 import jakarta.enterprise.context.ApplicationScoped;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -55,11 +56,11 @@ public class RequestValidator {
     /** The producers of {@code IMAGE_WORKER_PRODUCERS} in {@code topic} mode (none otherwise). */
     private final java.util.Set<String> producers;
 
-    RequestValidator(WorkerConfig config) {
+    RequestValidator(WorkerConfig config, StorageSettings storage) {
         this.idsPerProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        this.defaultPrefix = config.storage().keyPrefix();
-        this.resultPrefix = config.storage().resultPrefix();
-        this.allowedPrefixes = config.storage().allowedKeyPrefixes().orElse(List.of(defaultPrefix));
+        this.defaultPrefix = storage.keyPrefix();
+        this.resultPrefix = storage.resultPrefix();
+        this.allowedPrefixes = storage.allowedKeyPrefixes().orElse(List.of(defaultPrefix));
         this.producers = idsPerProducer
                 ? config.producers().orElse(List.of()).stream()
                         .map(String::trim)

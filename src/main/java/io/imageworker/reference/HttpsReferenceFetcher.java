@@ -1,7 +1,7 @@
 package io.imageworker.reference;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.net.FetchException;
 import io.imageworker.net.GuardedFetcher;
 import io.imageworker.net.GuardedFetcher.Target;
@@ -51,8 +51,8 @@ public class HttpsReferenceFetcher {
     private final GuardedFetcher.Rules rules;
 
     @Inject
-    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config) {
-        this(vertx, config, AddressPolicy.PUBLIC_ONLY, null);
+    HttpsReferenceFetcher(Vertx vertx, DownloadSettings download, ReferenceSettings reference) {
+        this(vertx, download, reference, AddressPolicy.PUBLIC_ONLY, null);
     }
 
     /**
@@ -64,14 +64,18 @@ public class HttpsReferenceFetcher {
      * @param addressPolicy which resolved and connected addresses are allowed
      * @param trustOptions which certificates are trusted; {@code null} for the JVM's default trust store
      */
-    HttpsReferenceFetcher(Vertx vertx, WorkerConfig config, AddressPolicy addressPolicy, TrustOptions trustOptions) {
-        Set<String> allowedHosts =
-                GuardedFetcher.normalizedHosts(config.reference().allowedHosts());
+    HttpsReferenceFetcher(
+            Vertx vertx,
+            DownloadSettings download,
+            ReferenceSettings reference,
+            AddressPolicy addressPolicy,
+            TrustOptions trustOptions) {
+        Set<String> allowedHosts = GuardedFetcher.normalizedHosts(reference.allowedHosts());
         this.rules = new Rules(allowedHosts, addressPolicy);
         this.fetcher = new GuardedFetcher(
                 vertx,
-                config.download().timeout(),
-                Math.min(ReferenceLoader.MAX_BYTES, config.download().maxBytes()),
+                download.timeout(),
+                Math.min(ReferenceLoader.MAX_BYTES, download.maxBytes()),
                 HttpClientOptions.DEFAULT_MAX_POOL_SIZE,
                 HostResolver.SYSTEM,
                 trustOptions);

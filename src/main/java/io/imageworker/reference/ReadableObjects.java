@@ -2,6 +2,7 @@ package io.imageworker.reference;
 
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.storage.StorageSettings;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,15 +33,13 @@ final class ReadableObjects {
     private final String outputBucket;
     private final List<String> outputPrefixes;
 
-    ReadableObjects(WorkerConfig config) {
+    ReadableObjects(WorkerConfig config, ReferenceSettings reference, StorageSettings storage) {
         this(
-                config.reference()
-                        .allowedBuckets()
-                        .orElse(Set.of(config.storage().bucket())),
-                ReferencePrefixes.of(config.reference().prefixes()),
+                reference.allowedBuckets().orElse(Set.of(storage.bucket())),
+                ReferencePrefixes.of(reference.prefixes()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic,
-                config.storage().bucket(),
-                outputPrefixes(config.storage()));
+                storage.bucket(),
+                outputPrefixes(storage));
     }
 
     ReadableObjects(
@@ -57,7 +56,7 @@ final class ReadableObjects {
     }
 
     /** The key prefixes images are stored under: the default one and each allowed one. */
-    static List<String> outputPrefixes(WorkerConfig.Storage storage) {
+    static List<String> outputPrefixes(StorageSettings storage) {
         Set<String> prefixes = new LinkedHashSet<>();
         prefixes.add(storage.keyPrefix());
         prefixes.addAll(storage.allowedKeyPrefixes().orElse(List.of()));

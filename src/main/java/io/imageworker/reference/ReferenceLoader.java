@@ -5,8 +5,10 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageSource;
 import io.imageworker.image.ImageInfo;
 import io.imageworker.image.ImageInspector;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.storage.ImageStore;
 import io.imageworker.storage.ObjectAddress;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.Base64Text;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
@@ -56,8 +58,8 @@ import software.amazon.awssdk.services.s3.model.NoSuchBucketException;
 @ApplicationScoped
 public class ReferenceLoader {
 
-    /** The gateway's per-file limit (gateway contract §4), {@link WorkerConfig.Download#MAX_IMAGE_BYTES}. */
-    public static final long MAX_BYTES = WorkerConfig.Download.MAX_IMAGE_BYTES;
+    /** The gateway's per-file limit (gateway contract §4), {@link DownloadSettings#MAX_IMAGE_BYTES}. */
+    public static final long MAX_BYTES = DownloadSettings.MAX_IMAGE_BYTES;
 
     /**
      * What the refusal of an {@code s3://} object that cannot be read says after its address, whether it is missing,
@@ -76,12 +78,14 @@ public class ReferenceLoader {
             ImageStore store,
             HttpsReferenceFetcher https,
             WorkerConfig config,
+            ReferenceSettings reference,
+            StorageSettings storage,
             Patience patience,
             CpuWork cpu,
             Tracing tracing) {
         this.store = store;
         this.https = https;
-        this.readable = new ReadableObjects(config);
+        this.readable = new ReadableObjects(config, reference, storage);
         this.patience = patience;
         this.cpu = cpu;
         this.tracing = tracing;

@@ -1,7 +1,6 @@
 package io.imageworker.spend;
 
 import io.imageworker.config.ProducerBudgets;
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.support.Patience;
@@ -90,13 +89,13 @@ public class BudgetGuard {
     private volatile ToIntFunction<String> heldInIntake = producer -> 0;
 
     @Inject
-    BudgetGuard(WorkerConfig config, MeterRegistry registry, Pauses pauses, Instance<BudgetLog> shared) {
-        this(config.budget(), registry, System::currentTimeMillis, pauses, shared(config, shared));
+    BudgetGuard(BudgetSettings config, MeterRegistry registry, Pauses pauses, Instance<BudgetLog> shared) {
+        this(config, registry, System::currentTimeMillis, pauses, shared(config, shared));
     }
 
-    private static BudgetLog shared(WorkerConfig config, Instance<BudgetLog> shared) {
-        if (config.budget().maxCalls().isEmpty()
-                && ProducerBudgets.orNone(config.budget().perProducer()).isEmpty()) {
+    private static BudgetLog shared(BudgetSettings config, Instance<BudgetLog> shared) {
+        if (config.maxCalls().isEmpty()
+                && ProducerBudgets.orNone(config.perProducer()).isEmpty()) {
             return null;
         }
         BudgetLog log = shared.get();
@@ -109,10 +108,10 @@ public class BudgetGuard {
      * package, for the tests of the gateway loop that asks it.
      */
     public BudgetGuard(
-            WorkerConfig.Budget config, MeterRegistry registry, LongSupplier clock, Pauses pauses, BudgetLog log) {
+            BudgetSettings config, MeterRegistry registry, LongSupplier clock, Pauses pauses, BudgetLog log) {
         this.maxCalls = config.maxCalls();
         this.windowMillis = Math.max(1, config.window().toMillis());
-        this.pause = config.onExceeded() == WorkerConfig.BudgetAction.pause;
+        this.pause = config.onExceeded() == BudgetSettings.Action.pause;
         this.pricePerCall = config.pricePerCall();
         this.clock = clock;
         this.held = new HeldRequests(pauses);

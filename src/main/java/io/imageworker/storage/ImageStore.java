@@ -1,6 +1,5 @@
 package io.imageworker.storage;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.RequestId;
 import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
@@ -36,12 +35,12 @@ public class ImageStore {
 
     private final S3AsyncClient s3;
     private final S3Presigner presigner;
-    private final WorkerConfig.Storage config;
+    private final StorageSettings config;
 
-    ImageStore(S3AsyncClient s3, S3Presigner presigner, WorkerConfig config) {
+    ImageStore(S3AsyncClient s3, S3Presigner presigner, StorageSettings config) {
         this.s3 = s3;
         this.presigner = presigner;
-        this.config = config.storage();
+        this.config = config;
     }
 
     /** The bucket images are written to. */

@@ -1,6 +1,5 @@
 package io.imageworker.storage;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.WorkerThreads;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Disposes;
@@ -51,7 +50,7 @@ public class S3ClientProducer {
     /** The most bytes of one response the native side buffers before the worker takes them. */
     static final long READ_WINDOW_BYTES = 1024 * 1024;
 
-    private final WorkerConfig.Storage config;
+    private final StorageSettings config;
     private final WorkerThreads threads;
     private final ExecutorService completions;
     /** Netty's event loops, made only when {@code netty} is the HTTP stack. */
@@ -59,10 +58,10 @@ public class S3ClientProducer {
     /** Whether this producer holds a reference that keeps the AWS Common Runtime up ({@link #holdRuntime}). */
     private boolean holdsRuntime;
 
-    S3ClientProducer(WorkerConfig config, WorkerThreads threads) {
-        this.config = config.storage();
+    S3ClientProducer(StorageSettings config, WorkerThreads threads) {
+        this.config = config;
         this.threads = threads;
-        this.eventLoops = this.config.httpClient() == WorkerConfig.Storage.HttpClient.NETTY
+        this.eventLoops = this.config.httpClient() == StorageSettings.HttpClient.NETTY
                 ? Optional.of(threads.s3EventLoops())
                 : Optional.empty();
         this.completions =

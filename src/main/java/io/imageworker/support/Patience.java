@@ -1,6 +1,5 @@
 package io.imageworker.support;
 
-import io.imageworker.config.WorkerConfig;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.BackPressureFailure;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -31,11 +30,8 @@ public class Patience {
     private final Duration longestDelay;
 
     @Inject
-    Patience(WorkerConfig config) {
-        this(
-                config.retry().infrastructurePatience(),
-                config.retry().patienceFirstDelay(),
-                config.retry().patienceMaxDelay());
+    Patience(RetrySettings retry) {
+        this(retry.infrastructurePatience(), retry.patienceFirstDelay(), retry.patienceMaxDelay());
     }
 
     /** Retries for at most {@code patience}, waiting from {@code firstDelay} up to {@code longestDelay}. */

@@ -3,6 +3,8 @@ package io.imageworker.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.reference.ReferenceSettings;
+import io.imageworker.testing.TestConfig;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.SmallRyeConfig;
@@ -122,9 +124,9 @@ class EnvironmentParityTest {
     @Test
     void anEmptyListIsAnUnsetOneToTheWorker() {
         // The chart and deploy/ set IMAGE_WORKER_REFERENCE_ALLOWED_* even when empty: the worker's default must apply.
-        SmallRyeConfig config = new SmallRyeConfigBuilder()
-                .withMapping(WorkerConfig.class)
-                .withConverter(Duration.class, 100, new DurationConverter())
+        SmallRyeConfigBuilder builder = new SmallRyeConfigBuilder();
+        TestConfig.MAPPINGS.forEach(mapping -> builder.withMapping(mapping));
+        SmallRyeConfig config = builder.withConverter(Duration.class, 100, new DurationConverter())
                 .withSources(new EnvConfigSource(
                         Map.of(
                                 "IMAGE_WORKER_REFERENCE_ALLOWED_BUCKETS", "",
@@ -133,9 +135,10 @@ class EnvironmentParityTest {
                         300))
                 .build();
         WorkerConfig worker = config.getConfigMapping(WorkerConfig.class);
+        ReferenceSettings reference = config.getConfigMapping(ReferenceSettings.class);
 
         assertThat(worker.concurrency()).isEqualTo(8);
-        assertThat(worker.reference().allowedBuckets()).isEmpty();
-        assertThat(worker.reference().allowedHosts()).isEmpty();
+        assertThat(reference.allowedBuckets()).isEmpty();
+        assertThat(reference.allowedHosts()).isEmpty();
     }
 }

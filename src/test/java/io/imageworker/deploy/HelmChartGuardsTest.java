@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.ConfigMapBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import io.smallrye.config.EnvConfigSource;
 import io.smallrye.config.SmallRyeConfig;
@@ -109,7 +110,7 @@ class HelmChartGuardsTest {
     void theInfrastructurePatienceTheChartWritesByDefaultIsTheWorkersDefault() {
         assertThat(WorkerEnvironment.duration(
                         variable(HelmChart.render(DEFAULTS, Map.of()), "IMAGE_WORKER_RETRY_INFRASTRUCTURE_PATIENCE")))
-                .isEqualTo(TestConfig.worker().retry().infrastructurePatience());
+                .isEqualTo(TestConfig.settings(RetrySettings.class).infrastructurePatience());
     }
 
     // ---- the rebalance grace and the poll interval

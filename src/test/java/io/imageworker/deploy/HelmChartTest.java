@@ -12,6 +12,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.batch.v1.Job;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -155,10 +156,11 @@ class HelmChartTest {
         Duration call = WorkerEnvironment.duration(
                 environment.get("IMAGE_WORKER_GATEWAY_TIMEOUT").value());
         WorkerConfig worker = TestConfig.worker();
+        Duration patience = TestConfig.settings(RetrySettings.class).infrastructurePatience();
 
         // What the worker itself allows for a call, then for storing, downloading and publishing.
-        assertThat(grace).isGreaterThanOrEqualTo(call.plus(worker.retry().infrastructurePatience()));
-        assertThat(grace).isEqualTo(worker.drainGrace());
+        assertThat(grace).isGreaterThanOrEqualTo(call.plus(patience));
+        assertThat(grace).isEqualTo(worker.drainGrace(call, patience));
         assertThat(rendering.deployment().getSpec().getTemplate().getSpec().getTerminationGracePeriodSeconds())
                 .isEqualTo(grace.toSeconds() + 30);
     }

@@ -1,6 +1,7 @@
 package io.imageworker.deploy;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.testing.TestConfig;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigMappings;
 import io.smallrye.config.common.utils.StringUtil;
@@ -51,11 +52,16 @@ final class WorkerEnvironment {
 
     private WorkerEnvironment() {}
 
-    /** Every environment variable of {@link WorkerConfig}, as SmallRye Config names them. */
+    /**
+     * Every environment variable of the worker's settings ({@link WorkerConfig} and each package's own mapping, {@link
+     * TestConfig#MAPPINGS}), as SmallRye Config names them.
+     */
     static Set<String> workerConfigNames() {
-        return ConfigMappings.getProperties(ConfigMappings.ConfigClass.configClass(WorkerConfig.class, "image-worker"))
-                .keySet()
-                .stream()
+        return TestConfig.MAPPINGS.stream()
+                .flatMap(mapping -> ConfigMappings.getProperties(
+                        ConfigMappings.ConfigClass.configClass(mapping, TestConfig.prefix(mapping)))
+                        .keySet()
+                        .stream())
                 .map(property -> environmentName(property.replace("[*]", "")))
                 .collect(Collectors.toCollection(TreeSet::new));
     }

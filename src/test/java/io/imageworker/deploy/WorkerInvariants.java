@@ -12,6 +12,8 @@ import io.fabric8.kubernetes.api.model.ServicePort;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.fabric8.openshift.api.model.monitoring.v1.ServiceMonitor;
+import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import java.time.Duration;
 import java.util.List;
@@ -61,7 +63,7 @@ final class WorkerInvariants {
                         environment.get("IMAGE_WORKER_GATEWAY_TIMEOUT").value())
                 .plus(
                         patience == null
-                                ? TestConfig.worker().retry().infrastructurePatience()
+                                ? TestConfig.settings(RetrySettings.class).infrastructurePatience()
                                 : WorkerEnvironment.duration(patience.value()));
         Duration shutdown = WorkerEnvironment.duration(
                 environment.get("IMAGE_WORKER_SHUTDOWN_GRACE").value());
@@ -106,7 +108,7 @@ final class WorkerInvariants {
     static void readinessOutlastsTheChecksItRuns(Rendering rendering) {
         Rendering.Variable configured = rendering.environment().get("IMAGE_WORKER_STORAGE_PING_TIMEOUT");
         Duration ping = configured == null
-                ? TestConfig.worker().storage().pingTimeout()
+                ? TestConfig.settings(StorageSettings.class).pingTimeout()
                 : WorkerEnvironment.duration(configured.value());
         Integer timeout = rendering.worker().getReadinessProbe().getTimeoutSeconds();
         assertThat(timeout)

@@ -52,7 +52,14 @@ class AnswerAdmissionTest {
     private GatewayClient client(Map<String, String> target, Duration timeout) {
         Map<String, String> settings = new HashMap<>(target);
         settings.put("image-worker.gateway.timeout", timeout.toMillis() + "ms");
-        return new GatewayClient(vertx, TestConfig.worker(settings), new ObjectMapper(), cpu, sizes, stages);
+        return new GatewayClient(
+                vertx,
+                TestConfig.worker(settings),
+                TestConfig.settings(GatewaySettings.class, settings),
+                new ObjectMapper(),
+                cpu,
+                sizes,
+                stages);
     }
 
     private GatewayClient simulated(Latency latency, Duration timeout) {

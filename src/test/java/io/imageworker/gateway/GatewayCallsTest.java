@@ -14,9 +14,11 @@ import io.imageworker.contract.Operation;
 import io.imageworker.memory.MemoryBudget;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetLog;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Pauses;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.Shutdown;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -71,23 +73,30 @@ class GatewayCallsTest {
 
     /** The loop, with a listener that records every call told to it, and {@code more} listeners after it. */
     private GatewayCalls calls(CallListener... more) {
-        WorkerConfig config = TestConfig.worker(Map.of(
+        Map<String, String> settings = Map.of(
                 "image-worker.retry.max-rate-limited-attempts", "3",
                 "image-worker.retry.unknown-outcome-retries", "1",
                 "image-worker.retry.initial-backoff", "1ms",
                 "image-worker.retry.max-backoff", "5ms",
-                "image-worker.retry.request-deadline", "1m"));
+                "image-worker.retry.request-deadline", "1m");
+        WorkerConfig config = TestConfig.worker(settings);
         Pauses pauses = new Pauses(System::nanoTime);
-        BudgetGuard budget = new BudgetGuard(config.budget(), registry, System::currentTimeMillis, pauses, NO_LOG);
+        BudgetGuard budget = new BudgetGuard(
+                TestConfig.settings(BudgetSettings.class, settings),
+                registry,
+                System::currentTimeMillis,
+                pauses,
+                NO_LOG);
         List<CallListener> listeners = new ArrayList<>();
         listeners.add(told::add);
         listeners.addAll(List.of(more));
         return new GatewayCalls(
                 gateway,
-                new GatewayGuard(config, gateway, vertx, registry, pauses),
+                new GatewayGuard(
+                        config, TestConfig.settings(GatewaySettings.class, settings), gateway, vertx, registry, pauses),
                 budget,
                 limiter,
-                new RetryPolicy(config),
+                new RetryPolicy(TestConfig.settings(RetrySettings.class, settings)),
                 new WorkerMetrics(registry),
                 shutdown,
                 new Tracing(OpenTelemetry.noop().getTracer("test")),
@@ -375,6 +384,7 @@ class GatewayCallsTest {
             super(
                     vertx,
                     TestConfig.worker(),
+                    TestConfig.settings(GatewaySettings.class),
                     new ObjectMapper(),
                     cpu,
                     new AnswerSizes(1_000_000),

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.ImageDownloader.DownloadException;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.net.HostResolver;
 import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.LocalServerExtension;
@@ -418,6 +419,8 @@ class ImageDownloaderTest {
         return kept(new ImageDownloader(
                 local.vertx(),
                 config(settings),
+                TestConfig.settings(GatewaySettings.class, all(settings)),
+                TestConfig.settings(DownloadSettings.class, all(settings)),
                 AddressPolicy.PUBLIC_ONLY,
                 RESOLVER,
                 local.certificate().trustOptions()));
@@ -428,6 +431,8 @@ class ImageDownloaderTest {
         return kept(new ImageDownloader(
                 local.vertx(),
                 config(settings),
+                TestConfig.settings(GatewaySettings.class, all(settings)),
+                TestConfig.settings(DownloadSettings.class, all(settings)),
                 LOCAL_SERVER_AS_PUBLIC,
                 RESOLVER,
                 local.certificate().trustOptions()));
@@ -439,9 +444,14 @@ class ImageDownloaderTest {
     }
 
     private static WorkerConfig config(Map<String, String> settings) {
+        return TestConfig.worker(all(settings));
+    }
+
+    /** The settings of these tests: a download timeout of 5 s, and {@code settings}. */
+    private static Map<String, String> all(Map<String, String> settings) {
         Map<String, String> all = new HashMap<>(Map.of("image-worker.download.timeout", "5s"));
         all.putAll(settings);
-        return TestConfig.worker(all);
+        return all;
     }
 
     private static byte[] download(ImageDownloader downloader, String url, AtomicLong held) {

@@ -2,6 +2,7 @@ package io.imageworker.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import java.time.Duration;
 import java.util.Map;
@@ -13,13 +14,14 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 class RetryPolicyTest {
 
-    private final RetryPolicy policy = new RetryPolicy(TestConfig.worker(Map.of(
+    private final RetryPolicy policy = new RetryPolicy(TestConfig.settings(
+            RetrySettings.class,
+            Map.of(
                     "image-worker.retry.max-rate-limited-attempts", "4",
                     "image-worker.retry.unknown-outcome-retries", "1",
                     "image-worker.retry.initial-backoff", "1s",
                     "image-worker.retry.max-backoff", "8s",
-                    "image-worker.retry.request-deadline", "5m"))
-            .retry());
+                    "image-worker.retry.request-deadline", "5m")));
 
     private static GatewayFailure failure(FailureKind kind) {
         return GatewayFailure.noAnswer(kind, kind.name());

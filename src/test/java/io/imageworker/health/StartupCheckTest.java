@@ -2,8 +2,12 @@ package io.imageworker.health;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.config.ConfigurationCheck;
-import io.imageworker.config.WorkerConfig;
+import io.imageworker.api.StatusSettings;
+import io.imageworker.gateway.GatewaySettings;
+import io.imageworker.reference.ReferenceSettings;
+import io.imageworker.spend.BudgetSettings;
+import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.testing.TestConfig;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
@@ -18,6 +22,22 @@ import org.junit.jupiter.params.provider.CsvSource;
 class StartupCheckTest {
 
     /** The shipped poll interval (application.properties: 10 minutes) and this commit max age. */
+    /** The settings the start-up check reads, with the defaults and {@code overrides}. */
+    private static ConfigurationCheck.Settings settings(Map<String, String> overrides) {
+        return new ConfigurationCheck.Settings(
+                TestConfig.worker(overrides),
+                TestConfig.settings(RetrySettings.class, overrides),
+                TestConfig.settings(StorageSettings.class, overrides),
+                TestConfig.settings(BudgetSettings.class, overrides),
+                TestConfig.settings(StatusSettings.class, overrides),
+                TestConfig.settings(GatewaySettings.class, overrides),
+                TestConfig.settings(ReferenceSettings.class, overrides));
+    }
+
+    private static ConfigurationCheck.Settings settings() {
+        return settings(Map.of());
+    }
+
     private static Config channels(String maxAgeMs) {
         return channels(maxAgeMs, "600000");
     }
@@ -38,24 +58,22 @@ class StartupCheckTest {
     @Test
     void refusesARebalanceWaitThatAPollIntervalCannotHold() {
         // The default wait, a whole call (180 s) and the patience (2 m), does not fit Kafka's default of 5 minutes.
-        assertThat(StartupCheck.problems(TestConfig.worker(), channels("1200000", "300000")))
+        assertThat(StartupCheck.problems(settings(), channels("1200000", "300000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_REBALANCE_GRACE (PT5M, by default", "300000 ms");
         // A longer gateway timeout lengthens the default wait past the shipped interval.
-        assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.gateway.timeout", "10m")), channels("1200000")))
+        assertThat(StartupCheck.problems(settings(Map.of("image-worker.gateway.timeout", "10m")), channels("1200000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_REBALANCE_GRACE (PT12M, by default", "600000 ms");
         // So does a grace given explicitly; a shorter one fits.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.rebalance-grace", "9m30s")), channels("1200000")))
+                        settings(Map.of("image-worker.rebalance-grace", "9m30s")), channels("1200000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_REBALANCE_GRACE (PT9M30S)");
-        assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.rebalance-grace", "9m")), channels("1200000")))
+        assertThat(StartupCheck.problems(settings(Map.of("image-worker.rebalance-grace", "9m")), channels("1200000")))
                 .isEmpty();
     }
 
@@ -73,7 +91,7 @@ class StartupCheckTest {
     })
     void refusesAPollIntervalOfTheParkedOrPriorityChannelThatCannotHoldTheRebalanceWait(
             String topic, String property, String variable) {
-        WorkerConfig on = TestConfig.worker(Map.of(topic, "image-request-other"));
+        ConfigurationCheck.Settings on = settings(Map.of(topic, "image-request-other"));
 
         // As shipped: the channel follows the request channel's interval.
         assertThat(StartupCheck.problems(
@@ -93,7 +111,7 @@ class StartupCheckTest {
         assertThat(StartupCheck.problems(on, channels(Map.of(property, "360000"))))
                 .isEmpty();
         // The channel off (its topic empty): its consumer does not exist, its setting is not read.
-        assertThat(StartupCheck.problems(TestConfig.worker(Map.of(topic, "")), channels(Map.of(property, "300000"))))
+        assertThat(StartupCheck.problems(settings(Map.of(topic, "")), channels(Map.of(property, "300000"))))
                 .isEmpty();
     }
 
@@ -112,18 +130,17 @@ class StartupCheckTest {
     @Test
     void acceptsTheShippedSettings() {
         // application.properties: 20 minutes, against a 15-minute request deadline and 2 minutes of patience.
-        assertThat(StartupCheck.problems(TestConfig.worker(), channels("1200000")))
-                .isEmpty();
+        assertThat(StartupCheck.problems(settings(), channels("1200000"))).isEmpty();
     }
 
     @Test
     void refusesACommitMaxAgeNoLongerThanARequestMayTake() {
-        assertThat(StartupCheck.problems(TestConfig.worker(), channels("60000")))
+        assertThat(StartupCheck.problems(settings(), channels("60000")))
                 .singleElement()
                 .asString()
                 .contains(ConfigurationCheck.MAX_AGE_PROPERTY, "60000 ms", "IMAGE_WORKER_RETRY_REQUEST_DEADLINE");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.retry.request-deadline", "30m",
                                 "image-worker.retry.infrastructure-patience", "2m")),
                         channels("1200000")))
@@ -132,14 +149,13 @@ class StartupCheckTest {
 
     @Test
     void aCommitMaxAgeOfZeroTurnsTheCheckOff() {
-        assertThat(StartupCheck.problems(TestConfig.worker(), channels("0"))).isEmpty();
+        assertThat(StartupCheck.problems(settings(), channels("0"))).isEmpty();
     }
 
     @Test
     void refusesFewerRequestsInProgressThanCallsInFlight() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(
-                                Map.of("image-worker.concurrency", "16", "image-worker.max-in-progress", "8")),
+                        settings(Map.of("image-worker.concurrency", "16", "image-worker.max-in-progress", "8")),
                         channels("1200000")))
                 .singleElement()
                 .asString()
@@ -149,21 +165,19 @@ class StartupCheckTest {
     @Test
     void refusesProducerWeightsThatAreNoListOfNameAndWeight() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.producer-weights", "catalogue=1,edits")),
-                        channels("1200000")))
+                        settings(Map.of("image-worker.producer-weights", "catalogue=1,edits")), channels("1200000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_PRODUCER_WEIGHTS=catalogue=1,edits", "'edits' is not name=weight");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.producer-weights", "catalogue=1,edits=4")),
-                        channels("1200000")))
+                        settings(Map.of("image-worker.producer-weights", "catalogue=1,edits=4")), channels("1200000")))
                 .isEmpty();
     }
 
     @Test
     void refusesProducerBudgetsThatAreNoListOfNameAndCallsPerWindow() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10")),
+                        settings(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10")),
                         channels("1200000")))
                 .singleElement()
                 .asString()
@@ -171,7 +185,7 @@ class StartupCheckTest {
                         "IMAGE_WORKER_BUDGET_PER_PRODUCER=catalogue=5000/1h,edits=10",
                         "'edits=10' is not name=calls/window");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10/10m")),
+                        settings(Map.of("image-worker.budget.per-producer", "catalogue=5000/1h,edits=10/10m")),
                         channels("1200000")))
                 .isEmpty();
     }
@@ -179,12 +193,12 @@ class StartupCheckTest {
     @Test
     void refusesProducerTopicsWithoutProducersOrThatAnotherSettingNames() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.producer-identity", "topic")), channels("1200000")))
+                        settings(Map.of("image-worker.producer-identity", "topic")), channels("1200000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_PRODUCERS must name the producers");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "catalogue,..")),
                         channels("1200000")))
@@ -192,7 +206,7 @@ class StartupCheckTest {
                 .asString()
                 .contains("IMAGE_WORKER_PRODUCERS: '..'");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "catalogue,dlq",
                                 "image-worker.topic.dlq", "image-request.dlq")),
@@ -201,7 +215,7 @@ class StartupCheckTest {
                 .asString()
                 .contains("image-request.dlq", "IMAGE_WORKER_PRODUCER_IDENTITY=topic");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity",
                                 "topic",
                                 "image-worker.producers",
@@ -210,7 +224,7 @@ class StartupCheckTest {
                 .isEmpty();
         // A key prefix after which one producer's key could be another's.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "catalogue,edits",
                                 "image-worker.storage.allowed-key-prefixes", "images/,images/edits/,uploads")),
@@ -219,7 +233,7 @@ class StartupCheckTest {
                 .anySatisfy(problem -> assertThat(problem).contains("'uploads'"));
         // A producer's cancel topic, <cancel topic>.<producer>, that is a request topic too.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "catalogue,edits",
                                 "image-worker.topic.cancel", "image-request")),
@@ -229,7 +243,7 @@ class StartupCheckTest {
                 .contains("image-request.catalogue", "cancel topic");
         // Declared producers: the list is not read.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.topic.dlq", "image-request.dlq")), channels("1200000")))
+                        settings(Map.of("image-worker.topic.dlq", "image-request.dlq")), channels("1200000")))
                 .isEmpty();
     }
 
@@ -247,7 +261,7 @@ class StartupCheckTest {
             })
     void refusesReferencePrefixesThatAreMalformedOrHoldAProducersOutput(String mode, String prefixes, String why) {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", mode,
                                 "image-worker.producers", "a,b",
                                 "image-worker.reference.prefixes", prefixes)),
@@ -261,7 +275,7 @@ class StartupCheckTest {
     void refusesStatusTokensOfUnknownProducersOrThatAreShort() {
         String token = "0123456789abcdefghijklmnopqrstuvwxyz";
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "a,b",
                                 "image-worker.status.tokens", "a=" + token + ",c=x" + token)),
@@ -270,7 +284,7 @@ class StartupCheckTest {
                 .asString()
                 .contains("IMAGE_WORKER_STATUS_TOKENS: c is not one of IMAGE_WORKER_PRODUCERS");
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "a,b",
                                 "image-worker.status.tokens", "a=secret")),
@@ -281,14 +295,14 @@ class StartupCheckTest {
                 .doesNotContain("secret");
         // Declared producers: not read.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.status.tokens", "a=secret")), channels("1200000")))
+                        settings(Map.of("image-worker.status.tokens", "a=secret")), channels("1200000")))
                 .isEmpty();
     }
 
     @Test
     void acceptsReferencePrefixesApartFromTheOutputsAndRefusesOutputsThatOverlap() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "a,b",
                                 "image-worker.reference.allowed-buckets", "images,assets",
@@ -297,7 +311,7 @@ class StartupCheckTest {
                 .isEmpty();
         // Producer x of images/ reads images/x/, which holds y's output under the key prefix images/x/.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "x,y",
                                 "image-worker.storage.allowed-key-prefixes", "images/,images/x/")),
@@ -306,7 +320,7 @@ class StartupCheckTest {
                         assertThat(problem).contains("s3://images/images/x/", "s3://images/images/x/y/", "overlap"));
         // The key prefix data/ makes producer "results" read every result document of data/results/.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.producer-identity", "topic",
                                 "image-worker.producers", "results",
                                 "image-worker.storage.key-prefix", "data/",
@@ -315,27 +329,24 @@ class StartupCheckTest {
                 .anySatisfy(problem -> assertThat(problem).contains("IMAGE_WORKER_STORAGE_RESULT_PREFIX"));
         // Declared producers: the outputs are not producers', and a prefix over them is the operator's choice.
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.reference.prefixes", "s3://images/")),
-                        channels("1200000")))
+                        settings(Map.of("image-worker.reference.prefixes", "s3://images/")), channels("1200000")))
                 .isEmpty();
     }
 
     @Test
     void refusesAMemoryBudgetThatIsNoPositiveSize() {
-        assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))
+        assertThat(StartupCheck.problems(settings(Map.of("image-worker.memory-budget", "lots")), channels("1200000")))
                 .singleElement()
                 .asString()
                 .contains("IMAGE_WORKER_MEMORY_BUDGET=lots");
-        assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of("image-worker.memory-budget", "256Mi")), channels("1200000")))
+        assertThat(StartupCheck.problems(settings(Map.of("image-worker.memory-budget", "256Mi")), channels("1200000")))
                 .isEmpty();
     }
 
     @Test
     void namesEachMissingRequiredSetting() {
         assertThat(StartupCheck.problems(
-                        TestConfig.worker(Map.of(
+                        settings(Map.of(
                                 "image-worker.gateway.base-url", "",
                                 "image-worker.gateway.api-key", "",
                                 "image-worker.gateway.model", "")),

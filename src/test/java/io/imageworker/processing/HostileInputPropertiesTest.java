@@ -17,7 +17,6 @@ import io.imageworker.image.SizeDecision;
 import io.imageworker.image.SizePolicy;
 import io.imageworker.messaging.RecordReader;
 import io.imageworker.storage.ObjectAddress;
-import io.imageworker.testing.TestConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -73,8 +72,8 @@ class HostileInputPropertiesTest {
 
     private final ObjectMapper mapper = new ObjectMapper().findAndRegisterModules();
     private final RecordReader reader = new RecordReader(mapper);
-    private final RequestValidator validator = new RequestValidator(
-            TestConfig.worker(Map.of("image-worker.storage.allowed-key-prefixes", String.join(",", ALLOWED_PREFIXES))));
+    private final RequestValidator validator = RequestValidators.of(
+            Map.of("image-worker.storage.allowed-key-prefixes", String.join(",", ALLOWED_PREFIXES)));
 
     @Property(tries = TRIES)
     void everyByteArrayIsARequestOrUnreadable(@ForAll("bytes") byte[] value) {

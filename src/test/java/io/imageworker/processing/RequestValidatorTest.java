@@ -7,7 +7,6 @@ import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.Operation;
 import io.imageworker.testing.EventContract;
-import io.imageworker.testing.TestConfig;
 import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -18,8 +17,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 class RequestValidatorTest {
 
     private final ObjectMapper mapper = new ObjectMapper();
-    private final RequestValidator validator = new RequestValidator(
-            TestConfig.worker(Map.of("image-worker.storage.allowed-key-prefixes", "images/,catalogue/")));
+    private final RequestValidator validator =
+            RequestValidators.of(Map.of("image-worker.storage.allowed-key-prefixes", "images/,catalogue/"));
 
     private RequestValidator.Result validate(String json) throws Exception {
         return validator.validate(mapper.readTree(json));
@@ -216,8 +215,7 @@ class RequestValidatorTest {
     @Test
     void refusesARequestWhoseResultKeyTheStoreMustNotBeSent() throws Exception {
         // A result prefix the store's key check refuses: every key it makes is refused, before any call.
-        RequestValidator doubled =
-                new RequestValidator(TestConfig.worker(Map.of("image-worker.storage.result-prefix", "results//")));
+        RequestValidator doubled = RequestValidators.of(Map.of("image-worker.storage.result-prefix", "results//"));
 
         RequestValidator.Result result = doubled.validate(mapper.readTree("{\"requestId\":\"r-1\",\"prompt\":\"p\"}"));
 
@@ -327,9 +325,9 @@ class RequestValidatorTest {
                 "images/x/ab/y/ | must not hold a producer's name",
             })
     void refusesAKeyPrefixThatCouldMakeOneProducersKeyAnothers(String prefix, String why) throws Exception {
-        RequestValidator perProducer = new RequestValidator(TestConfig.worker(Map.of(
+        RequestValidator perProducer = RequestValidators.of(Map.of(
                 "image-worker.producer-identity", "topic",
-                "image-worker.producers", "a,b,ab")));
+                "image-worker.producers", "a,b,ab"));
         String json = "{\"requestId\":\"1\",\"prompt\":\"p\",\"producer\":\"b\",\"output\":{\"keyPrefix\":\"" + prefix
                 + "\"}}";
 
@@ -340,7 +338,7 @@ class RequestValidatorTest {
                 .startsWith("output.keyPrefix")
                 .contains(why);
         // Declared producers' keys hold no producer: the same prefixes are theirs to use.
-        assertThat(new RequestValidator(TestConfig.worker(Map.of())).validate(mapper.readTree(json)))
+        assertThat(RequestValidators.of(Map.of()).validate(mapper.readTree(json)))
                 .isInstanceOf(RequestValidator.Result.Valid.class);
         // A prefix ending with '/' and naming no producer is one.
         String plain = json.replace(prefix, "images/catalogue-2026/");

@@ -148,7 +148,8 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
                 asked.incrementAndGet() <= resolved ? Optional.empty() : Optional.of("refused on the connection");
         HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
                 local.vertx(),
-                config("localhost", "5s"),
+                download("localhost", "5s"),
+                reference("localhost", "5s"),
                 changesItsMind,
                 local.certificate().trustOptions());
 
@@ -277,7 +278,8 @@ class HttpsReferenceFetcherTest extends LocalServerTestSupport {
             // Trusts both certificates: only host name verification can refuse this one.
             HttpsReferenceFetcher fetcher = new HttpsReferenceFetcher(
                     local.vertx(),
-                    config("localhost", "5s"),
+                    download("localhost", "5s"),
+                    reference("localhost", "5s"),
                     LOCAL_TEST_SERVER_ONLY,
                     new PemTrustOptions()
                             .addCertPath(local.certificate().certificatePath())

@@ -2,6 +2,7 @@ package io.imageworker.reference;
 
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.net.AddressPolicy;
+import io.imageworker.net.DownloadSettings;
 import io.imageworker.testing.LocalServer;
 import io.imageworker.testing.LocalServerExtension;
 import io.imageworker.testing.TestConfig;
@@ -42,29 +43,45 @@ abstract class LocalServerTestSupport {
      * @param downloadTimeout {@code image-worker.download.timeout}, such as {@code 2s}
      */
     static WorkerConfig config(String allowedHosts, String downloadTimeout) {
+        return TestConfig.worker(settings(allowedHosts, downloadTimeout));
+    }
+
+    /** The download settings with these two settings (see {@link #config}). */
+    static DownloadSettings download(String allowedHosts, String downloadTimeout) {
+        return TestConfig.settings(DownloadSettings.class, settings(allowedHosts, downloadTimeout));
+    }
+
+    /** The reference settings with these two settings (see {@link #config}). */
+    static ReferenceSettings reference(String allowedHosts, String downloadTimeout) {
+        return TestConfig.settings(ReferenceSettings.class, settings(allowedHosts, downloadTimeout));
+    }
+
+    private static Map<String, String> settings(String allowedHosts, String downloadTimeout) {
         Map<String, String> settings = new HashMap<>(Map.of("image-worker.download.timeout", downloadTimeout));
         if (allowedHosts != null) {
             settings.put("image-worker.reference.allowed-hosts", allowedHosts);
         }
-        return TestConfig.worker(settings);
+        return settings;
     }
 
     /** The production rules: {@link AddressPolicy#PUBLIC_ONLY} and the JVM's trusted authorities. */
     static HttpsReferenceFetcher production(String allowedHosts, String timeout) {
-        return new HttpsReferenceFetcher(local.vertx(), config(allowedHosts, timeout));
+        return new HttpsReferenceFetcher(
+                local.vertx(), download(allowedHosts, timeout), reference(allowedHosts, timeout));
     }
 
     /** The test hook: the production rules, except that the local test server's loopback address is allowed. */
-    static HttpsReferenceFetcher trustingLocalServer(WorkerConfig config) {
+    static HttpsReferenceFetcher trustingLocalServer(DownloadSettings download, ReferenceSettings reference) {
         return new HttpsReferenceFetcher(
                 local.vertx(),
-                config,
+                download,
+                reference,
                 LOCAL_TEST_SERVER_ONLY,
                 local.certificate().trustOptions());
     }
 
-    /** {@link #trustingLocalServer(WorkerConfig)} with these two settings (see {@link #config}). */
+    /** {@link #trustingLocalServer(DownloadSettings, ReferenceSettings)} with these two settings (see {@link #config}). */
     static HttpsReferenceFetcher trustingLocalServer(String allowedHosts, String timeout) {
-        return trustingLocalServer(config(allowedHosts, timeout));
+        return trustingLocalServer(download(allowedHosts, timeout), reference(allowedHosts, timeout));
     }
 }

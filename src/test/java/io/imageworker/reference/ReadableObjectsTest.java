@@ -2,10 +2,10 @@ package io.imageworker.reference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageSource;
 import io.imageworker.contract.Operation;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ReadableObjectsTest {
 
-    private static WorkerConfig config(String mode, String prefixes) {
+    private static Map<String, String> config(String mode, String prefixes) {
         Map<String, String> settings = new HashMap<>();
         settings.put("image-worker.producer-identity", mode);
         settings.put("image-worker.producers", "a,b");
@@ -36,7 +36,7 @@ class ReadableObjectsTest {
         if (prefixes != null) {
             settings.put("image-worker.reference.prefixes", prefixes);
         }
-        return TestConfig.worker(settings);
+        return settings;
     }
 
     @ParameterizedTest(name = "{0} {1} of {2}: {3}")
@@ -74,9 +74,13 @@ class ReadableObjectsTest {
                 .isEqualTo(readable);
     }
 
-    private static boolean mayRead(WorkerConfig config, String producer, String object) {
+    private static boolean mayRead(Map<String, String> config, String producer, String object) {
         int slash = object.indexOf('/');
-        return new ReadableObjects(config).mayRead(producer, object.substring(0, slash), object.substring(slash + 1));
+        return new ReadableObjects(
+                        TestConfig.worker(config),
+                        TestConfig.settings(ReferenceSettings.class, config),
+                        TestConfig.settings(StorageSettings.class, config))
+                .mayRead(producer, object.substring(0, slash), object.substring(slash + 1));
     }
 
     @Test
@@ -85,7 +89,9 @@ class ReadableObjectsTest {
         ReferenceLoader loader = new ReferenceLoader(
                 null,
                 null,
-                config("topic", null),
+                TestConfig.worker(config("topic", null)),
+                TestConfig.settings(ReferenceSettings.class, config("topic", null)),
+                TestConfig.settings(StorageSettings.class, config("topic", null)),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
                 new CpuWork(new WorkerThreads(), 1, 8),
                 new Tracing(OpenTelemetry.noop().getTracer("test")));

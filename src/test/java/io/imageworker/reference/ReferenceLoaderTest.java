@@ -7,10 +7,12 @@ import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.ImageSource;
 import io.imageworker.contract.Operation;
 import io.imageworker.image.ImageFormat;
+import io.imageworker.storage.StorageSettings;
 import io.imageworker.support.CpuWork;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerThreads;
+import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.images.TestImages;
 import io.opentelemetry.api.OpenTelemetry;
 import io.smallrye.mutiny.helpers.test.UniAssertSubscriber;
@@ -115,12 +117,14 @@ class ReferenceLoaderTest extends LocalServerTestSupport {
 
     private ReferenceLoader loaderTrustingLocalServer() {
         WorkerConfig config = config("localhost", "5s");
-        HttpsReferenceFetcher fetcher = trustingLocalServer(config);
+        HttpsReferenceFetcher fetcher = trustingLocalServer(download("localhost", "5s"), reference("localhost", "5s"));
         // No s3:// reference in these tests: the store is never used.
         return new ReferenceLoader(
                 null,
                 fetcher,
                 config,
+                reference("localhost", "5s"),
+                TestConfig.settings(StorageSettings.class),
                 new Patience(Duration.ofSeconds(1), Duration.ofMillis(10), Duration.ofMillis(100)),
                 new CpuWork(new WorkerThreads(), 1, 8),
                 new Tracing(OpenTelemetry.noop().getTracer("test")));

@@ -46,7 +46,7 @@ class BudgetGuardTest {
         Map<String, String> all = new HashMap<>(
                 Map.of("image-worker.budget.window", "1m", "image-worker.budget.price-per-call", "20000"));
         all.putAll(settings);
-        return new BudgetGuard(TestConfig.worker(all).budget(), registry, now::get, pauses, shared);
+        return new BudgetGuard(TestConfig.settings(BudgetSettings.class, all), registry, now::get, pauses, shared);
     }
 
     private static boolean reserve(BudgetGuard guard) {
@@ -202,7 +202,7 @@ class BudgetGuardTest {
     @Test
     void withoutACapNoReaderRunsAndNoneIsReportedStalled() {
         log.stallWith("not read");
-        BudgetGuard guard = new BudgetGuard(TestConfig.worker().budget(), registry, now::get, pauses, log);
+        BudgetGuard guard = new BudgetGuard(TestConfig.settings(BudgetSettings.class), registry, now::get, pauses, log);
 
         assertThat(guard.readerStall()).isEmpty();
         assertThat(stalled()).isZero();
@@ -221,7 +221,7 @@ class BudgetGuardTest {
 
     @Test
     void withoutACapTheCapGaugeIsExportedAsNaNNotAsACapOfZero() {
-        new BudgetGuard(TestConfig.worker().budget(), registry, now::get, pauses, log);
+        new BudgetGuard(TestConfig.settings(BudgetSettings.class), registry, now::get, pauses, log);
 
         assertThat(gauge(BudgetGuard.USED_CALLS)).isZero();
         assertThat(gauge(BudgetGuard.MAX_CALLS)).isNaN();

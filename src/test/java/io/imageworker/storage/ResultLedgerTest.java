@@ -133,9 +133,15 @@ class ResultLedgerTest {
         ImageStore doubled = new ImageStore(
                 s3,
                 null,
-                TestConfig.worker(Map.of(
-                        "image-worker.storage.bucket", bucket, "image-worker.storage.result-prefix", "results//")));
-        ImageStore images = new ImageStore(s3, null, TestConfig.worker(Map.of("image-worker.storage.bucket", bucket)));
+                TestConfig.settings(
+                        StorageSettings.class,
+                        Map.of(
+                                "image-worker.storage.bucket",
+                                bucket,
+                                "image-worker.storage.result-prefix",
+                                "results//")));
+        ImageStore images = new ImageStore(
+                s3, null, TestConfig.settings(StorageSettings.class, Map.of("image-worker.storage.bucket", bucket)));
         byte[] json = "{}".getBytes(StandardCharsets.UTF_8);
 
         assertThatThrownBy(() -> doubled.putResult("r-1", json).await().atMost(WAIT))
@@ -161,8 +167,10 @@ class ResultLedgerTest {
     }
 
     private ResultLedger ledger(S3AsyncClient client, String bucketName) {
-        ImageStore images =
-                new ImageStore(client, null, TestConfig.worker(Map.of("image-worker.storage.bucket", bucketName)));
+        ImageStore images = new ImageStore(
+                client,
+                null,
+                TestConfig.settings(StorageSettings.class, Map.of("image-worker.storage.bucket", bucketName)));
         return new ResultLedger(
                 images,
                 TestCodec.codec(),

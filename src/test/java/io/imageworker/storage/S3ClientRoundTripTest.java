@@ -3,7 +3,6 @@ package io.imageworker.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.StoreProxy;
 import io.imageworker.testing.StoreProxy.Exchange;
@@ -31,26 +30,31 @@ class S3ClientRoundTripTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     @ParameterizedTest
-    @EnumSource(WorkerConfig.Storage.HttpClient.class)
-    void theWorkersClientStoresReadsAndListsAndAsksForNoContinue(WorkerConfig.Storage.HttpClient httpClient) {
+    @EnumSource(StorageSettings.HttpClient.class)
+    void theWorkersClientStoresReadsAndListsAndAsksForNoContinue(StorageSettings.HttpClient httpClient) {
         ManagedStore store = Infrastructure.get().s3();
         String bucket = "client-" + UUID.randomUUID();
         store.createBucket(bucket);
         // Through the recording proxy, which sees the headers each request came with.
         StoreProxy proxy = StoreProxy.shared(store.endpoint());
         S3ClientProducer producer = new S3ClientProducer(
-                TestConfig.worker(Map.of(
-                        "image-worker.storage.bucket", bucket,
-                        "image-worker.storage.http-client", httpClient.name().toLowerCase(Locale.ROOT),
-                        "image-worker.storage.endpoint", proxy.endpoint(),
-                        "image-worker.storage.region", store.region(),
-                        "image-worker.storage.access-key-id", store.accessKey(),
-                        "image-worker.storage.secret-access-key", store.secretKey())),
+                TestConfig.settings(
+                        StorageSettings.class,
+                        Map.of(
+                                "image-worker.storage.bucket", bucket,
+                                "image-worker.storage.http-client",
+                                        httpClient.name().toLowerCase(Locale.ROOT),
+                                "image-worker.storage.endpoint", proxy.endpoint(),
+                                "image-worker.storage.region", store.region(),
+                                "image-worker.storage.access-key-id", store.accessKey(),
+                                "image-worker.storage.secret-access-key", store.secretKey())),
                 new WorkerThreads());
         S3AsyncClient s3 = producer.s3();
         try {
-            ImageStore images =
-                    new ImageStore(s3, null, TestConfig.worker(Map.of("image-worker.storage.bucket", bucket)));
+            ImageStore images = new ImageStore(
+                    s3,
+                    null,
+                    TestConfig.settings(StorageSettings.class, Map.of("image-worker.storage.bucket", bucket)));
             // Above the 1 MiB from which the SDK asks for a 100 Continue unless told not to, as most images are, and
             // above the native stack's read window.
             byte[] image = new byte[(int) S3ClientProducer.READ_WINDOW_BYTES + 200_000];

@@ -1,7 +1,9 @@
 package io.imageworker.messaging.offsets;
 
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.progress.RequestEvents;
+import io.imageworker.support.RetrySettings;
 import io.quarkus.logging.Log;
 import io.quarkus.runtime.ShutdownEvent;
 import io.smallrye.common.annotation.Identifier;
@@ -67,11 +69,17 @@ class RevocationGrace implements KafkaConsumerRebalanceListener {
     private final Duration grace;
     private volatile boolean shuttingDown;
 
-    RevocationGrace(PartitionWork work, OffsetCommits commits, RequestEvents events, WorkerConfig config) {
+    RevocationGrace(
+            PartitionWork work,
+            OffsetCommits commits,
+            RequestEvents events,
+            WorkerConfig config,
+            GatewaySettings gateway,
+            RetrySettings retry) {
         this.work = work;
         this.commits = commits;
         this.events = events;
-        this.grace = config.rebalanceWait();
+        this.grace = config.rebalanceWait(gateway.timeout(), retry.infrastructurePatience());
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.support.Patience;
 import io.imageworker.support.Tracing;
 import io.imageworker.support.WorkerMetrics;
@@ -19,13 +18,13 @@ class ResultSinks {
     @Produces
     @ApplicationScoped
     ResultSink sink(
-            WorkerConfig config,
+            TransactionSettings config,
             ResultTransactions transactions,
             ResultPublisher publisher,
             Patience patience,
             Tracing tracing,
             WorkerMetrics metrics) {
-        return config.transactions().enabled()
+        return config.enabled()
                 ? new TransactionalSink(transactions, publisher, tracing, metrics)
                 : new AcknowledgedSink(publisher, patience, tracing, metrics);
     }

@@ -1,10 +1,10 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.logging.Log;
@@ -59,7 +59,8 @@ import org.apache.kafka.common.TopicPartition;
 public class ResultTransactions {
 
     private final Map<String, Object> kafka;
-    private final WorkerConfig config;
+    private final TransactionSettings config;
+    private final RetrySettings retry;
     private final PartitionWork work;
     private final CpuWork cpu;
     private final WorkerThreads threads;
@@ -73,21 +74,21 @@ public class ResultTransactions {
 
     ResultTransactions(
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
-            WorkerConfig config,
+            TransactionSettings config,
+            RetrySettings retry,
             PartitionWork work,
             CpuWork cpu,
             WorkerThreads threads,
             MeterRegistry registry) {
         this.kafka = kafka;
         this.config = config;
+        this.retry = retry;
         this.work = work;
         this.cpu = cpu;
         this.threads = threads;
         this.metrics = new TransactionMetrics(registry);
         this.settlement = new InDoubtSettlement(
-                kafka,
-                "image-worker-transactions-" + instance,
-                config.transactions().timeout().multipliedBy(2));
+                kafka, "image-worker-transactions-" + instance, config.timeout().multipliedBy(2));
     }
 
     /**
@@ -174,11 +175,19 @@ public class ResultTransactions {
                 kafka,
                 topic,
                 "image-worker-" + topic + "-" + instance,
-                config.transactions().timeout(),
-                config.retry().infrastructurePatience(),
+                config.timeout(),
+                retry.infrastructurePatience(),
                 commit -> commitStep.commit(commit));
         return new TopicTransactions(
-                topic, () -> groups.get(topic), producer, settlement, work, config, metrics, threads);
+                topic,
+                () -> groups.get(topic),
+                producer,
+                settlement,
+                work,
+                config,
+                retry.infrastructurePatience(),
+                metrics,
+                threads);
     }
 
     @PreDestroy

@@ -1,6 +1,5 @@
 package io.imageworker.messaging.results;
 
-import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
@@ -47,7 +46,10 @@ final class TopicTransactions {
     private final TransactionalProducer producer;
     private final InDoubtSettlement settlement;
     private final PartitionWork work;
-    private final WorkerConfig config;
+    private final TransactionSettings config;
+    /** {@code retry.infrastructure-patience}: how long a batch is tried again before it is given up. */
+    private final Duration patience;
+
     private final TransactionMetrics metrics;
     private final WorkerThreads threads;
     /** Its thread, made and stopped by {@link WorkerThreads}: the producer's calls block. */
@@ -73,7 +75,8 @@ final class TopicTransactions {
             TransactionalProducer producer,
             InDoubtSettlement settlement,
             PartitionWork work,
-            WorkerConfig config,
+            TransactionSettings config,
+            Duration patience,
             TransactionMetrics metrics,
             WorkerThreads threads) {
         this.topic = topic;
@@ -82,6 +85,7 @@ final class TopicTransactions {
         this.settlement = settlement;
         this.work = work;
         this.config = config;
+        this.patience = patience;
         this.metrics = metrics;
         this.threads = threads;
         this.thread = threads.transactionsOf(topic, () -> {
@@ -120,7 +124,7 @@ final class TopicTransactions {
      */
     void submit(PendingResult result) {
         queue.add(result);
-        WorkerConfig.Transactions settings = config.transactions();
+        TransactionSettings settings = config;
         boolean full = result.park()
                 ? queuedParks.incrementAndGet() >= settings.parkMaxBatch()
                 : queuedResults.incrementAndGet() >= settings.maxBatch();
@@ -137,7 +141,7 @@ final class TopicTransactions {
     private void flush() {
         resultsScheduled.set(false);
         parksScheduled.set(false);
-        WorkerConfig.Transactions settings = config.transactions();
+        TransactionSettings settings = config;
         while (!queue.isEmpty()) {
             List<PendingResult> batch = new ArrayList<>();
             int results = 0;
@@ -184,8 +188,7 @@ final class TopicTransactions {
 
     /** One batch: in one transaction with its offsets, tried again within the infrastructure patience. */
     private void commit(List<PendingResult> batch) {
-        long deadline =
-                System.nanoTime() + config.retry().infrastructurePatience().toNanos();
+        long deadline = System.nanoTime() + patience.toNanos();
         Duration backoff = FIRST_BACKOFF;
         boolean cut = false;
         List<PendingResult> pending = new ArrayList<>(batch);

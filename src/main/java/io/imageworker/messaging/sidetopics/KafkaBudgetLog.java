@@ -7,6 +7,7 @@ import io.imageworker.config.ProducerBudgets;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetLog;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerMetrics;
 import io.imageworker.support.WorkerThreads;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -116,12 +117,14 @@ public class KafkaBudgetLog implements BudgetLog {
     @Inject
     KafkaBudgetLog(
             WorkerConfig config,
+            BudgetSettings budget,
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             ObjectMapper json,
             MeterRegistry registry,
             WorkerThreads threads) {
         this(
                 config,
+                budget,
                 kafka,
                 json,
                 registry,
@@ -138,6 +141,7 @@ public class KafkaBudgetLog implements BudgetLog {
      */
     KafkaBudgetLog(
             WorkerConfig config,
+            BudgetSettings budget,
             Map<String, Object> kafka,
             ObjectMapper json,
             MeterRegistry registry,
@@ -146,16 +150,16 @@ public class KafkaBudgetLog implements BudgetLog {
             Duration firstBackoff,
             WorkerThreads threads) {
         this.topic = config.topic().budget();
-        this.windowMillis = config.budget().window().toMillis();
+        this.windowMillis = budget.window().toMillis();
         Map<String, Long> windows = new java.util.HashMap<>();
         Map<String, Integer> limits = new java.util.HashMap<>();
-        ProducerBudgets.orNone(config.budget().perProducer()).named().forEach((name, cap) -> {
+        ProducerBudgets.orNone(budget.perProducer()).named().forEach((name, cap) -> {
             windows.put(name, cap.window().toMillis());
             limits.put(name, cap.calls());
         });
         this.producerWindows = Map.copyOf(windows);
         this.producerLimits = Map.copyOf(limits);
-        this.fleetLimit = config.budget().maxCalls();
+        this.fleetLimit = budget.maxCalls();
         this.kafka = kafka;
         this.json = json;
         // The host name for people reading the topic, and a part drawn at start so that two lives of one pod differ:

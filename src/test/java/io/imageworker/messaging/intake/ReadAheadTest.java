@@ -14,6 +14,7 @@ import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetLog;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -89,7 +90,11 @@ class ReadAheadTest {
     private SteppingAside steppingAside(Admission admission) {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         BudgetGuard noCaps = new BudgetGuard(
-                TestConfig.worker().budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), null);
+                TestConfig.settings(BudgetSettings.class),
+                registry,
+                System::currentTimeMillis,
+                new Pauses(System::nanoTime),
+                null);
         return new SteppingAside(admission, offsets.progress(), noCaps, offsets.shutdown(), VERTX);
     }
 
@@ -534,8 +539,7 @@ class ReadAheadTest {
         };
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         BudgetGuard capOfA = new BudgetGuard(
-                TestConfig.worker(Map.of("image-worker.budget.per-producer", "a=1/3650d"))
-                        .budget(),
+                TestConfig.settings(BudgetSettings.class, Map.of("image-worker.budget.per-producer", "a=1/3650d")),
                 registry,
                 System::currentTimeMillis,
                 new Pauses(System::nanoTime),

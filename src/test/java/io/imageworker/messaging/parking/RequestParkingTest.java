@@ -31,7 +31,7 @@ class RequestParkingTest {
         settings.put("image-worker.topic.request-parked", PARKED);
         settings.put("image-worker.transactions.enabled", Boolean.toString(transactions));
         var config = TestConfig.worker(settings);
-        ResultSink sink = ResultTransactionsFixture.sink(config, new OffsetsFixture(System::nanoTime).partitions());
+        ResultSink sink = ResultTransactionsFixture.sink(settings, new OffsetsFixture(System::nanoTime).partitions());
         // No Kafka client is asked for anything here.
         return new RequestParking(config, sink, null, Map.of());
     }
@@ -88,8 +88,9 @@ class RequestParkingTest {
 
     @Test
     void aCopyIsHeldToASmallerMaxRequestSize() {
-        var config = TestConfig.worker(Map.of("image-worker.topic.request-parked", PARKED));
-        ResultSink sink = ResultTransactionsFixture.sink(config, new OffsetsFixture(System::nanoTime).partitions());
+        Map<String, String> settings = Map.of("image-worker.topic.request-parked", PARKED);
+        var config = TestConfig.worker(settings);
+        ResultSink sink = ResultTransactionsFixture.sink(settings, new OffsetsFixture(System::nanoTime).partitions());
         RequestParking parking = new RequestParking(config, sink, null, Map.of("max.request.size", "10000"));
         RecordContext record = new RecordContext(null, new RecordHeaders(), "image-request", 0, 0, Instant.now());
 

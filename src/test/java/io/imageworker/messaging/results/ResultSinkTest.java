@@ -6,7 +6,6 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.AbandonedException;
-import io.imageworker.testing.TestConfig;
 import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.time.Instant;
@@ -126,7 +125,7 @@ class ResultSinkTest {
     }
 
     private ResultSink sink(boolean transactions) {
-        var config = TestConfig.worker(Map.of("image-worker.transactions.enabled", Boolean.toString(transactions)));
-        return ResultTransactionsFixture.sink(config, work);
+        return ResultTransactionsFixture.sink(
+                Map.of("image-worker.transactions.enabled", Boolean.toString(transactions)), work);
     }
 }

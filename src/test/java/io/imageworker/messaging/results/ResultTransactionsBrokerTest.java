@@ -6,6 +6,7 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.offsets.PartitionWork;
 import io.imageworker.support.CpuWork;
+import io.imageworker.support.RetrySettings;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
@@ -298,7 +299,8 @@ class ResultTransactionsBrokerTest {
         WorkerThreads threads = new WorkerThreads();
         ResultTransactions made = new ResultTransactions(
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap()),
-                TestConfig.worker(overrides),
+                TestConfig.settings(TransactionSettings.class, overrides),
+                TestConfig.settings(RetrySettings.class, overrides),
                 work,
                 // Room for a task per record taken, as the worker's pool has: each park's end goes on there.
                 new CpuWork(threads, 2, 2000),

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.spend.BudgetGuard;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.Pauses;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
@@ -147,7 +148,7 @@ class BudgetCopierTest {
 
     /** A replica's spend guard on a budget log of its own (its own writer id), failing the calls over the cap. */
     private BudgetGuard guard() {
-        var config = TestConfig.worker(Map.of(
+        Map<String, String> properties = Map.of(
                 "image-worker.topic.budget",
                 topic,
                 "image-worker.budget.window",
@@ -155,10 +156,13 @@ class BudgetCopierTest {
                 "image-worker.budget.max-calls",
                 Integer.toString(CAP),
                 "image-worker.budget.on-exceeded",
-                "fail"));
+                "fail");
+        var config = TestConfig.worker(properties);
+        BudgetSettings budget = TestConfig.settings(BudgetSettings.class, properties);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         KafkaBudgetLog log = new KafkaBudgetLog(
                 config,
+                budget,
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
                 registry,
@@ -168,7 +172,7 @@ class BudgetCopierTest {
                 new WorkerThreads());
         logs.add(log);
         log.start();
-        return new BudgetGuard(config.budget(), registry, System::currentTimeMillis, new Pauses(System::nanoTime), log);
+        return new BudgetGuard(budget, registry, System::currentTimeMillis, new Pauses(System::nanoTime), log);
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
@@ -248,6 +249,15 @@ class HostileSideTopicsTest {
                         "1h",
                         "image-worker.budget.max-calls",
                         Integer.toString(CAP))),
+                TestConfig.settings(
+                        BudgetSettings.class,
+                        Map.of(
+                                "image-worker.topic.budget",
+                                budgetTopic,
+                                "image-worker.budget.window",
+                                "1h",
+                                "image-worker.budget.max-calls",
+                                Integer.toString(CAP))),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
                 registry,

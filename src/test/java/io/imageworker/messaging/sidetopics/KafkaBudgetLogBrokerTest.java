@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.imageworker.testing.infra.Infrastructure;
@@ -51,7 +52,8 @@ class KafkaBudgetLogBrokerTest {
     void aReaderThatCannotReadARecordRestartsAtItAndTheClaimBehindItIsDecided() {
         String topic = "image-worker-budget-" + UUID.randomUUID();
         log = new KafkaBudgetLog(
-                capOfOne(topic),
+                TestConfig.worker(capOfOne(topic)),
+                TestConfig.settings(BudgetSettings.class, capOfOne(topic)),
                 Map.of(
                         CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
                         Infrastructure.get().kafka().bootstrapServers()),
@@ -87,7 +89,8 @@ class KafkaBudgetLogBrokerTest {
                 .writeValueAsBytes(new KafkaBudgetLog.Record(BudgetLedger.Kind.CLAIM, "early", window, 1, "another"));
         AtomicBoolean written = new AtomicBoolean();
         log = new KafkaBudgetLog(
-                capOfOne(topic),
+                TestConfig.worker(capOfOne(topic)),
+                TestConfig.settings(BudgetSettings.class, capOfOne(topic)),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
                 registry,
@@ -169,19 +172,20 @@ class KafkaBudgetLogBrokerTest {
     }
 
     /** A fleet's cap of one call per hour, on {@code topic}. */
-    private static io.imageworker.config.WorkerConfig capOfOne(String topic) {
-        return TestConfig.worker(Map.of(
+    private static Map<String, String> capOfOne(String topic) {
+        return Map.of(
                 "image-worker.topic.budget",
                 topic,
                 "image-worker.budget.window",
                 "1h",
                 "image-worker.budget.max-calls",
-                "1"));
+                "1");
     }
 
     private KafkaBudgetLog brokerLog(Map<String, String> settings, String bootstrap) {
         return new KafkaBudgetLog(
                 TestConfig.worker(settings),
+                TestConfig.settings(BudgetSettings.class, settings),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
                 registry,

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.spend.BudgetLedger;
+import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerThreads;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -57,6 +58,15 @@ class KafkaBudgetLogTest {
                         "1h",
                         "image-worker.budget.max-calls",
                         Integer.toString(CAP))),
+                TestConfig.settings(
+                        BudgetSettings.class,
+                        Map.of(
+                                "image-worker.topic.budget",
+                                TOPIC,
+                                "image-worker.budget.window",
+                                "1h",
+                                "image-worker.budget.max-calls",
+                                Integer.toString(CAP))),
                 Map.of(),
                 json,
                 registry,

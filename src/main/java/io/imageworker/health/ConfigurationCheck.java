@@ -1,5 +1,17 @@
-package io.imageworker.config;
+package io.imageworker.health;
 
+import io.imageworker.api.StatusSettings;
+import io.imageworker.config.ProducerBudgets;
+import io.imageworker.config.ProducerTopics;
+import io.imageworker.config.ProducerWeights;
+import io.imageworker.config.ReferencePrefixes;
+import io.imageworker.config.StatusTokens;
+import io.imageworker.config.WorkerConfig;
+import io.imageworker.gateway.GatewaySettings;
+import io.imageworker.reference.ReferenceSettings;
+import io.imageworker.spend.BudgetSettings;
+import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.RetrySettings;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,17 +66,31 @@ public final class ConfigurationCheck {
     /** The console's actions, {@code IMAGE_WORKER_CONSOLE_ACTIONS}. */
     public static final List<String> CONSOLE_ACTIONS = List.of("cancel", "submit");
 
-    /** Each problem of {@code config} (and of the request channels' {@code channels} settings), in one line each. */
-    public static List<String> problems(WorkerConfig config, Config channels) {
+    /**
+     * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
+     * other across packages.
+     */
+    public record Settings(
+            WorkerConfig worker,
+            RetrySettings retry,
+            StorageSettings storage,
+            BudgetSettings budget,
+            StatusSettings status,
+            GatewaySettings gateway,
+            ReferenceSettings reference) {}
+
+    /** Each problem of {@code settings} (and of the request channels' {@code channels} settings), in one line each. */
+    public static List<String> problems(Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
-        if (config.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().baseUrl().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add(
                     "IMAGE_WORKER_GATEWAY_BASE_URL is not set (the gateway origin, e.g. https://gateway.example.com)");
         }
-        if (config.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().apiKey().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add("IMAGE_WORKER_GATEWAY_API_KEY is not set (the sk- token created in the gateway's console)");
         }
-        if (config.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
+        if (settings.gateway().model().filter(s -> !s.isBlank()).isEmpty()) {
             problems.add("IMAGE_WORKER_GATEWAY_MODEL is not set (the image model identifier, written in full)");
         }
         if (config.concurrency() < 1) {
@@ -82,7 +108,7 @@ public final class ConfigurationCheck {
             problems.add(invalid.getMessage());
         }
         try {
-            ProducerBudgets.of(config.budget().perProducer());
+            ProducerBudgets.of(settings.budget().perProducer());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }
@@ -96,15 +122,16 @@ public final class ConfigurationCheck {
         if (config.console().maxEntries() < 1) {
             problems.add("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
         }
-        problems.addAll(topicProblems(config));
-        problems.addAll(referenceProblems(config));
-        problems.addAll(statusProblems(config));
-        problems.addAll(timingProblems(config, channels));
+        problems.addAll(topicProblems(settings));
+        problems.addAll(referenceProblems(settings));
+        problems.addAll(statusProblems(settings));
+        problems.addAll(timingProblems(settings, channels));
         return problems;
     }
 
     /** The problems of the request topics and their window: the lanes' and the parked topic must be distinct. */
-    private static List<String> topicProblems(WorkerConfig config) {
+    private static List<String> topicProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         if (config.topic()
                 .requestPriority()
@@ -122,7 +149,7 @@ public final class ConfigurationCheck {
                 .ifPresent(parked -> problems.add("IMAGE_WORKER_TOPIC_REQUEST_PARKED must name another topic than"
                         + " IMAGE_WORKER_TOPIC_REQUEST and IMAGE_WORKER_TOPIC_REQUEST_PRIORITY"));
         if (config.producerIdentity() == WorkerConfig.ProducerIdentity.topic) {
-            problems.addAll(producerTopicProblems(config));
+            problems.addAll(producerTopicProblems(settings));
         }
         config.offsetWindow()
                 .filter(window -> window < 1 || window > 1000)
@@ -135,7 +162,8 @@ public final class ConfigurationCheck {
      * The status endpoint's credentials, read with producers taken from their topics only: the tokens well formed, each
      * of a producer the worker reads, and the ingress's header a header's name.
      */
-    static List<String> statusProblems(WorkerConfig config) {
+    static List<String> statusProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         if (config.producerIdentity() != WorkerConfig.ProducerIdentity.topic) {
             return problems;
@@ -144,7 +172,7 @@ public final class ConfigurationCheck {
             Set<String> producers = config.producers().orElse(List.of()).stream()
                     .map(String::trim)
                     .collect(java.util.stream.Collectors.toSet());
-            StatusTokens.of(config.status().tokens()).tokens().keySet().stream()
+            StatusTokens.of(settings.status().tokens()).tokens().keySet().stream()
                     .filter(name -> !producers.contains(name))
                     .sorted()
                     .forEach(name ->
@@ -152,7 +180,7 @@ public final class ConfigurationCheck {
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
         }
-        config.status()
+        settings.status()
                 .producerHeader()
                 .map(String::trim)
                 .filter(name -> !name.isEmpty() && !name.matches("[A-Za-z0-9!#$%&'*+.^_`|~-]+"))
@@ -167,19 +195,20 @@ public final class ConfigurationCheck {
      * (an output key prefix, the result prefix), so that a shared place never holds another producer's output, and no
      * producer's own output ({@code <key prefix><producer>/}) overlapping another's or the results.
      */
-    static List<String> referenceProblems(WorkerConfig config) {
+    static List<String> referenceProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         Optional<ReferencePrefixes> shared;
         try {
-            shared = ReferencePrefixes.of(config.reference().prefixes());
+            shared = ReferencePrefixes.of(settings.reference().prefixes());
         } catch (IllegalArgumentException invalid) {
             problems.add(invalid.getMessage());
             return problems;
         }
-        String bucket = config.storage().bucket();
-        Set<String> buckets = config.reference().allowedBuckets().orElse(Set.of(bucket));
-        List<String> outputs = new ArrayList<>(List.of(config.storage().keyPrefix()));
-        config.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
+        String bucket = settings.storage().bucket();
+        Set<String> buckets = settings.reference().allowedBuckets().orElse(Set.of(bucket));
+        List<String> outputs = new ArrayList<>(List.of(settings.storage().keyPrefix()));
+        settings.storage().allowedKeyPrefixes().ifPresent(more -> more.stream()
                 .filter(prefix -> !outputs.contains(prefix))
                 .forEach(outputs::add));
         boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
@@ -193,7 +222,7 @@ public final class ConfigurationCheck {
                 continue;
             }
             List<String> written = new ArrayList<>(outputs);
-            written.add(config.storage().resultPrefix());
+            written.add(settings.storage().resultPrefix());
             written.stream()
                     .filter(output -> prefix.overlaps(bucket, output))
                     .findFirst()
@@ -209,7 +238,7 @@ public final class ConfigurationCheck {
                     own.add(new String[] {producer.trim(), output + producer.trim() + "/"});
                 }
             }
-            String results = config.storage().resultPrefix();
+            String results = settings.storage().resultPrefix();
             for (int i = 0; i < own.size(); i++) {
                 String mine = own.get(i)[1];
                 // Under the result prefix, an output holds its own producer's documents (<results><producer>/):
@@ -237,7 +266,8 @@ public final class ConfigurationCheck {
      * topic the worker reads or writes is one of theirs ({@code <request-topic>.<name>}, {@code
      * <request-priority-topic>.<name>}), or the lanes would read it as a producer's requests.
      */
-    private static List<String> producerTopicProblems(WorkerConfig config) {
+    private static List<String> producerTopicProblems(Settings settings) {
+        WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
         List<String> producers = config.producers().orElse(List.of()).stream()
                 .map(String::trim)
@@ -255,8 +285,8 @@ public final class ConfigurationCheck {
                         + " [A-Za-z0-9._-] starting with a letter, a digit, '_' or '-'"));
         // Keys are <key prefix><producer>/...: a prefix must end with '/' and name no producer, or one producer's key
         // could be another's (the validator refuses such a request's own output.keyPrefix likewise).
-        List<String> prefixes = new ArrayList<>(List.of(config.storage().keyPrefix()));
-        config.storage().allowedKeyPrefixes().ifPresent(prefixes::addAll);
+        List<String> prefixes = new ArrayList<>(List.of(settings.storage().keyPrefix()));
+        settings.storage().allowedKeyPrefixes().ifPresent(prefixes::addAll);
         for (String prefix : prefixes) {
             boolean namesAProducer = List.of(prefix.split("/")).stream().anyMatch(producers::contains);
             if ((!prefix.isEmpty() && !prefix.endsWith("/")) || namesAProducer) {
@@ -301,13 +331,15 @@ public final class ConfigurationCheck {
      * progress, and how long a rebalance waits between two polls of each consumer of the group (the request channel's,
      * and the priority lane's and the parked topic's when they are on).
      */
-    private static List<String> timingProblems(WorkerConfig config, Config channels) {
+    private static List<String> timingProblems(Settings settings, Config channels) {
+        WorkerConfig config = settings.worker();
+        RetrySettings retry = settings.retry();
         List<String> problems = new ArrayList<>();
         // Outside the pauses by design (a gateway fault, the spend guard: not counted by the pause-aware commit
         // strategy, however long), a record is in progress for at most the request deadline plus a store's patience;
         // if the commit strategy called a record stuck sooner, ordinary slow requests would mark the consumer
         // unhealthy and restart it.
-        Duration longest = config.retry().requestDeadline().plus(config.retry().infrastructurePatience());
+        Duration longest = retry.requestDeadline().plus(retry.infrastructurePatience());
         long maxAgeMs = channels.getOptionalValue(MAX_AGE_PROPERTY, Long.class).orElse(DEFAULT_MAX_AGE_MS);
         if (maxAgeMs > 0 && maxAgeMs <= longest.toMillis()) {
             problems.add(MAX_AGE_PROPERTY + " (" + maxAgeMs + " ms) must be longer than"
@@ -326,7 +358,7 @@ public final class ConfigurationCheck {
         if (named(config.topic().requestParked())) {
             pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
         }
-        Duration rebalanceWait = config.rebalanceWait();
+        Duration rebalanceWait = config.rebalanceWait(settings.gateway().timeout(), retry.infrastructurePatience());
         for (String property : pollIntervals) {
             long maxPollMs = channels.getOptionalValue(property, Long.class).orElse(DEFAULT_MAX_POLL_INTERVAL_MS);
             if (rebalanceWait.plus(POLL_MARGIN).toMillis() > maxPollMs) {
