@@ -241,23 +241,16 @@ class HostileSideTopicsTest {
     }
 
     private KafkaBudgetLog budgetLog(SimpleMeterRegistry registry) {
+        Map<String, String> budget = Map.of(
+                "image-worker.topic.budget",
+                budgetTopic,
+                "image-worker.budget.window",
+                "1h",
+                "image-worker.budget.max-calls",
+                Integer.toString(CAP));
         KafkaBudgetLog log = new KafkaBudgetLog(
-                TestConfig.worker(Map.of(
-                        "image-worker.topic.budget",
-                        budgetTopic,
-                        "image-worker.budget.window",
-                        "1h",
-                        "image-worker.budget.max-calls",
-                        Integer.toString(CAP))),
-                TestConfig.settings(
-                        BudgetSettings.class,
-                        Map.of(
-                                "image-worker.topic.budget",
-                                budgetTopic,
-                                "image-worker.budget.window",
-                                "1h",
-                                "image-worker.budget.max-calls",
-                                Integer.toString(CAP))),
+                TestConfig.worker(budget),
+                TestConfig.settings(BudgetSettings.class, budget),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
                 registry,

@@ -50,23 +50,16 @@ class KafkaBudgetLogTest {
     private KafkaBudgetLog log;
 
     private KafkaBudgetLog log(Duration firstBackoff) {
+        Map<String, String> budget = Map.of(
+                "image-worker.topic.budget",
+                TOPIC,
+                "image-worker.budget.window",
+                "1h",
+                "image-worker.budget.max-calls",
+                Integer.toString(CAP));
         log = new KafkaBudgetLog(
-                TestConfig.worker(Map.of(
-                        "image-worker.topic.budget",
-                        TOPIC,
-                        "image-worker.budget.window",
-                        "1h",
-                        "image-worker.budget.max-calls",
-                        Integer.toString(CAP))),
-                TestConfig.settings(
-                        BudgetSettings.class,
-                        Map.of(
-                                "image-worker.topic.budget",
-                                TOPIC,
-                                "image-worker.budget.window",
-                                "1h",
-                                "image-worker.budget.max-calls",
-                                Integer.toString(CAP))),
+                TestConfig.worker(budget),
+                TestConfig.settings(BudgetSettings.class, budget),
                 Map.of(),
                 json,
                 registry,
