@@ -597,15 +597,11 @@ public class ConsoleRoutes {
         if (producer != null && !ImageRequest.PRODUCER.matcher(producer).matches()) {
             producer = null;
         }
-        ConsoleAccess.Viewer viewer = viewer(ctx);
-        if (!viewer.operator()) {
-            // A producer cancels its own requests only: on its own cancel topic, whose cancels stop only its requests.
-            if (producer != null && !producer.equals(viewer.producer())) {
-                send(ctx, 403, problem("FORBIDDEN", "a producer's console cancels that producer's requests only"));
-                return;
-            }
-            producer = viewer.producer();
+        // A producer cancels its own requests only: on its own cancel topic, whose cancels stop only its requests.
+        if (refusedAsAnother(ctx, producer, "a producer's console cancels that producer's requests only")) {
+            return;
         }
+        producer = actor(ctx, producer);
         try {
             actions.cancel(id, producer).get(15, TimeUnit.SECONDS);
             Log.infof("[%s] Console: cancel published to %s", id, actions.cancelTopicOf(producer));
@@ -614,6 +610,25 @@ public class ConsoleRoutes {
             Log.warnf("[%s] Console: the cancel could not be published: %s", id, e.toString());
             send(ctx, 503, problem("KAFKA_UNAVAILABLE", "the cancel could not be published; try again"));
         }
+    }
+
+    /**
+     * Whether the viewer of {@code ctx} is a producer naming another producer ({@code claimed}) for an action: then
+     * 403 {@code refusal} is answered.
+     */
+    private boolean refusedAsAnother(RoutingContext ctx, String claimed, String refusal) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
+        if (viewer.operator() || claimed == null || claimed.equals(viewer.producer())) {
+            return false;
+        }
+        send(ctx, 403, problem("FORBIDDEN", refusal));
+        return true;
+    }
+
+    /** The producer an action is made as: an operator's as {@code claimed} (null: none named), a producer's as itself. */
+    private String actor(RoutingContext ctx, String claimed) {
+        ConsoleAccess.Viewer viewer = viewer(ctx);
+        return viewer.operator() ? claimed : viewer.producer();
     }
 
     private void submit(RoutingContext ctx) {
@@ -633,15 +648,11 @@ public class ConsoleRoutes {
                         && !body.path("producer").asText().isBlank()
                 ? body.path("producer").asText().trim()
                 : null;
-        ConsoleAccess.Viewer viewer = viewer(ctx);
-        if (!viewer.operator()) {
-            // A producer sends as itself only.
-            if (producer != null && !producer.equals(viewer.producer())) {
-                send(ctx, 403, problem("FORBIDDEN", "a producer's console sends requests as that producer only"));
-                return;
-            }
-            producer = viewer.producer();
+        // A producer sends as itself only.
+        if (refusedAsAnother(ctx, producer, "a producer's console sends requests as that producer only")) {
+            return;
         }
+        producer = actor(ctx, producer);
         ConsoleActions.Submission submission = new ConsoleActions.Submission(
                 body.path("prompt").isTextual() ? body.path("prompt").asText() : null,
                 producer,
