@@ -19,6 +19,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -273,12 +274,18 @@ public class RequestsInProgress implements CallListener {
     }
 
     /**
-     * The request {@code name}, its record {@code run}, went into progress in {@code turn}: its place, unless a copy of
-     * it holds one already (then empty). Given back by {@link #unplace}.
+     * The request {@code name}, its record {@code run}, went into progress in {@code turn}: its place, or the place a
+     * copy of it already holds, which this copy's run joins. Whether the request may call is asked of every copy's run
+     * that holds the place ({@link Place#waitsToCall}): a copy left by a rebalance (its partition released, its run
+     * given up) does not hand over the copy read again in the new assignment. This copy's run leaves the place by
+     * {@link #unplace}.
      */
-    public Optional<Place> place(String name, FairTurns.Turn turn, Taken run) {
-        Place mine = new Place(turn, run);
-        return places.putIfAbsent(name, mine) == null ? Optional.of(mine) : Optional.empty();
+    public Place place(String name, FairTurns.Turn turn, Taken run) {
+        return places.compute(name, (ignored, held) -> {
+            Place place = held == null ? new Place(turn) : held;
+            place.runs.add(run);
+            return place;
+        });
     }
 
     /** The place of request {@code name} in progress here, if it holds one. */
@@ -286,9 +293,15 @@ public class RequestsInProgress implements CallListener {
         return Optional.ofNullable(places.get(name));
     }
 
-    /** {@code place} of request {@code name} is given back (its work ended). */
-    public void unplace(String name, Place place) {
-        places.remove(name, place);
+    /** The copy of request {@code name} whose record {@code run} holds {@code place} ended: the place is given back once no copy holds it. */
+    public void unplace(String name, Place place, Taken run) {
+        places.computeIfPresent(name, (ignored, held) -> {
+            if (held != place) {
+                return held;
+            }
+            held.runs.remove(run);
+            return held.runs.isEmpty() ? null : held;
+        });
     }
 
     /** Each place whose request waits aside now, with the signal that cuts its wait short. */
@@ -468,25 +481,57 @@ public class RequestsInProgress implements CallListener {
     }
 
     /**
-     * A request's place in progress: its turn and its record's run; and while it waits aside for its producer's cap,
-     * the signal that ends its wait when it may not go on.
+     * A request's place in progress: its turn (the first copy's) and the runs of the records of the copies of it that
+     * hold it; and while it waits aside for its producer's cap, the signal that ends its wait when it may not go on.
+     * Copies of one request share its work ({@code processing.RequestProcessor}), so what the work may do is asked of
+     * each of their runs: one whose partition is still this worker's answers for the request.
      */
     public static final class Place {
         private final FairTurns.Turn turn;
-        private final Taken run;
+        /** The runs of the copies that hold it, in the order they came. Changed only under the registry's map's lock. */
+        private final List<Taken> runs = new CopyOnWriteArrayList<>();
+
         private final AtomicReference<CompletableFuture<Void>> aside = new AtomicReference<>();
 
-        private Place(FairTurns.Turn turn, Taken run) {
+        private Place(FairTurns.Turn turn) {
             this.turn = turn;
-            this.run = run;
         }
 
         public FairTurns.Turn turn() {
             return turn;
         }
 
+        /**
+         * The run that acts for the request now: the first of its copies' that may still go on here, else the first.
+         */
         public Taken run() {
-            return run;
+            for (Taken run : runs) {
+                if (run.mayGoOn()) {
+                    return run;
+                }
+            }
+            return runs.isEmpty() ? null : runs.get(0);
+        }
+
+        /** Whether the request may still go on here: a copy of it may. */
+        public boolean mayGoOn() {
+            return runs.stream().anyMatch(Taken::mayGoOn);
+        }
+
+        /**
+         * The request waits for a chance to make a gateway call: whether it may still make one here, asked of its
+         * copies' runs in turn until one says yes (that one's partition then answers for the call).
+         */
+        public boolean waitsToCall() {
+            return runs.stream().anyMatch(Taken::waitsToCall);
+        }
+
+        /**
+         * A gateway call of the request is about to leave: whether it may, asked of its copies' runs in turn until
+         * one says yes (a revocation of that one's partition then waits for the call).
+         */
+        public boolean callLeaves() {
+            return runs.stream().anyMatch(Taken::callLeaves);
         }
 
         /** It waits aside now; {@code gone} ends the wait. */

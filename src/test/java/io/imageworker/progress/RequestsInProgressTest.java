@@ -104,16 +104,19 @@ class RequestsInProgressTest {
     }
 
     @Test
-    void theFirstCopyOfARequestHoldsItsPlace() {
+    void theCopiesOfARequestShareOnePlaceGivenBackWhenTheLastLeavesIt() {
         Record first = taken(0);
         Record copy = taken(1);
 
         var place = progress.place("r-1", null, first);
-        assertThat(place).isPresent();
-        assertThat(progress.place("r-1", null, copy)).isEmpty();
-        assertThat(progress.placeOf("r-1").orElseThrow().run()).isSameAs(first);
+        assertThat(progress.place("r-1", null, copy)).isSameAs(place);
+        assertThat(progress.placeOf("r-1")).contains(place);
+        assertThat(place.run()).isSameAs(first);
 
-        progress.unplace("r-1", place.orElseThrow());
+        progress.unplace("r-1", place, first);
+        assertThat(progress.placeOf("r-1")).contains(place);
+        assertThat(place.run()).isSameAs(copy);
+        progress.unplace("r-1", place, copy);
         assertThat(progress.placeOf("r-1")).isEmpty();
     }
 

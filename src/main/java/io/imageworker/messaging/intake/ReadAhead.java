@@ -6,7 +6,9 @@ import io.imageworker.messaging.offsets.InFlight;
 import io.imageworker.messaging.offsets.RecordCopy;
 import io.imageworker.progress.RequestEvents;
 import io.imageworker.progress.RequestsInProgress;
+import io.imageworker.support.AbandonedException;
 import io.imageworker.turns.FairTurns;
+import io.quarkus.logging.Log;
 import io.smallrye.mutiny.Uni;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -208,7 +210,18 @@ public class ReadAhead {
             }
             // By the request's name: two producers' requests of one id are two places (topic mode).
             placed.set(aside.placed(name, turn, run));
-            return work.get();
+            return work.get()
+                    .onFailure(failure -> failure instanceof AbandonedException && run.mayGoOn())
+                    .recoverWithUni(failure -> {
+                        // It shared the work of a copy given up here (its partition released in a rebalance that
+                        // gave this copy's back): this copy may still go on, so it runs the request again, once.
+                        RecordCopy record = asking.record();
+                        Log.infof(
+                                "Record %s-%d@%d shared the work of a copy of its request given up here; it runs it"
+                                        + " again",
+                                record.topic(), record.partition(), record.offset());
+                        return work.get();
+                    });
         };
         // Its turn is asked for once its partition's window reaches it; meanwhile it waits as read ahead.
         return admission

@@ -15,6 +15,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
 /**
@@ -36,8 +37,8 @@ public class SteppingAside implements PlacesInProgress {
     static final Duration RECHECK = Duration.ofMillis(250);
 
     /**
-     * The place (turn and run) of each request in progress, by its name (the first, if copies of one run at once), and
-     * of those waiting aside now the signal that cuts their wait short (see {@link #of}).
+     * The place (turn and its copies' runs) of each request in progress, by its name, and of those waiting aside now
+     * the signal that cuts their wait short (see {@link #of}).
      */
     private final RequestsInProgress progress;
 
@@ -81,7 +82,7 @@ public class SteppingAside implements PlacesInProgress {
      */
     void recheck() {
         progress.forEachAside(placed -> {
-            if (!placed.run().mayGoOn()) {
+            if (!placed.mayGoOn()) {
                 placed.endAside();
             }
         });
@@ -97,15 +98,16 @@ public class SteppingAside implements PlacesInProgress {
 
     /**
      * Request {@code requestId} (null: none) went into progress in {@code turn}, its record's run {@code run}: from now
-     * on it may step aside ({@link #of}), unless a copy of it holds a place already. What ends that is returned.
+     * on it may step aside ({@link #of}). A copy of it that holds a place already shares it, {@code run} beside its
+     * own: whether the request may call is asked of both, so that a copy given up in a rebalance does not hand over
+     * the copy read again after it. What ends this copy's hold is returned.
      */
     Held placed(String requestId, FairTurns.Turn turn, InFlight.Run run) {
         if (requestId == null) {
             return Held.NOTHING;
         }
-        return progress.place(requestId, turn, run)
-                .map(mine -> new Held(() -> progress.unplace(requestId, mine)))
-                .orElse(Held.NOTHING);
+        Place place = progress.place(requestId, turn, run);
+        return new Held(() -> progress.unplace(requestId, place, run));
     }
 
     /**
@@ -130,9 +132,12 @@ public class SteppingAside implements PlacesInProgress {
                                 requestId,
                                 "it waited for its producer's budget when its partition went to another"
                                         + " worker (or the worker drains)")));
+                // The run that waits aside is the one that comes back: the copy acting for the request now.
+                AtomicReference<RequestsInProgress.Taken> acting = new AtomicReference<>();
                 return Uni.createFrom()
                         .deferred(() -> {
-                            placed.run().waiting();
+                            acting.set(placed.run());
+                            acting.get().waiting();
                             placed.aside(gone);
                             return placed.turn()
                                     .aside(Uni.join().first(wait, handedOver).toTerminate());
@@ -140,9 +145,12 @@ public class SteppingAside implements PlacesInProgress {
                         .onTermination()
                         .invoke(() -> {
                             placed.back();
-                            placed.run().admitted();
+                            RequestsInProgress.Taken run = acting.get();
+                            if (run != null) {
+                                run.admitted();
+                            }
                         })
-                        .chain(item -> placed.run().mayGoOn()
+                        .chain(item -> placed.mayGoOn()
                                 ? Uni.createFrom().item(item)
                                 : Uni.createFrom()
                                         .failure(AbandonedException.givenUp(
@@ -156,13 +164,13 @@ public class SteppingAside implements PlacesInProgress {
     @Override
     public boolean waitsToCall(String requestId) {
         Place placed = placeOf(requestId);
-        return placed == null || placed.run().waitsToCall();
+        return placed == null || placed.waitsToCall();
     }
 
     @Override
     public boolean callLeaves(String requestId) {
         Place placed = placeOf(requestId);
-        return placed == null || placed.run().callLeaves();
+        return placed == null || placed.callLeaves();
     }
 
     /** The place of request {@code requestId} (null: none) in progress here, or null. */

@@ -265,7 +265,11 @@ final class TopicTransactions {
             if (work.runs(result.record())) {
                 return false;
             }
-            result.done().completeExceptionally(new AbandonedException(result.requestId(), null));
+            result.done()
+                    .completeExceptionally(AbandonedException.givenUp(
+                            result.requestId(),
+                            "its partition went to another worker (or came back to this one) before its result was"
+                                    + " committed"));
             return true;
         });
     }

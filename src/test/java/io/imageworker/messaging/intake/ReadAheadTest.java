@@ -15,6 +15,7 @@ import io.imageworker.progress.RequestsInProgress;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.spend.BudgetSettings;
+import io.imageworker.support.AbandonedException;
 import io.imageworker.support.Pauses;
 import io.imageworker.testing.TestConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -35,6 +36,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -366,6 +368,39 @@ class ReadAheadTest {
         assertThat(states.standing("a2")).as("in progress, no call made").isPresent();
     }
 
+    /**
+     * Copies of a request share its work ({@code processing.RequestProcessor}): a copy read again after a rebalance gave
+     * its partition back may join the work of the copy given up in it, just as that work is handed over. While this
+     * copy's own partition is still this worker's, it runs the request again (once) instead of ending unacknowledged on
+     * a partition nobody will redeliver before the next rebalance.
+     */
+    @Test
+    void aCopyWhoseSharedWorkWasHandedOverRunsItAgainWhileItsPartitionIsStillHere() {
+        AtomicInteger attempts = new AtomicInteger();
+        take(
+                "a",
+                () -> attempts.incrementAndGet() == 1
+                        ? Uni.createFrom().failure(AbandonedException.givenUp("a0", "a copy of it was given up"))
+                        : Uni.createFrom().nullItem());
+
+        assertThat(started).containsExactly("a0", "a0");
+        assertThat(failures).isEmpty();
+        working.get(0).complete("done");
+        assertThat(failures).isEmpty();
+        assertThat(admission.inProgress(Lane.NORMAL)).isZero();
+    }
+
+    @Test
+    void aRequestHandedOverOnceItsPartitionIsGoneIsNotRunAgain() throws Exception {
+        AtomicReference<UniEmitter<? super Void>> handOver = new AtomicReference<>();
+        take("a", () -> Uni.createFrom().<Void>emitter(handOver::set));
+        offsets.revoke(new TopicPartition("image-request", 0));
+        handOver.get().fail(AbandonedException.givenUp("a0", "its partition went to another worker"));
+
+        assertThat(started).containsExactly("a0");
+        assertThat(failures).singleElement().isInstanceOf(AbandonedException.class);
+    }
+
     @Test
     void aRecordWhoseTurnComesWhenTheWorkerDrainsIsGivenUp() {
         take("a");
@@ -637,7 +672,7 @@ class ReadAheadTest {
         assertThat(failures).isEmpty();
 
         aside.recheck();
-        assertThat(failures).singleElement().isInstanceOf(io.imageworker.support.AbandonedException.class);
+        assertThat(failures).singleElement().isInstanceOf(AbandonedException.class);
         assertThat(admission.inProgress(Lane.NORMAL)).isZero();
     }
 }

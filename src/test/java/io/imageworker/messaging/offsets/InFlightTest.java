@@ -117,6 +117,39 @@ class InFlightTest {
         assertThat(work.running(List.of(P0))).isZero();
     }
 
+    /**
+     * A rebalance takes a partition away while a request of it has not called yet and gives it back to this worker:
+     * the request's record is taken again, a new copy, which shares the place of the copy given up (and its work).
+     * Whether the request may call is this new copy's to answer, not the old one's: asked of the old one's run alone,
+     * it was handed over, and the new copy's record left unacknowledged on a partition this worker still owns.
+     */
+    @Test
+    void aCopyGivenUpInARebalanceDoesNotAnswerForTheCopyReadAgainInThePartitionGivenBack() throws Exception {
+        work.assigned(List.of(P0), Map.of());
+        InFlight.Run old = take(10);
+        RequestsInProgress.Place place = progress.place("r-10", null, old);
+        work.release(List.of(P0), Duration.ZERO);
+        work.assigned(List.of(P0), Map.of());
+        InFlight.Run again = inFlight.take(TakenRecords.takenAgain(P0, 10));
+
+        assertThat(old.waitsToCall()).as("the copy given up").isFalse();
+        assertThat(again.start()).isEqualTo(Start.RUN);
+        assertThat(progress.place("r-10", null, again))
+                .as("one place for both copies")
+                .isSameAs(place);
+        assertThat(place.run()).as("the copy that acts for the request").isSameAs(again);
+        assertThat(place.waitsToCall()).isTrue();
+        assertThat(place.callLeaves()).isTrue();
+        assertThat(place.mayGoOn()).isTrue();
+
+        progress.unplace("r-10", place, old);
+        assertThat(progress.placeOf("r-10")).contains(place);
+        work.release(List.of(P0), Duration.ZERO);
+        assertThat(place.callLeaves())
+                .as("no copy's partition is this worker's")
+                .isFalse();
+    }
+
     @Test
     void fromTheDrainNoRecordIsTakenAndNoGatewayCallStarts() {
         inFlight.drain(Duration.ofMinutes(1));
