@@ -502,7 +502,8 @@ public class RequestsInProgress implements CallListener {
         }
 
         /**
-         * The run that acts for the request now: the first of its copies' that may still go on here, else the first.
+         * The run that acts for the request now: the first of its copies' that may still go on here, else the first;
+         * null once no copy holds it (it was given back meanwhile).
          */
         public Taken run() {
             for (Taken run : runs) {

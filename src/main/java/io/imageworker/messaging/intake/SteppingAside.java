@@ -136,8 +136,11 @@ public class SteppingAside implements PlacesInProgress {
                 AtomicReference<RequestsInProgress.Taken> acting = new AtomicReference<>();
                 return Uni.createFrom()
                         .deferred(() -> {
-                            acting.set(placed.run());
-                            acting.get().waiting();
+                            RequestsInProgress.Taken run = placed.run();
+                            if (run != null) {
+                                acting.set(run);
+                                run.waiting();
+                            }
                             placed.aside(gone);
                             return placed.turn()
                                     .aside(Uni.join().first(wait, handedOver).toTerminate());
