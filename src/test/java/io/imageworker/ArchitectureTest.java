@@ -134,13 +134,12 @@ class ArchitectureTest {
     }
 
     /**
-     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (topic names,
-     * the console), until those move to the packages that own them.
+     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (the
+     * console), until those move to the packages that own them, or nothing at all: {@code ReferenceLoader} hands it to
+     * the {@code ReadableObjects} it makes, which reads the producers' identity.
      */
-    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG = Set.of(
-            "io.imageworker.processing.Cancellations",
-            "io.imageworker.reference.ReferenceLoader",
-            "io.imageworker.messaging.sidetopics.KafkaBudgetLog");
+    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG =
+            Set.of("io.imageworker.reference.ReferenceLoader");
 
     /**
      * A class takes {@link WorkerConfig} only to read a setting that is still the worker's own (a top-level one: the

@@ -6,6 +6,7 @@ import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.reference.ReferenceSettings;
@@ -72,6 +73,7 @@ public final class ConfigurationCheck {
      */
     public record Settings(
             WorkerConfig worker,
+            TopicSettings topic,
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
@@ -133,16 +135,16 @@ public final class ConfigurationCheck {
     private static List<String> topicProblems(Settings settings) {
         WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
-        if (config.topic()
+        if (settings.topic()
                 .requestPriority()
-                .filter(config.topic().request()::equals)
+                .filter(settings.topic().request()::equals)
                 .isPresent()) {
             problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
         }
-        config.topic()
+        settings.topic()
                 .requestParked()
-                .filter(parked -> parked.equals(config.topic().request())
-                        || config.topic()
+                .filter(parked -> parked.equals(settings.topic().request())
+                        || settings.topic()
                                 .requestPriority()
                                 .filter(parked::equals)
                                 .isPresent())
@@ -294,7 +296,7 @@ public final class ConfigurationCheck {
                         + " a segment with IMAGE_WORKER_PRODUCER_IDENTITY=topic: keys are <key prefix><producer>/...");
             }
         }
-        WorkerConfig.Topic topic = config.topic();
+        TopicSettings topic = settings.topic();
         List<String> read = new ArrayList<>(ProducerTopics.topics(topic.request(), producers));
         topic.requestPriority()
                 .filter(name -> !name.isBlank())
@@ -352,10 +354,10 @@ public final class ConfigurationCheck {
         // is on polls with that listener: the request channel's, the priority lane's and the parked topic's. The last
         // two follow the request channel's setting unless set themselves; one set nowhere gets Kafka's default.
         List<String> pollIntervals = new ArrayList<>(List.of(MAX_POLL_INTERVAL_PROPERTY));
-        if (named(config.topic().requestPriority())) {
+        if (named(settings.topic().requestPriority())) {
             pollIntervals.add(PRIORITY_MAX_POLL_INTERVAL_PROPERTY);
         }
-        if (named(config.topic().requestParked())) {
+        if (named(settings.topic().requestParked())) {
             pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
         }
         Duration rebalanceWait = config.rebalanceWait(settings.gateway().timeout(), retry.infrastructurePatience());

@@ -1,6 +1,7 @@
 package io.imageworker.health;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
@@ -37,6 +38,7 @@ public class StartupCheck {
 
     StartupCheck(
             WorkerConfig config,
+            TopicSettings topic,
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
@@ -44,7 +46,8 @@ public class StartupCheck {
             GatewaySettings gateway,
             ReferenceSettings reference) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway, reference);
+        this.settings =
+                new ConfigurationCheck.Settings(config, topic, retry, storage, budget, status, gateway, reference);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {

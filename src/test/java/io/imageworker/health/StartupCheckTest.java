@@ -3,6 +3,7 @@ package io.imageworker.health;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
@@ -26,6 +27,7 @@ class StartupCheckTest {
     private static ConfigurationCheck.Settings settings(Map<String, String> overrides) {
         return new ConfigurationCheck.Settings(
                 TestConfig.worker(overrides),
+                TestConfig.settings(TopicSettings.class, overrides),
                 TestConfig.settings(RetrySettings.class, overrides),
                 TestConfig.settings(StorageSettings.class, overrides),
                 TestConfig.settings(BudgetSettings.class, overrides),

@@ -1,6 +1,7 @@
 package io.imageworker.testing;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
@@ -32,6 +33,7 @@ public final class TestConfig {
      */
     public static final List<Class<?>> MAPPINGS = List.of(
             WorkerConfig.class,
+            TopicSettings.class,
             RetrySettings.class,
             StorageSettings.class,
             BudgetSettings.class,
