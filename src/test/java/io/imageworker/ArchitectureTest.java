@@ -64,7 +64,7 @@ import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
  * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
- * the start-up and readiness checks below it (they check every setting), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
+ * the start-up and readiness checks below it (they check every setting, the console's through a check the console gives them), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
@@ -135,7 +135,7 @@ class ArchitectureTest {
 
     /**
      * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (the
-     * console), until those move to the packages that own them, or nothing at all: {@code ReferenceLoader} hands it to
+     * log's, which no class reads), until those move to the packages that own them, or nothing at all: {@code ReferenceLoader} hands it to
      * the {@code ReadableObjects} it makes, which reads the producers' identity.
      */
     private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG =

@@ -8,8 +8,7 @@ import java.util.Optional;
 
 /**
  * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
- * producers...) and the groups that no package owns alone yet ({@link Log},
- * {@link Console}). Each property is also an environment variable
+ * producers...) and the group that no package owns alone yet ({@link Log}). Each property is also an environment variable
  * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
  * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
  *
@@ -17,7 +16,8 @@ import java.util.Optional;
  * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
  * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
  * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
- * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}), and in this package {@link
+ * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}), {@code console.ConsoleSettings}
+ * ({@code console}), and in this package {@link
  * TopicSettings} ({@code topic}: the topic names, read from the Kafka half up to the console); the
  * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
  * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
@@ -148,9 +148,6 @@ public interface WorkerConfig {
     /** How the worker writes its log. */
     Log log();
 
-    /** The console (issue 52): a page served by the worker under {@code /console}, off by default. */
-    Console console();
-
     /**
      * The most bytes of gateway answers, decoded images and edit references held at once ({@code
      * IMAGE_WORKER_MEMORY_BUDGET}): bytes, a size with a unit of 1024 ({@code 256Mi}, {@code 1G}) or a share of the
@@ -200,46 +197,6 @@ public interface WorkerConfig {
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
     default int intakeLimit() {
         return inProgressLimit() + readAheadLimit();
-    }
-
-    /**
-     * The console ({@code console.ConsoleRoutes}): recent requests of the whole fleet read from the result topics by a
-     * consumer of its own, their images streamed from the store, the queue as this replica holds it. Nothing of it runs
-     * while it is off (no consumer, no work).
-     */
-    interface Console {
-        /** Serve the console under {@code /console} ({@code IMAGE_WORKER_CONSOLE_ENABLED}); off by default. */
-        @WithDefault("false")
-        boolean enabled();
-
-        /**
-         * The token that admits to the console ({@code IMAGE_WORKER_CONSOLE_TOKEN}): sent as {@code Authorization:
-         * Bearer <token>}, or typed once in the page's form, which sets a cookie. Empty: anyone who reaches the port
-         * is admitted.
-         */
-        Optional<String> token();
-
-        /**
-         * What the console may do besides reading ({@code IMAGE_WORKER_CONSOLE_ACTIONS}): {@code cancel} (publish a
-         * cancel of a request to the cancel topic) and {@code submit} (publish a request typed in the page). Empty:
-         * read-only.
-         */
-        Optional<List<String>> actions();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: admit each producer by its status credential
-         * ({@code status.tokens}, or the {@code status.producer-header} of an ingress) to a view of the console that
-         * shows that producer's requests, images, queue and spend only, and acts only as it ({@code
-         * IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}). The console is then behind a credential even without {@link
-         * #token()}, which alone sees every producer's. Off by default; ignored (with a warning) with {@code
-         * declared}.
-         */
-        @WithDefault("false")
-        boolean producerAccess();
-
-        /** Most requests the console keeps ({@code IMAGE_WORKER_CONSOLE_MAX_ENTRIES}); its bytes are bounded too. */
-        @WithDefault("10000")
-        int maxEntries();
     }
 
     /** Log settings. */

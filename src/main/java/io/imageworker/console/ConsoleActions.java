@@ -38,10 +38,15 @@ final class ConsoleActions {
     private final ObjectMapper json;
     private Producer<byte[], byte[]> producer;
 
-    ConsoleActions(WorkerConfig config, TopicSettings topics, Map<String, Object> kafka, ObjectMapper json) {
+    ConsoleActions(
+            WorkerConfig config,
+            TopicSettings topics,
+            ConsoleSettings console,
+            Map<String, Object> kafka,
+            ObjectMapper json) {
         this.config = config;
         this.topics = topics;
-        this.allowed = config.console().actions().orElse(List.of());
+        this.allowed = console.actions().orElse(List.of());
         this.kafka = kafka;
         this.json = json;
     }

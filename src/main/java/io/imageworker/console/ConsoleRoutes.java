@@ -95,6 +95,7 @@ public class ConsoleRoutes {
 
     private final WorkerConfig config;
     private final TopicSettings topics;
+    private final ConsoleSettings console;
     private final StorageSettings storage;
     private final BudgetSettings spend;
     private final StatusSettings status;
@@ -119,6 +120,7 @@ public class ConsoleRoutes {
     ConsoleRoutes(
             WorkerConfig config,
             TopicSettings topics,
+            ConsoleSettings console,
             StorageSettings storage,
             BudgetSettings spend,
             StatusSettings status,
@@ -133,6 +135,7 @@ public class ConsoleRoutes {
             WorkerThreads threads) {
         this.config = config;
         this.topics = topics;
+        this.console = console;
         this.storage = storage;
         this.spend = spend;
         this.status = status;
@@ -149,19 +152,18 @@ public class ConsoleRoutes {
 
     /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
     void routes(@Observes Router router) {
-        WorkerConfig.Console settings = config.console();
-        if (!settings.enabled()) {
+        if (!console.enabled()) {
             return;
         }
         boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        if (settings.producerAccess() && !perProducer) {
+        if (console.producerAccess() && !perProducer) {
             Log.warn("Console: IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS is ignored: producers are declared"
                     + " (IMAGE_WORKER_PRODUCER_IDENTITY=declared), not authenticated, so none is admitted as itself");
         }
         access = new ConsoleAccess(
-                settings.token(), settings.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
-        feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
-        actions = new ConsoleActions(config, topics, kafka, json);
+                console.token(), console.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
+        feed = new ConsoleFeed(console.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
+        actions = new ConsoleActions(config, topics, console, kafka, json);
         queue = new QueueView(states, gateway, budget, spend);
         assets.put("index.html", asset("index.html"));
         assets.put("login.html", asset("login.html"));

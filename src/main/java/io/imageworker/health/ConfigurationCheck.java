@@ -25,7 +25,8 @@ import org.eclipse.microprofile.config.Config;
  * Whether the settings are complete and agree with each other: the settings the worker cannot guess (the gateway's base
  * URL, API key and model) are set, and no two settings contradict each other. Read from the settings alone; start-up
  * ({@code health.StartupCheck}) adds what only a setting's owner can tell (the shape of the gateway's address, the
- * memory budget) and refuses to start on any problem.
+ * memory budget) and the problems of the settings of the layers above it (the console's, each layer's {@link
+ * SettingsCheck}), and refuses to start on any problem.
  */
 public final class ConfigurationCheck {
 
@@ -63,9 +64,6 @@ public final class ConfigurationCheck {
     public static final Duration POLL_MARGIN = Duration.ofSeconds(60);
 
     private ConfigurationCheck() {}
-
-    /** The console's actions, {@code IMAGE_WORKER_CONSOLE_ACTIONS}. */
-    public static final List<String> CONSOLE_ACTIONS = List.of("cancel", "submit");
 
     /**
      * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
@@ -116,13 +114,6 @@ public final class ConfigurationCheck {
         }
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
-        }
-        config.console().actions().orElse(List.of()).stream()
-                .filter(action -> !CONSOLE_ACTIONS.contains(action))
-                .forEach(action -> problems.add("IMAGE_WORKER_CONSOLE_ACTIONS: '" + action + "' is not one of "
-                        + String.join(", ", CONSOLE_ACTIONS)));
-        if (config.console().maxEntries() < 1) {
-            problems.add("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
         }
         problems.addAll(topicProblems(settings));
         problems.addAll(referenceProblems(settings));

@@ -20,6 +20,7 @@ class ConsoleActionsTest {
         ConsoleActions perProducer = new ConsoleActions(
                 TestConfig.worker(topicMode),
                 TestConfig.settings(TopicSettings.class, topicMode),
+                TestConfig.settings(ConsoleSettings.class, topicMode),
                 Map.of(),
                 new ObjectMapper());
 
@@ -32,6 +33,7 @@ class ConsoleActionsTest {
         ConsoleActions declared = new ConsoleActions(
                 TestConfig.worker(declaredMode),
                 TestConfig.settings(TopicSettings.class, declaredMode),
+                TestConfig.settings(ConsoleSettings.class, declaredMode),
                 Map.of(),
                 new ObjectMapper());
         assertThat(declared.cancelTopicOf("edits")).isEqualTo("image-cancel");

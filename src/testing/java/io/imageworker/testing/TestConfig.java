@@ -3,6 +3,7 @@ package io.imageworker.testing;
 import io.imageworker.api.StatusSettings;
 import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.console.ConsoleSettings;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
 import io.imageworker.net.DownloadSettings;
@@ -34,6 +35,7 @@ public final class TestConfig {
     public static final List<Class<?>> MAPPINGS = List.of(
             WorkerConfig.class,
             TopicSettings.class,
+            ConsoleSettings.class,
             RetrySettings.class,
             StorageSettings.class,
             BudgetSettings.class,
