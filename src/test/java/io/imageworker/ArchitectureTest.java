@@ -134,26 +134,27 @@ class ArchitectureTest {
     }
 
     /**
-     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (the
-     * log's, which no class reads), until those move to the packages that own them, or nothing at all: {@code ReferenceLoader} hands it to
+     * The classes that take {@link WorkerConfig} and read nothing of it themselves: {@code ReferenceLoader} hands it to
      * the {@code ReadableObjects} it makes, which reads the producers' identity.
      */
-    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG =
+    private static final Set<String> HANDING_THE_WORKERS_SETTINGS_ON =
             Set.of("io.imageworker.reference.ReferenceLoader");
 
     /**
-     * A class takes {@link WorkerConfig} only to read a setting that is still the worker's own (a top-level one: the
-     * limits, the graces, the producers...), never for a group a package's own mapping holds ({@code
-     * support.RetrySettings}, {@code storage.StorageSettings}, ...): it injects that mapping instead.
+     * {@link WorkerConfig} holds no group of settings (each is a mapping of the package that owns it: {@code
+     * config.TopicSettings}, {@code support.RetrySettings}, ...), and a class takes it only to read one of its own
+     * top-level settings (the limits, the graces, the producers...), but those of {@link
+     * #HANDING_THE_WORKERS_SETTINGS_ON}: one that reads a group injects that group's mapping instead.
      */
     @Test
     void whoTakesTheWorkersSettingsReadsOneOfItsOwn() {
-        Set<String> groups = Stream.of(WorkerConfig.class.getDeclaredMethods())
-                .filter(method -> method.getReturnType().isInterface()
-                        && method.getReturnType().getEnclosingClass() == WorkerConfig.class)
-                .map(Method::getName)
-                .collect(Collectors.toSet());
-        Set<String> readingOnlyGroups = MAIN.stream()
+        assertThat(Stream.of(WorkerConfig.class.getDeclaredMethods())
+                        .filter(method -> method.getReturnType().isInterface()
+                                && method.getReturnType().getPackageName().startsWith("io.imageworker"))
+                        .map(Method::getName))
+                .as("groups of settings WorkerConfig holds")
+                .isEmpty();
+        Set<String> readingNothing = MAIN.stream()
                 .filter(type -> !type.getPackageName().equals("io.imageworker.config"))
                 // The bundle of mappings the start-up check reads.
                 .filter(type -> !type.isEquivalentTo(ConfigurationCheck.Settings.class))
@@ -161,12 +162,13 @@ class ArchitectureTest {
                         .anyMatch(constructor -> constructor.getRawParameterTypes().stream()
                                 .anyMatch(parameter -> parameter.isEquivalentTo(WorkerConfig.class))))
                 .filter(type -> type.getMethodCallsFromSelf().stream()
-                        .filter(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class))
-                        .allMatch(call -> groups.contains(call.getName())))
+                        .noneMatch(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class)))
                 .map(JavaClass::getName)
                 .collect(Collectors.toSet());
 
-        assertThat(readingOnlyGroups).containsExactlyInAnyOrderElementsOf(READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG);
+        assertThat(readingNothing)
+                .as("classes that take WorkerConfig and read none of its settings")
+                .containsExactlyInAnyOrderElementsOf(HANDING_THE_WORKERS_SETTINGS_ON);
     }
 
     @Test

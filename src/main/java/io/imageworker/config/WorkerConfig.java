@@ -7,22 +7,24 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
- * producers...) and the group that no package owns alone yet ({@link Log}). Each property is also an environment variable
- * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
- * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
+ * The worker's own top-level settings, under the prefix {@code image-worker}: the limits, the graces, the producers...
+ * Each property is also an environment variable ({@code image-worker.gateway.base-url} is {@code
+ * IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's configuration surface are fixed by the contract in
+ * docs/configuration.md, wherever a setting is declared.
  *
- * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
- * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
- * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
- * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
- * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}), {@code console.ConsoleSettings}
- * ({@code console}), and in this package {@link
- * TopicSettings} ({@code topic}: the topic names, read from the Kafka half up to the console); the
- * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
- * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
- * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
- * {@code health.ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
+ * <p>It holds no group: each group of settings is a mapping of the package that owns it, under {@code
+ * image-worker.<group>}, injected by the classes that read it instead of this one: {@code gateway.GatewaySettings}
+ * ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code storage.StorageSettings} ({@code storage}),
+ * {@code spend.BudgetSettings} ({@code budget}), {@code api.StatusSettings} ({@code status}), {@code
+ * messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code cancel}),
+ * {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}), {@code
+ * console.ConsoleSettings} ({@code console}), {@code support.LogSettings} ({@code log}, which only
+ * application.properties reads), and in this package {@link TopicSettings} ({@code topic}: the topic names, read from
+ * the Kafka half up to the console). The layers keep this package below them all, so a default here that needs one of
+ * them (the graces) takes its value as an argument. Take this mapping only to read one of its own settings ({@code
+ * ArchitectureTest}). Most of its lines are the Javadoc of each setting, which docs/configuration.md follows. The
+ * checks of the settings are in {@code health.ConfigurationCheck} (the console's in {@code
+ * console.ConsoleSettingsCheck}), the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
  * ProducerList}.
  */
 @ConfigMapping(prefix = "image-worker")
@@ -145,9 +147,6 @@ public interface WorkerConfig {
      */
     Optional<List<String>> producers();
 
-    /** How the worker writes its log. */
-    Log log();
-
     /**
      * The most bytes of gateway answers, decoded images and edit references held at once ({@code
      * IMAGE_WORKER_MEMORY_BUDGET}): bytes, a size with a unit of 1024 ({@code 256Mi}, {@code 1G}) or a share of the
@@ -197,16 +196,6 @@ public interface WorkerConfig {
     /** Most records of each lane taken from Kafka at once: those in progress and those waiting for their turn. */
     default int intakeLimit() {
         return inProgressLimit() + readAheadLimit();
-    }
-
-    /** Log settings. */
-    interface Log {
-        /**
-         * Write each log line as one JSON object (ISO-8601 {@code timestamp}, {@code level}, {@code loggerName},
-         * {@code message}, {@code exception}...) for a log pipeline that parses them; else plain dated lines.
-         */
-        @WithDefault("false")
-        boolean json();
     }
 
     /** Where a request's producer comes from ({@link #producerIdentity()}). */

@@ -11,6 +11,7 @@ import io.imageworker.processing.CancelSettings;
 import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.LogSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigMapping;
@@ -44,7 +45,8 @@ public final class TestConfig {
             GatewaySettings.class,
             CancelSettings.class,
             ReferenceSettings.class,
-            DownloadSettings.class);
+            DownloadSettings.class,
+            LogSettings.class);
 
     private TestConfig() {}
 
