@@ -64,7 +64,7 @@ import software.amazon.awssdk.http.nio.netty.SdkEventLoopGroup;
 /**
  * The packages are layers in the order a request flows, and an import only ever points down: the console at the very
  * top (it looks at everything below and nothing uses it), Kafka in and out below it (the side topics' readers, then the consumer, its results, the read-ahead of the request lanes, the offsets),
- * the start-up and readiness checks below it (they check every setting), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
+ * the start-up and readiness checks below it (they check every setting, the console's through a check the console gives them), the HTTP status queries below them, then the orchestration, the one registry of what is in progress, the adapters and their stages below that (the gateway
  * above the spend guard and the memory budget it asks), pure image rules, the fair turns the gateway's calls and the
  * read-ahead share, shared helpers, settings, and the records of the contract at the bottom. And the tests' own layout: the test
  * infrastructure ({@code src/testing/java}) and the tests use no tool ({@code src/tools/java}), but for the
@@ -134,27 +134,27 @@ class ArchitectureTest {
     }
 
     /**
-     * The classes that take {@link WorkerConfig} while reading from it only groups that are still its own (topic names,
-     * the console), until those move to the packages that own them.
+     * The classes that take {@link WorkerConfig} and read nothing of it themselves: {@code ReferenceLoader} hands it to
+     * the {@code ReadableObjects} it makes, which reads the producers' identity.
      */
-    private static final Set<String> READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG = Set.of(
-            "io.imageworker.processing.Cancellations",
-            "io.imageworker.reference.ReferenceLoader",
-            "io.imageworker.messaging.sidetopics.KafkaBudgetLog");
+    private static final Set<String> HANDING_THE_WORKERS_SETTINGS_ON =
+            Set.of("io.imageworker.reference.ReferenceLoader");
 
     /**
-     * A class takes {@link WorkerConfig} only to read a setting that is still the worker's own (a top-level one: the
-     * limits, the graces, the producers...), never for a group a package's own mapping holds ({@code
-     * support.RetrySettings}, {@code storage.StorageSettings}, ...): it injects that mapping instead.
+     * {@link WorkerConfig} holds no group of settings (each is a mapping of the package that owns it: {@code
+     * config.TopicSettings}, {@code support.RetrySettings}, ...), and a class takes it only to read one of its own
+     * top-level settings (the limits, the graces, the producers...), but those of {@link
+     * #HANDING_THE_WORKERS_SETTINGS_ON}: one that reads a group injects that group's mapping instead.
      */
     @Test
     void whoTakesTheWorkersSettingsReadsOneOfItsOwn() {
-        Set<String> groups = Stream.of(WorkerConfig.class.getDeclaredMethods())
-                .filter(method -> method.getReturnType().isInterface()
-                        && method.getReturnType().getEnclosingClass() == WorkerConfig.class)
-                .map(Method::getName)
-                .collect(Collectors.toSet());
-        Set<String> readingOnlyGroups = MAIN.stream()
+        assertThat(Stream.of(WorkerConfig.class.getDeclaredMethods())
+                        .filter(method -> method.getReturnType().isInterface()
+                                && method.getReturnType().getPackageName().startsWith("io.imageworker"))
+                        .map(Method::getName))
+                .as("groups of settings WorkerConfig holds")
+                .isEmpty();
+        Set<String> readingNothing = MAIN.stream()
                 .filter(type -> !type.getPackageName().equals("io.imageworker.config"))
                 // The bundle of mappings the start-up check reads.
                 .filter(type -> !type.isEquivalentTo(ConfigurationCheck.Settings.class))
@@ -162,12 +162,13 @@ class ArchitectureTest {
                         .anyMatch(constructor -> constructor.getRawParameterTypes().stream()
                                 .anyMatch(parameter -> parameter.isEquivalentTo(WorkerConfig.class))))
                 .filter(type -> type.getMethodCallsFromSelf().stream()
-                        .filter(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class))
-                        .allMatch(call -> groups.contains(call.getName())))
+                        .noneMatch(call -> call.getTargetOwner().isEquivalentTo(WorkerConfig.class)))
                 .map(JavaClass::getName)
                 .collect(Collectors.toSet());
 
-        assertThat(readingOnlyGroups).containsExactlyInAnyOrderElementsOf(READING_ONLY_GROUPS_STILL_IN_WORKER_CONFIG);
+        assertThat(readingNothing)
+                .as("classes that take WorkerConfig and read none of its settings")
+                .containsExactlyInAnyOrderElementsOf(HANDING_THE_WORKERS_SETTINGS_ON);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.imageworker.api;
 
 import io.imageworker.config.ProducerWeights;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayGuard;
 import io.imageworker.spend.BudgetGuard;
@@ -44,7 +45,8 @@ class Standings {
     private final OwnPace own;
 
     @Inject
-    Standings(RequestStates states, WorkerConfig config, GatewayGuard gateway, BudgetGuard budget) {
+    Standings(
+            RequestStates states, WorkerConfig config, TopicSettings topics, GatewayGuard gateway, BudgetGuard budget) {
         this(
                 states,
                 ProducerWeights.of(config.producerWeights()),
@@ -56,8 +58,7 @@ class Standings {
                                 Set.copyOf(config.producers().orElse(List.of()).stream()
                                         .map(String::trim)
                                         .toList()),
-                                config.topic()
-                                        .requestPriority()
+                                topics.requestPriority()
                                         .filter(topic -> !topic.isBlank())
                                         .isPresent(),
                                 Math.max(1, config.concurrency()))

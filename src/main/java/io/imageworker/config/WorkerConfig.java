@@ -7,21 +7,24 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The worker's own settings, under the prefix {@code image-worker}: the top-level ones (the limits, the graces, the
- * producers...) and the groups that no package owns alone yet ({@link Topic}, {@link Log},
- * {@link Console}). Each property is also an environment variable
- * ({@code image-worker.gateway.base-url} is {@code IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's
- * configuration surface are fixed by the contract in docs/configuration.md, wherever a setting is declared.
+ * The worker's own top-level settings, under the prefix {@code image-worker}: the limits, the graces, the producers...
+ * Each property is also an environment variable ({@code image-worker.gateway.base-url} is {@code
+ * IMAGE_WORKER_GATEWAY_BASE_URL}). The names of the product's configuration surface are fixed by the contract in
+ * docs/configuration.md, wherever a setting is declared.
  *
- * <p>A group that one package owns is a mapping of that package, under {@code image-worker.<group>}, injected by the
- * classes that read it instead of this one: {@code gateway.GatewaySettings} ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code
- * storage.StorageSettings} ({@code storage}), {@code spend.BudgetSettings} ({@code budget}), {@code
- * api.StatusSettings} ({@code status}), {@code messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code
- * cancel}), {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}); the
- * layers keep this package below them all, so a default here that needs one of them (the graces) takes its value as an
- * argument. Take this mapping only to read one of its own settings ({@code ArchitectureTest}). Most of its lines are
- * the Javadoc of each setting, which docs/configuration.md follows. The checks of the settings are in
- * {@code health.ConfigurationCheck}, the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
+ * <p>It holds no group: each group of settings is a mapping of the package that owns it, under {@code
+ * image-worker.<group>}, injected by the classes that read it instead of this one: {@code gateway.GatewaySettings}
+ * ({@code gateway}), {@code support.RetrySettings} ({@code retry}), {@code storage.StorageSettings} ({@code storage}),
+ * {@code spend.BudgetSettings} ({@code budget}), {@code api.StatusSettings} ({@code status}), {@code
+ * messaging.results.TransactionSettings} ({@code transactions}), {@code processing.CancelSettings} ({@code cancel}),
+ * {@code reference.ReferenceSettings} ({@code reference}), {@code net.DownloadSettings} ({@code download}), {@code
+ * console.ConsoleSettings} ({@code console}), {@code support.LogSettings} ({@code log}, which only
+ * application.properties reads), and in this package {@link TopicSettings} ({@code topic}: the topic names, read from
+ * the Kafka half up to the console). The layers keep this package below them all, so a default here that needs one of
+ * them (the graces) takes its value as an argument. Take this mapping only to read one of its own settings ({@code
+ * ArchitectureTest}). Most of its lines are the Javadoc of each setting, which docs/configuration.md follows. The
+ * checks of the settings are in {@code health.ConfigurationCheck} (the console's in {@code
+ * console.ConsoleSettingsCheck}), the parsed forms in {@link ProducerWeights}, {@link ProducerBudgets} and {@link
  * ProducerList}.
  */
 @ConfigMapping(prefix = "image-worker")
@@ -55,7 +58,7 @@ public interface WorkerConfig {
     Optional<Integer> readAhead();
 
     /**
-     * With parking on ({@link Topic#requestParked()}): once this many records of one producer wait for their turn in
+     * With parking on ({@link TopicSettings#requestParked()}): once this many records of one producer wait for their turn in
      * the normal lane, that producer's next records of the request topic are parked instead of read ahead, so that its
      * backlog never fills the read-ahead before the records of producers published after it. Empty: {@link
      * #maxInProgress()}'s value, enough to keep every place in progress busy with one producer alone.
@@ -90,9 +93,6 @@ public interface WorkerConfig {
     @WithDefault("image-worker")
     String consumerGroup();
 
-    /** Topic names. */
-    Topic topic();
-
     /**
      * On a dead token (401) or a wrong address (404 {@code Invalid URL}, HTML), pause intake and wait for the
      * gateway to become healthy instead of failing the backlog. {@code false} fails each such request.
@@ -122,7 +122,7 @@ public interface WorkerConfig {
 
     /**
      * The normal lane's least share of gateway slots while requests of both lanes wait for one (0 to 1): with the
-     * priority lane on ({@link Topic#requestPriority()}), a free slot goes to a waiting priority request first, except
+     * priority lane on ({@link TopicSettings#requestPriority()}), a free slot goes to a waiting priority request first, except
      * that at least this share of the slots handed out while both lanes wait goes to the normal lane, so that it never
      * starves. 0 serves the normal lane only when no priority request waits.
      */
@@ -146,12 +146,6 @@ public interface WorkerConfig {
      * then, ignored otherwise. A producer added is read once the workers restart with it.
      */
     Optional<List<String>> producers();
-
-    /** How the worker writes its log. */
-    Log log();
-
-    /** The console (issue 52): a page served by the worker under {@code /console}, off by default. */
-    Console console();
 
     /**
      * The most bytes of gateway answers, decoded images and edit references held at once ({@code
@@ -204,118 +198,11 @@ public interface WorkerConfig {
         return inProgressLimit() + readAheadLimit();
     }
 
-    /**
-     * The console ({@code console.ConsoleRoutes}): recent requests of the whole fleet read from the result topics by a
-     * consumer of its own, their images streamed from the store, the queue as this replica holds it. Nothing of it runs
-     * while it is off (no consumer, no work).
-     */
-    interface Console {
-        /** Serve the console under {@code /console} ({@code IMAGE_WORKER_CONSOLE_ENABLED}); off by default. */
-        @WithDefault("false")
-        boolean enabled();
-
-        /**
-         * The token that admits to the console ({@code IMAGE_WORKER_CONSOLE_TOKEN}): sent as {@code Authorization:
-         * Bearer <token>}, or typed once in the page's form, which sets a cookie. Empty: anyone who reaches the port
-         * is admitted.
-         */
-        Optional<String> token();
-
-        /**
-         * What the console may do besides reading ({@code IMAGE_WORKER_CONSOLE_ACTIONS}): {@code cancel} (publish a
-         * cancel of a request to the cancel topic) and {@code submit} (publish a request typed in the page). Empty:
-         * read-only.
-         */
-        Optional<List<String>> actions();
-
-        /**
-         * With {@link WorkerConfig#producerIdentity()} {@code topic}: admit each producer by its status credential
-         * ({@code status.tokens}, or the {@code status.producer-header} of an ingress) to a view of the console that
-         * shows that producer's requests, images, queue and spend only, and acts only as it ({@code
-         * IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS}). The console is then behind a credential even without {@link
-         * #token()}, which alone sees every producer's. Off by default; ignored (with a warning) with {@code
-         * declared}.
-         */
-        @WithDefault("false")
-        boolean producerAccess();
-
-        /** Most requests the console keeps ({@code IMAGE_WORKER_CONSOLE_MAX_ENTRIES}); its bytes are bounded too. */
-        @WithDefault("10000")
-        int maxEntries();
-    }
-
-    /** Log settings. */
-    interface Log {
-        /**
-         * Write each log line as one JSON object (ISO-8601 {@code timestamp}, {@code level}, {@code loggerName},
-         * {@code message}, {@code exception}...) for a log pipeline that parses them; else plain dated lines.
-         */
-        @WithDefault("false")
-        boolean json();
-    }
-
     /** Where a request's producer comes from ({@link #producerIdentity()}). */
     enum ProducerIdentity {
         /** The request's {@code producer} field, as the producer declares it: one trusted team. */
         declared,
         /** The request topic's suffix ({@code <request-topic>.<producer>}), which Kafka's ACLs authenticate. */
         topic
-    }
-
-    /** Topic names. */
-    interface Topic {
-        /** Requests are consumed from here. */
-        @WithDefault("image-request")
-        String request();
-
-        /** {@code image-completed} events go here. */
-        @WithDefault("image-completed")
-        String completed();
-
-        /** {@code image-failed} events go here. */
-        @WithDefault("image-failed")
-        String failed();
-
-        /** Records that cannot be read as a request go here, byte for byte. */
-        @WithDefault("image-request-dlq")
-        String dlq();
-
-        /**
-         * The priority lane (contract v1.1): requests consumed from this topic, beside {@link #request()} and in the
-         * same consumer group, get a free gateway slot before those of the normal lane (see
-         * {@link WorkerConfig#priorityMinShare()}). Each lane has its own intake and its own limit of requests in
-         * progress, so a full normal backlog never stops the priority lane's. Empty: no priority lane.
-         */
-        Optional<String> requestPriority();
-
-        /**
-         * Parking (fair shares at any backlog): a record of {@link #request()} that lies beyond its partition's window
-         * ({@link WorkerConfig#offsetWindow()}), or whose producer already has {@link WorkerConfig#parkAfter()}
-         * records waiting for their turn, is copied byte for byte to this topic, keyed by its producer, in the same
-         * transaction that commits its offset; this topic is consumed in the same group and lane, and its records take
-         * their turns like any other (they are never parked again). Needs transactions; empty: no parking.
-         */
-        Optional<String> requestParked();
-
-        /**
-         * {@code image.started} events (contract v1.1) go here: one when a request's first gateway call of an attempt
-         * leaves, never waited for. Empty: none are published.
-         */
-        Optional<String> status();
-
-        /**
-         * Cancellations (contract v1.2): records {@code {"requestId": "..."}} keyed by {@code requestId}, on a
-         * compacted topic, read by every replica from all its partitions (no consumer group). A request named there
-         * before any gateway call of it was made ends {@code CANCELLED}. Empty: no cancellation.
-         */
-        Optional<String> cancel();
-
-        /**
-         * The spend guard's log, used only when {@code budget.max-calls} is set: every replica that names the same
-         * topic shares one budget, and a restarted replica finds the window's count in it. Partition 0 is used; keep
-         * records at least two windows ({@code cleanup.policy=delete}, not compacted).
-         */
-        @WithDefault("image-worker-budget")
-        String budget();
     }
 }

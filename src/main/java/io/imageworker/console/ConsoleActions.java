@@ -3,6 +3,7 @@ package io.imageworker.console;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.imageworker.config.KafkaClientConfig;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
@@ -31,14 +32,21 @@ final class ConsoleActions {
     static final int MAX_PROMPT = 4000;
 
     private final WorkerConfig config;
+    private final TopicSettings topics;
     private final List<String> allowed;
     private final Map<String, Object> kafka;
     private final ObjectMapper json;
     private Producer<byte[], byte[]> producer;
 
-    ConsoleActions(WorkerConfig config, Map<String, Object> kafka, ObjectMapper json) {
+    ConsoleActions(
+            WorkerConfig config,
+            TopicSettings topics,
+            ConsoleSettings console,
+            Map<String, Object> kafka,
+            ObjectMapper json) {
         this.config = config;
-        this.allowed = config.console().actions().orElse(List.of());
+        this.topics = topics;
+        this.allowed = console.actions().orElse(List.of());
         this.kafka = kafka;
         this.json = json;
     }
@@ -58,7 +66,7 @@ final class ConsoleActions {
 
     /** The cancel topic, when cancellation is on. */
     Optional<String> cancelTopic() {
-        return config.topic().cancel().filter(name -> !name.isBlank());
+        return topics.cancel().filter(name -> !name.isBlank());
     }
 
     /** Publishes a cancel of {@code requestId} of {@code producer} (null: none named); completes once written. */
@@ -137,8 +145,8 @@ final class ConsoleActions {
             request.put("count", submission.count());
         }
         String topic = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
-                ? config.topic().request() + "." + submission.producer()
-                : config.topic().request();
+                ? topics.request() + "." + submission.producer()
+                : topics.request();
         return send(topic, requestId, request).thenApply(written -> requestId);
     }
 

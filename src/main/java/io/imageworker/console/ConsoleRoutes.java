@@ -7,6 +7,7 @@ import io.imageworker.api.RequestStates;
 import io.imageworker.api.StatusCallers;
 import io.imageworker.api.StatusSettings;
 import io.imageworker.config.StatusTokens;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
@@ -93,6 +94,8 @@ public class ConsoleRoutes {
     private static final String VIEWER = "image-worker-console-viewer";
 
     private final WorkerConfig config;
+    private final TopicSettings topics;
+    private final ConsoleSettings console;
     private final StorageSettings storage;
     private final BudgetSettings spend;
     private final StatusSettings status;
@@ -116,6 +119,8 @@ public class ConsoleRoutes {
     @Inject
     ConsoleRoutes(
             WorkerConfig config,
+            TopicSettings topics,
+            ConsoleSettings console,
             StorageSettings storage,
             BudgetSettings spend,
             StatusSettings status,
@@ -129,6 +134,8 @@ public class ConsoleRoutes {
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             WorkerThreads threads) {
         this.config = config;
+        this.topics = topics;
+        this.console = console;
         this.storage = storage;
         this.spend = spend;
         this.status = status;
@@ -145,19 +152,18 @@ public class ConsoleRoutes {
 
     /** Registers the console's routes and starts its reader, when the console is on; nothing otherwise. */
     void routes(@Observes Router router) {
-        WorkerConfig.Console settings = config.console();
-        if (!settings.enabled()) {
+        if (!console.enabled()) {
             return;
         }
         boolean perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        if (settings.producerAccess() && !perProducer) {
+        if (console.producerAccess() && !perProducer) {
             Log.warn("Console: IMAGE_WORKER_CONSOLE_PRODUCER_ACCESS is ignored: producers are declared"
                     + " (IMAGE_WORKER_PRODUCER_IDENTITY=declared), not authenticated, so none is admitted as itself");
         }
         access = new ConsoleAccess(
-                settings.token(), settings.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
-        feed = new ConsoleFeed(settings.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
-        actions = new ConsoleActions(config, kafka, json);
+                console.token(), console.producerAccess() ? callers : null, StatusTokens.of(status.tokens()));
+        feed = new ConsoleFeed(console.maxEntries(), ConsoleFeed.MAX_BYTES, perProducer);
+        actions = new ConsoleActions(config, topics, console, kafka, json);
         queue = new QueueView(states, gateway, budget, spend);
         assets.put("index.html", asset("index.html"));
         assets.put("login.html", asset("login.html"));
@@ -184,10 +190,7 @@ public class ConsoleRoutes {
         router.post("/console/api/requests").blockingHandler(this::submit, false);
 
         reader = new ConsoleReader(
-                ConsoleReader.topics(
-                        config.topic().completed(),
-                        config.topic().failed(),
-                        config.topic().status()),
+                ConsoleReader.topics(topics.completed(), topics.failed(), topics.status()),
                 kafka,
                 feed,
                 json,

@@ -7,7 +7,8 @@
  * IMAGE_WORKER_CONSOLE_ACTIONS} it cancels a request and sends one ({@link io.imageworker.console.ConsoleActions}). Its
  * routes are Vert.x routes ({@link io.imageworker.console.ConsoleRoutes}), registered only while it is on, behind a token
  * when one is set ({@link io.imageworker.console.ConsoleAccess}); where producers are authenticated, a producer's status
- * credential admits it to its own requests only.
+ * credential admits it to its own requests only. Its settings are {@link io.imageworker.console.ConsoleSettings},
+ * checked at start-up by {@link io.imageworker.console.ConsoleSettingsCheck}, whether it is on or not.
  *
  * <p>It is the top layer: it may use every package below it, and none uses it.
  */

@@ -6,6 +6,7 @@ import io.imageworker.config.ProducerTopics;
 import io.imageworker.config.ProducerWeights;
 import io.imageworker.config.ReferencePrefixes;
 import io.imageworker.config.StatusTokens;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.reference.ReferenceSettings;
@@ -24,7 +25,8 @@ import org.eclipse.microprofile.config.Config;
  * Whether the settings are complete and agree with each other: the settings the worker cannot guess (the gateway's base
  * URL, API key and model) are set, and no two settings contradict each other. Read from the settings alone; start-up
  * ({@code health.StartupCheck}) adds what only a setting's owner can tell (the shape of the gateway's address, the
- * memory budget) and refuses to start on any problem.
+ * memory budget) and the problems of the settings of the layers above it (the console's, each layer's {@link
+ * SettingsCheck}), and refuses to start on any problem.
  */
 public final class ConfigurationCheck {
 
@@ -63,15 +65,13 @@ public final class ConfigurationCheck {
 
     private ConfigurationCheck() {}
 
-    /** The console's actions, {@code IMAGE_WORKER_CONSOLE_ACTIONS}. */
-    public static final List<String> CONSOLE_ACTIONS = List.of("cancel", "submit");
-
     /**
      * The settings checked: the mappings of the settings that concern more than one package, or that contradict each
      * other across packages.
      */
     public record Settings(
             WorkerConfig worker,
+            TopicSettings topic,
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
@@ -115,13 +115,6 @@ public final class ConfigurationCheck {
         if (!(config.priorityMinShare() >= 0 && config.priorityMinShare() <= 1)) {
             problems.add("IMAGE_WORKER_PRIORITY_MIN_SHARE (" + config.priorityMinShare() + ") must be from 0 to 1");
         }
-        config.console().actions().orElse(List.of()).stream()
-                .filter(action -> !CONSOLE_ACTIONS.contains(action))
-                .forEach(action -> problems.add("IMAGE_WORKER_CONSOLE_ACTIONS: '" + action + "' is not one of "
-                        + String.join(", ", CONSOLE_ACTIONS)));
-        if (config.console().maxEntries() < 1) {
-            problems.add("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
-        }
         problems.addAll(topicProblems(settings));
         problems.addAll(referenceProblems(settings));
         problems.addAll(statusProblems(settings));
@@ -133,16 +126,16 @@ public final class ConfigurationCheck {
     private static List<String> topicProblems(Settings settings) {
         WorkerConfig config = settings.worker();
         List<String> problems = new ArrayList<>();
-        if (config.topic()
+        if (settings.topic()
                 .requestPriority()
-                .filter(config.topic().request()::equals)
+                .filter(settings.topic().request()::equals)
                 .isPresent()) {
             problems.add("IMAGE_WORKER_TOPIC_REQUEST_PRIORITY must name another topic than IMAGE_WORKER_TOPIC_REQUEST");
         }
-        config.topic()
+        settings.topic()
                 .requestParked()
-                .filter(parked -> parked.equals(config.topic().request())
-                        || config.topic()
+                .filter(parked -> parked.equals(settings.topic().request())
+                        || settings.topic()
                                 .requestPriority()
                                 .filter(parked::equals)
                                 .isPresent())
@@ -294,7 +287,7 @@ public final class ConfigurationCheck {
                         + " a segment with IMAGE_WORKER_PRODUCER_IDENTITY=topic: keys are <key prefix><producer>/...");
             }
         }
-        WorkerConfig.Topic topic = config.topic();
+        TopicSettings topic = settings.topic();
         List<String> read = new ArrayList<>(ProducerTopics.topics(topic.request(), producers));
         topic.requestPriority()
                 .filter(name -> !name.isBlank())
@@ -352,10 +345,10 @@ public final class ConfigurationCheck {
         // is on polls with that listener: the request channel's, the priority lane's and the parked topic's. The last
         // two follow the request channel's setting unless set themselves; one set nowhere gets Kafka's default.
         List<String> pollIntervals = new ArrayList<>(List.of(MAX_POLL_INTERVAL_PROPERTY));
-        if (named(config.topic().requestPriority())) {
+        if (named(settings.topic().requestPriority())) {
             pollIntervals.add(PRIORITY_MAX_POLL_INTERVAL_PROPERTY);
         }
-        if (named(config.topic().requestParked())) {
+        if (named(settings.topic().requestParked())) {
             pollIntervals.add(PARKED_MAX_POLL_INTERVAL_PROPERTY);
         }
         Duration rebalanceWait = config.rebalanceWait(settings.gateway().timeout(), retry.infrastructurePatience());

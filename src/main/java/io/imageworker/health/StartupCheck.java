@@ -1,6 +1,7 @@
 package io.imageworker.health;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.gateway.GatewayClient;
 import io.imageworker.gateway.GatewayEndpoint;
@@ -16,6 +17,7 @@ import io.quarkus.runtime.StartupEvent;
 import jakarta.annotation.Priority;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.inject.Instance;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +27,8 @@ import org.eclipse.microprofile.config.ConfigProvider;
 
 /**
  * Refuses to start without the settings the worker cannot guess (the gateway's base URL, API key and model), or with
- * settings that contradict each other ({@link ConfigurationCheck}), and probes the gateway's address. Each problem is named in one line, then the process exits with status 1,
+ * settings that contradict each other ({@link ConfigurationCheck}, and the {@link SettingsCheck} of each layer above:
+ * the console's), and probes the gateway's address. Each problem is named in one line, then the process exits with status 1,
  * before any record is read.
  */
 @ApplicationScoped
@@ -33,22 +36,29 @@ public class StartupCheck {
 
     private final WorkerConfig config;
     private final ConfigurationCheck.Settings settings;
+    /** The checks of the settings of the layers above (the console's). */
+    private final Instance<SettingsCheck> above;
+
     private volatile boolean passed;
 
     StartupCheck(
             WorkerConfig config,
+            TopicSettings topic,
             RetrySettings retry,
             StorageSettings storage,
             BudgetSettings budget,
             StatusSettings status,
             GatewaySettings gateway,
-            ReferenceSettings reference) {
+            ReferenceSettings reference,
+            Instance<SettingsCheck> above) {
         this.config = config;
-        this.settings = new ConfigurationCheck.Settings(config, retry, storage, budget, status, gateway, reference);
+        this.above = above;
+        this.settings =
+                new ConfigurationCheck.Settings(config, topic, retry, storage, budget, status, gateway, reference);
     }
 
     void check(@Observes @Priority(1) StartupEvent event, GatewayClient gateway) {
-        List<String> problems = problems(settings, ConfigProvider.getConfig());
+        List<String> problems = problems(settings, ConfigProvider.getConfig(), above);
         if (problems.isEmpty() && settings.gateway().checkAtStart()) {
             addressProblem(gateway).ifPresent(problems::add);
         }
@@ -106,6 +116,17 @@ public class StartupCheck {
     /** Whether the configuration is complete; nothing is consumed otherwise. */
     public boolean passed() {
         return passed;
+    }
+
+    /**
+     * The settings' problems: those of {@link #problems(ConfigurationCheck.Settings, Config)}, then those of each check
+     * of the settings of a layer above ({@code above}).
+     */
+    static List<String> problems(
+            ConfigurationCheck.Settings settings, Config channels, Iterable<? extends SettingsCheck> above) {
+        List<String> problems = problems(settings, channels);
+        above.forEach(check -> problems.addAll(check.problems()));
+        return problems;
     }
 
     /**

@@ -3,6 +3,7 @@ package io.imageworker.messaging;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.imageworker.config.ProducerTopics;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.messaging.results.RecordContext;
 import io.smallrye.reactive.messaging.kafka.api.IncomingKafkaRecordMetadata;
@@ -28,11 +29,11 @@ public class ProducerIdentities {
     private final Optional<String> priorityTopic;
     private final Optional<String> parkedTopic;
 
-    ProducerIdentities(WorkerConfig config) {
+    ProducerIdentities(WorkerConfig config, TopicSettings topics) {
         this.fromTopic = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        this.requestTopic = config.topic().request();
-        this.priorityTopic = config.topic().requestPriority().filter(topic -> !topic.isBlank());
-        this.parkedTopic = config.topic().requestParked().filter(topic -> !topic.isBlank());
+        this.requestTopic = topics.request();
+        this.priorityTopic = topics.requestPriority().filter(topic -> !topic.isBlank());
+        this.parkedTopic = topics.requestParked().filter(topic -> !topic.isBlank());
     }
 
     /** Whether the producer is taken from the topic. */

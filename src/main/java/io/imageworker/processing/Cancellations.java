@@ -1,6 +1,6 @@
 package io.imageworker.processing;
 
-import io.imageworker.config.WorkerConfig;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.TerminalEvent;
@@ -93,12 +93,12 @@ public class Cancellations {
     private long droppedSinceLog;
 
     @Inject
-    Cancellations(WorkerConfig config, CancelSettings cancel, MeterRegistry registry, RequestsInProgress progress) {
+    Cancellations(TopicSettings topics, CancelSettings cancel, MeterRegistry registry, RequestsInProgress progress) {
         this(
                 Clock.systemUTC(),
                 cancel.retention(),
                 MAX_HELD_BYTES,
-                config.topic().cancel().filter(topic -> !topic.isBlank()).isPresent(),
+                topics.cancel().filter(topic -> !topic.isBlank()).isPresent(),
                 registry,
                 progress);
     }

@@ -3,6 +3,7 @@ package io.imageworker.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.testing.TestConfig;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -12,11 +13,14 @@ class ConsoleActionsTest {
 
     @Test
     void aCancelGoesToTheCancelTopicOfTheRequestsProducerWhenProducersAreToldByTopic() {
+        Map<String, String> topicMode = Map.of(
+                "image-worker.producer-identity", "topic",
+                "image-worker.producers", "catalogue,edits",
+                "image-worker.topic.cancel", "image-cancel");
         ConsoleActions perProducer = new ConsoleActions(
-                TestConfig.worker(Map.of(
-                        "image-worker.producer-identity", "topic",
-                        "image-worker.producers", "catalogue,edits",
-                        "image-worker.topic.cancel", "image-cancel")),
+                TestConfig.worker(topicMode),
+                TestConfig.settings(TopicSettings.class, topicMode),
+                TestConfig.settings(ConsoleSettings.class, topicMode),
                 Map.of(),
                 new ObjectMapper());
 
@@ -25,8 +29,13 @@ class ConsoleActionsTest {
         assertThat(perProducer.cancelTopicOf("other")).isEqualTo("image-cancel");
         assertThat(perProducer.cancelTopicOf(null)).isEqualTo("image-cancel");
 
+        Map<String, String> declaredMode = Map.of("image-worker.topic.cancel", "image-cancel");
         ConsoleActions declared = new ConsoleActions(
-                TestConfig.worker(Map.of("image-worker.topic.cancel", "image-cancel")), Map.of(), new ObjectMapper());
+                TestConfig.worker(declaredMode),
+                TestConfig.settings(TopicSettings.class, declaredMode),
+                TestConfig.settings(ConsoleSettings.class, declaredMode),
+                Map.of(),
+                new ObjectMapper());
         assertThat(declared.cancelTopicOf("edits")).isEqualTo("image-cancel");
     }
 }

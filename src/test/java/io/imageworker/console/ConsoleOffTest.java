@@ -2,10 +2,12 @@ package io.imageworker.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.health.SettingsCheck;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -18,7 +20,8 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The console off, as the worker ships (the pipeline tests' own worker, no start of its own): none of its routes
- * answers, none of its pages is served as a static file, and none of its work runs (no reader thread, no feed).
+ * answers, none of its pages is served as a static file, and none of its work runs (no reader thread, no feed); its
+ * settings are checked at start-up all the same.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
@@ -30,6 +33,9 @@ class ConsoleOffTest {
 
     @Inject
     ConsoleRoutes routes;
+
+    @Inject
+    Instance<SettingsCheck> checksAboveTheStartupCheck;
 
     @Test
     void offItServesNothingAndRunsNothing() throws Exception {
@@ -51,5 +57,13 @@ class ConsoleOffTest {
         assertThat(Thread.getAllStackTraces().keySet())
                 .extracting(Thread::getName)
                 .noneMatch(name -> name.startsWith("image-worker-console"));
+    }
+
+    /** The start-up check adds the problems of the console's settings to its own ({@code ConsoleSettingsCheckTest}). */
+    @Test
+    void offItsSettingsAreCheckedAtStartAllTheSame() {
+        assertThat(checksAboveTheStartupCheck.stream())
+                .hasAtLeastOneElementOfType(ConsoleSettingsCheck.class)
+                .allSatisfy(check -> assertThat(check.problems()).isEmpty());
     }
 }

@@ -3,6 +3,7 @@ package io.imageworker.health;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
@@ -12,6 +13,7 @@ import io.imageworker.testing.TestConfig;
 import io.smallrye.config.PropertiesConfigSource;
 import io.smallrye.config.SmallRyeConfigBuilder;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.microprofile.config.Config;
 import org.junit.jupiter.api.Test;
@@ -26,6 +28,7 @@ class StartupCheckTest {
     private static ConfigurationCheck.Settings settings(Map<String, String> overrides) {
         return new ConfigurationCheck.Settings(
                 TestConfig.worker(overrides),
+                TestConfig.settings(TopicSettings.class, overrides),
                 TestConfig.settings(RetrySettings.class, overrides),
                 TestConfig.settings(StorageSettings.class, overrides),
                 TestConfig.settings(BudgetSettings.class, overrides),
@@ -355,5 +358,26 @@ class StartupCheckTest {
                 .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_BASE_URL"))
                 .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_API_KEY"))
                 .anyMatch(problem -> problem.startsWith("IMAGE_WORKER_GATEWAY_MODEL"));
+    }
+
+    /**
+     * The settings of a layer above, checked there (the console's, which this layer may not read): their problems
+     * come after those of the settings checked here, and one is enough to refuse the start.
+     */
+    @Test
+    void addsTheProblemsOfTheChecksOfTheLayersAbove() {
+        SettingsCheck above = () -> List.of("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
+
+        assertThat(StartupCheck.problems(settings(), channels("1200000"), List.of(above)))
+                .containsExactly("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
+        assertThat(StartupCheck.problems(
+                        settings(Map.of("image-worker.memory-budget", "lots")),
+                        channels("1200000"),
+                        List.of(above, List::of)))
+                .hasSize(2)
+                .last()
+                .isEqualTo("IMAGE_WORKER_CONSOLE_MAX_ENTRIES must be at least 1");
+        assertThat(StartupCheck.problems(settings(), channels("1200000"), List.of(List::of)))
+                .isEmpty();
     }
 }

@@ -1,7 +1,9 @@
 package io.imageworker.testing;
 
 import io.imageworker.api.StatusSettings;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
+import io.imageworker.console.ConsoleSettings;
 import io.imageworker.gateway.GatewaySettings;
 import io.imageworker.messaging.results.TransactionSettings;
 import io.imageworker.net.DownloadSettings;
@@ -9,6 +11,7 @@ import io.imageworker.processing.CancelSettings;
 import io.imageworker.reference.ReferenceSettings;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.storage.StorageSettings;
+import io.imageworker.support.LogSettings;
 import io.imageworker.support.RetrySettings;
 import io.quarkus.runtime.configuration.DurationConverter;
 import io.smallrye.config.ConfigMapping;
@@ -32,6 +35,8 @@ public final class TestConfig {
      */
     public static final List<Class<?>> MAPPINGS = List.of(
             WorkerConfig.class,
+            TopicSettings.class,
+            ConsoleSettings.class,
             RetrySettings.class,
             StorageSettings.class,
             BudgetSettings.class,
@@ -40,7 +45,8 @@ public final class TestConfig {
             GatewaySettings.class,
             CancelSettings.class,
             ReferenceSettings.class,
-            DownloadSettings.class);
+            DownloadSettings.class,
+            LogSettings.class);
 
     private TestConfig() {}
 

@@ -1,5 +1,6 @@
 package io.imageworker.messaging.intake;
 
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.Lane;
 import io.quarkus.logging.Log;
@@ -32,13 +33,15 @@ public class Lanes {
 
     private final KafkaClientService kafkaClients;
     private final WorkerConfig config;
+    private final TopicSettings topics;
     private final Admission admission;
     /** Each subscription, by its channel. */
     private final Map<String, Cancellable> subscriptions = new TreeMap<>();
 
-    Lanes(KafkaClientService kafkaClients, WorkerConfig config, Admission admission) {
+    Lanes(KafkaClientService kafkaClients, WorkerConfig config, TopicSettings topics, Admission admission) {
         this.kafkaClients = kafkaClients;
         this.config = config;
+        this.topics = topics;
         this.admission = admission;
     }
 
@@ -49,7 +52,7 @@ public class Lanes {
                         + " flight",
                 priorityOn()
                         ? " and priority requests from "
-                                + config.topic().requestPriority().get()
+                                + topics.requestPriority().get()
                                 + " (the normal lane keeps at least " + config.priorityMinShare()
                                 + " of the gateway slots while both wait)"
                         : "",
@@ -60,10 +63,7 @@ public class Lanes {
 
     /** Whether the priority lane is on: its topic is configured. */
     public boolean priorityOn() {
-        return config.topic()
-                .requestPriority()
-                .filter(topic -> !topic.isBlank())
-                .isPresent();
+        return topics.requestPriority().filter(topic -> !topic.isBlank()).isPresent();
     }
 
     /**

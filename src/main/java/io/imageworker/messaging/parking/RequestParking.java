@@ -2,6 +2,7 @@ package io.imageworker.messaging.parking;
 
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerTopics;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.messaging.offsets.InFlight;
@@ -86,15 +87,16 @@ public class RequestParking {
 
     RequestParking(
             WorkerConfig config,
+            TopicSettings topics,
             ResultSink sink,
             KafkaClientService kafkaClients,
             @Identifier("default-kafka-broker") Map<String, Object> kafka) {
         this.kafka = kafka;
         this.parker = sink.parker();
         this.kafkaClients = kafkaClients;
-        this.source = config.topic().request();
+        this.source = topics.request();
         this.perProducer = config.producerIdentity() == WorkerConfig.ProducerIdentity.topic;
-        this.parked = config.topic().requestParked().filter(topic -> !topic.isBlank());
+        this.parked = topics.requestParked().filter(topic -> !topic.isBlank());
         this.maxRecordBytes = ResultPublisher.maxRecordBytes(kafka);
         if (parked.isPresent() && parker.isEmpty()) {
             Log.warnf(

@@ -1,5 +1,6 @@
 package io.imageworker.messaging.results;
 
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.EventCodec;
 import io.imageworker.contract.ImageStarted;
@@ -79,17 +80,17 @@ public class ResultPublisher implements CallListener {
             @Channel("status") @OnOverflow(OnOverflow.Strategy.UNBOUNDED_BUFFER) MutinyEmitter<byte[]> status,
             EventCodec codec,
             WorkerConfig config,
+            TopicSettings topics,
             @Identifier("default-kafka-broker") Map<String, Object> kafka) {
         this.completed = completed;
         this.failed = failed;
         this.deadLetters = deadLetters;
         this.status = status;
         this.codec = codec;
-        this.completedTopic = config.topic().completed();
-        this.failedTopic = config.topic().failed();
-        this.deadLetterTopic = config.topic().dlq();
-        this.statusOn =
-                config.topic().status().filter(topic -> !topic.isBlank()).isPresent();
+        this.completedTopic = topics.completed();
+        this.failedTopic = topics.failed();
+        this.deadLetterTopic = topics.dlq();
+        this.statusOn = topics.status().filter(topic -> !topic.isBlank()).isPresent();
         this.maxStatusOnTheirWay = config.inProgressLimit();
         this.maxRecordBytes = maxRecordBytes(kafka);
         this.copies = new DeadLetterCopies(maxRecordBytes);

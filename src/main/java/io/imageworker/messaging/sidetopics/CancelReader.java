@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerTopics;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.config.WorkerConfig;
 import io.imageworker.contract.ImageRequest;
 import io.imageworker.contract.RequestId;
@@ -104,13 +105,14 @@ public class CancelReader {
     @Inject
     CancelReader(
             WorkerConfig config,
+            TopicSettings topics,
             Cancellations cancellations,
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             ObjectMapper json,
             MeterRegistry registry,
             WorkerThreads threads) {
         this(
-                config.topic().cancel().filter(name -> !name.isBlank()),
+                topics.cancel().filter(name -> !name.isBlank()),
                 config.producerIdentity() == WorkerConfig.ProducerIdentity.topic
                         ? Optional.of(config.producers().orElse(List.of()).stream()
                                 .map(String::trim)

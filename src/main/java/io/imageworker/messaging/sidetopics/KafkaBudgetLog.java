@@ -4,7 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.config.KafkaClientConfig;
 import io.imageworker.config.ProducerBudgets;
-import io.imageworker.config.WorkerConfig;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetLog;
 import io.imageworker.spend.BudgetSettings;
@@ -116,14 +116,14 @@ public class KafkaBudgetLog implements BudgetLog {
 
     @Inject
     KafkaBudgetLog(
-            WorkerConfig config,
+            TopicSettings topics,
             BudgetSettings budget,
             @Identifier("default-kafka-broker") Map<String, Object> kafka,
             ObjectMapper json,
             MeterRegistry registry,
             WorkerThreads threads) {
         this(
-                config,
+                topics,
                 budget,
                 kafka,
                 json,
@@ -140,7 +140,7 @@ public class KafkaBudgetLog implements BudgetLog {
      * threads}, for tests.
      */
     KafkaBudgetLog(
-            WorkerConfig config,
+            TopicSettings topics,
             BudgetSettings budget,
             Map<String, Object> kafka,
             ObjectMapper json,
@@ -149,7 +149,7 @@ public class KafkaBudgetLog implements BudgetLog {
             LongSupplier nanos,
             Duration firstBackoff,
             WorkerThreads threads) {
-        this.topic = config.topic().budget();
+        this.topic = topics.budget();
         this.windowMillis = budget.window().toMillis();
         Map<String, Long> windows = new java.util.HashMap<>();
         Map<String, Integer> limits = new java.util.HashMap<>();

@@ -2,6 +2,7 @@ package io.imageworker.messaging.parking;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.config.TopicSettings;
 import io.imageworker.messaging.offsets.OffsetsFixture;
 import io.imageworker.messaging.results.RecordContext;
 import io.imageworker.messaging.results.ResultSink;
@@ -33,7 +34,7 @@ class RequestParkingTest {
         var config = TestConfig.worker(settings);
         ResultSink sink = ResultTransactionsFixture.sink(settings, new OffsetsFixture(System::nanoTime).partitions());
         // No Kafka client is asked for anything here.
-        return new RequestParking(config, sink, null, Map.of());
+        return new RequestParking(config, TestConfig.settings(TopicSettings.class, settings), sink, null, Map.of());
     }
 
     private static RecordContext of(String topic) {
@@ -91,7 +92,12 @@ class RequestParkingTest {
         Map<String, String> settings = Map.of("image-worker.topic.request-parked", PARKED);
         var config = TestConfig.worker(settings);
         ResultSink sink = ResultTransactionsFixture.sink(settings, new OffsetsFixture(System::nanoTime).partitions());
-        RequestParking parking = new RequestParking(config, sink, null, Map.of("max.request.size", "10000"));
+        RequestParking parking = new RequestParking(
+                config,
+                TestConfig.settings(TopicSettings.class, settings),
+                sink,
+                null,
+                Map.of("max.request.size", "10000"));
         RecordContext record = new RecordContext(null, new RecordHeaders(), "image-request", 0, 0, Instant.now());
 
         assertThat(parking.tooLargeToPark(null, new byte[9000], record)).isNull();

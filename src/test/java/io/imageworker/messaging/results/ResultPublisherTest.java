@@ -2,6 +2,7 @@ package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.config.TopicSettings;
 import io.imageworker.contract.Billing;
 import io.imageworker.contract.ErrorCode;
 import io.imageworker.contract.EventCodec;
@@ -37,6 +38,7 @@ class ResultPublisherTest {
             null,
             codec,
             TestConfig.worker(),
+            TestConfig.settings(TopicSettings.class),
             Map.of(ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES)));
 
     @Test

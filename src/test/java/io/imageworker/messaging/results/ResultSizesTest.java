@@ -2,6 +2,7 @@ package io.imageworker.messaging.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.config.TopicSettings;
 import io.imageworker.testing.TestConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -27,8 +28,8 @@ class ResultSizesTest {
     private static final int MAX = ResultPublisher.DEFAULT_MAX_RECORD_BYTES;
     private static final int ROOM = MAX - ResultEnvelope.RESULT_ROOM;
 
-    private final ResultPublisher publisher =
-            new ResultPublisher(null, null, null, null, null, TestConfig.worker(), Map.of());
+    private final ResultPublisher publisher = new ResultPublisher(
+            null, null, null, null, null, TestConfig.worker(), TestConfig.settings(TopicSettings.class), Map.of());
 
     @Test
     void aResultKeepsAKeyAndTracestateThatLeaveItRoom() {

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.contract.Billing.CallCost;
 import io.imageworker.spend.BudgetGuard;
 import io.imageworker.spend.BudgetSettings;
@@ -157,11 +158,11 @@ class BudgetCopierTest {
                 Integer.toString(CAP),
                 "image-worker.budget.on-exceeded",
                 "fail");
-        var config = TestConfig.worker(properties);
+        TopicSettings topics = TestConfig.settings(TopicSettings.class, properties);
         BudgetSettings budget = TestConfig.settings(BudgetSettings.class, properties);
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         KafkaBudgetLog log = new KafkaBudgetLog(
-                config,
+                topics,
                 budget,
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetSettings;
@@ -249,7 +250,7 @@ class HostileSideTopicsTest {
                 "image-worker.budget.max-calls",
                 Integer.toString(CAP));
         KafkaBudgetLog log = new KafkaBudgetLog(
-                TestConfig.worker(budget),
+                TestConfig.settings(TopicSettings.class, budget),
                 TestConfig.settings(BudgetSettings.class, budget),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),

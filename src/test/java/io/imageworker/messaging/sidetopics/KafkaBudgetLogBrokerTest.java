@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerThreads;
@@ -52,7 +53,7 @@ class KafkaBudgetLogBrokerTest {
     void aReaderThatCannotReadARecordRestartsAtItAndTheClaimBehindItIsDecided() {
         String topic = "image-worker-budget-" + UUID.randomUUID();
         log = new KafkaBudgetLog(
-                TestConfig.worker(capOfOne(topic)),
+                TestConfig.settings(TopicSettings.class, capOfOne(topic)),
                 TestConfig.settings(BudgetSettings.class, capOfOne(topic)),
                 Map.of(
                         CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG,
@@ -89,7 +90,7 @@ class KafkaBudgetLogBrokerTest {
                 .writeValueAsBytes(new KafkaBudgetLog.Record(BudgetLedger.Kind.CLAIM, "early", window, 1, "another"));
         AtomicBoolean written = new AtomicBoolean();
         log = new KafkaBudgetLog(
-                TestConfig.worker(capOfOne(topic)),
+                TestConfig.settings(TopicSettings.class, capOfOne(topic)),
                 TestConfig.settings(BudgetSettings.class, capOfOne(topic)),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),
@@ -184,7 +185,7 @@ class KafkaBudgetLogBrokerTest {
 
     private KafkaBudgetLog brokerLog(Map<String, String> settings, String bootstrap) {
         return new KafkaBudgetLog(
-                TestConfig.worker(settings),
+                TestConfig.settings(TopicSettings.class, settings),
                 TestConfig.settings(BudgetSettings.class, settings),
                 Map.of(CommonClientConfigs.BOOTSTRAP_SERVERS_CONFIG, bootstrap),
                 new ObjectMapper(),

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.imageworker.config.TopicSettings;
 import io.imageworker.spend.BudgetLedger;
 import io.imageworker.spend.BudgetSettings;
 import io.imageworker.support.WorkerThreads;
@@ -58,7 +59,7 @@ class KafkaBudgetLogTest {
                 "image-worker.budget.max-calls",
                 Integer.toString(CAP));
         log = new KafkaBudgetLog(
-                TestConfig.worker(budget),
+                TestConfig.settings(TopicSettings.class, budget),
                 TestConfig.settings(BudgetSettings.class, budget),
                 Map.of(),
                 json,
