@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.processing.Cancellations;
 import io.imageworker.testing.KafkaTestClient;
 import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.gateway.Fault;
 import io.imageworker.testing.infra.Infrastructure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.quarkus.test.common.WithTestResource;
@@ -168,10 +169,13 @@ class ParkingTest extends PipelineTestSupport {
     @Test
     void aRecordWhoseParkedCopyKafkaWouldRefuseIsAnsweredAtOnceInsteadOfParked() throws Exception {
         awaitConsumerOf(TOPIC);
-        // Slow calls: the backlog below is still there when the records at the limit come. Its 24 records keep the
-        // large one beyond the window for four rounds of the four call slots, 8 s (with 16, 4 s: a loaded machine once
-        // read it after the window had reached it, and it was called).
-        gateway.control().setLatency(Duration.ofSeconds(2));
+        // The large record must be read while it lies beyond its partition's window. The first call of the backlog
+        // below hangs until the worker's gateway timeout (then its retry is answered): that request, one of the
+        // first ten, stays unacknowledged meanwhile and holds the window below the large record, while the others'
+        // calls are answered at once and free the read-ahead's bytes that the large record waits for before it is
+        // taken. (With calls of a fixed 2 s, every place and the read-ahead were full until a round ended, and a
+        // loaded machine read the large record twice after the window had reached it; it was called.)
+        gateway.control().injectFault(Fault.hang());
         // A backlog of producer a on partition 0, past its partition's window of 10, then the two records at the
         // limit, then one more: sent at once, so that the records after the backlog are read while it waits.
         List<String> before = new ArrayList<>();
