@@ -35,7 +35,7 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
 
 /**
  * References the worker must never read, end to end, each ending with no gateway call: {@code https://} hosts that
- * are on the host list but are loopback, private or cloud-metadata addresses ({@link EditEdgeProfile}), an object over
+ * are on the host list but are loopback, private or cloud-metadata addresses ({@link OptInProfile}), an object over
  * 25 MB, and a store that cannot be read (which is a {@code STORAGE_ERROR}, not a refused reference). The store is
  * reached through a recording {@link StoreProxy}, so the S3 requests a reference caused can be seen.
  *
@@ -45,7 +45,7 @@ import software.amazon.awssdk.services.s3.S3AsyncClient;
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
-@TestProfile(EditEdgeProfile.class)
+@TestProfile(OptInProfile.class)
 @WithTestResource(StoreProxyTestResource.class)
 class EditReferenceRefusalTest extends PipelineTestSupport {
 

@@ -20,12 +20,12 @@ import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
- * {@code IMAGE_WORKER_GATEWAY_EDIT_MODE=single} ({@link EditEdgeProfile}), end to end: for a gateway that does not
+ * {@code IMAGE_WORKER_GATEWAY_EDIT_MODE=single} ({@link OptInProfile}), end to end: for a gateway that does not
  * honour {@code image[]}, only the base image is sent, as {@code image}; the mask still goes as {@code mask}.
  */
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
-@TestProfile(EditEdgeProfile.class)
+@TestProfile(OptInProfile.class)
 @WithTestResource(StoreProxyTestResource.class)
 class EditSingleModeTest extends PipelineTestSupport {
 

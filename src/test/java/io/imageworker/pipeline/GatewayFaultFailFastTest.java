@@ -3,7 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.StoreProxyTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -16,7 +16,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
-@WithTestResource(WorkerTestResource.class)
+@WithTestResource(StoreProxyTestResource.class)
 class GatewayFaultFailFastTest extends PipelineTestSupport {
 
     @Test

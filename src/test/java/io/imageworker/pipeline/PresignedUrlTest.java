@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.imageworker.image.ImageInspector;
-import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.StoreProxyTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.common.http.TestHTTPResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
-@WithTestResource(WorkerTestResource.class)
+@WithTestResource(StoreProxyTestResource.class)
 class PresignedUrlTest extends PipelineTestSupport {
 
     @TestHTTPResource("/requests/")

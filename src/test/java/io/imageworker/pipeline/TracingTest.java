@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.imageworker.testing.KafkaTestClient;
-import io.imageworker.testing.WorkerTestResource;
+import io.imageworker.testing.StoreProxyTestResource;
 import io.imageworker.testing.gateway.Fault;
 import io.imageworker.testing.gateway.RecordedCall;
 import io.imageworker.testing.images.TestImages;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.parallel.ExecutionMode;
 @QuarkusTest
 @Execution(ExecutionMode.SAME_THREAD)
 @TestProfile(OptInProfile.class)
-@WithTestResource(WorkerTestResource.class)
+@WithTestResource(StoreProxyTestResource.class)
 class TracingTest extends PipelineTestSupport {
 
     private static final String PRODUCER_SPAN = "00f067aa0ba902b7";

@@ -60,7 +60,10 @@ public final class StoreProxy implements AutoCloseable {
         this.client = vertx.createHttpClient(new HttpClientOptions().setMaxPoolSize(64));
         // The 100 Continue is answered in forward(): answered automatically, the request reaches it without its
         // Expect header, and no test could see that an upload asked for one.
-        this.server = vertx.createHttpServer(new HttpServerOptions()).requestHandler(this::forward);
+        // HTTP/1.1 only, as S3 answers: a client that offers an upgrade to cleartext HTTP/2 (Java's HttpClient does by
+        // default) keeps HTTP/1.1, and every request has the Host header that forward() reads.
+        this.server = vertx.createHttpServer(new HttpServerOptions().setHttp2ClearTextEnabled(false))
+                .requestHandler(this::forward);
         await(server.listen(0, "127.0.0.1"));
     }
 
