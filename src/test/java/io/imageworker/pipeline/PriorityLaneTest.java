@@ -3,6 +3,7 @@ package io.imageworker.pipeline;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.imageworker.contract.Lane;
 import io.imageworker.gateway.ConcurrencyLimiter;
 import io.imageworker.testing.WorkerTestResource;
 import io.quarkus.test.common.WithTestResource;
@@ -34,13 +35,21 @@ class PriorityLaneTest extends PipelineTestSupport {
     @Test
     void aPriorityRequestOvertakesTheNormalBacklogAndTheNormalCallsWaitingForASlot() {
         awaitConsumerOf(WorkerTestResource.PRIORITY_REQUESTS);
-        // All four calls of a round end together: a round frees the four slots at once.
-        gateway.control().setLatency(Duration.ofSeconds(1));
+        // The first round's four calls wait at the simulator's gate until the priority request waits for a slot too;
+        // then the round ends at once and frees the four slots together. (With calls of a fixed 1 s, a loaded machine
+        // once read the priority request after the round had ended: two normal calls went first.)
+        gateway.control().setLatency(Duration.ofMillis(200)).closeGate();
         List<String> normal = sendRequests(NORMAL, "normal", "");
-        await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4 && limiter.waiting() == 4);
         String urgent = newId("urgent");
-        Instant sent = Instant.now();
-        kafka.send(WorkerTestResource.PRIORITY_REQUESTS, request(urgent, ""));
+        Instant sent;
+        try {
+            await().atMost(WITHIN).until(() -> gateway.imageCallsInFlight() == 4 && limiter.waiting() == 4);
+            sent = Instant.now();
+            kafka.send(WorkerTestResource.PRIORITY_REQUESTS, request(urgent, ""));
+            await().atMost(WITHIN).until(() -> limiter.waiting(Lane.PRIORITY) == 1);
+        } finally {
+            gateway.control().openGate();
+        }
 
         assertThat(body(result(urgent)).path("image").path("key").asText()).isEqualTo("images/" + urgent + ".png");
         Instant urgentCalled = callsFor(urgent).get(0).arrivedAt();
@@ -54,7 +63,11 @@ class PriorityLaneTest extends PipelineTestSupport {
                 .count();
         String waited = "the priority request waited "
                 + Duration.between(sent, urgentCalled).toMillis() + " ms";
-        assertThat(calledMeanwhile).as(waited).isLessThanOrEqualTo(1);
+        // The round frees its four slots together: the priority request takes the first, the three others go to
+        // normal calls in the same instant, and calls that leave together reach the simulator in any order (under
+        // load, two of them came in before the priority call). Behind the normal calls waiting for a slot, it would
+        // come after those four at least.
+        assertThat(calledMeanwhile).as(waited).isLessThanOrEqualTo(3);
         assertThat(calledAfter).as(waited).isGreaterThanOrEqualTo(NORMAL - 8);
     }
 }
