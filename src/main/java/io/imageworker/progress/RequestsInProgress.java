@@ -282,8 +282,8 @@ public class RequestsInProgress implements CallListener {
      */
     public Place place(String name, FairTurns.Turn turn, Taken run) {
         return places.compute(name, (ignored, held) -> {
-            Place place = held == null ? new Place(turn) : held;
-            place.runs.add(run);
+            Place place = held == null ? new Place() : held;
+            place.copies.add(new Copy(run, turn));
             return place;
         });
     }
@@ -299,8 +299,8 @@ public class RequestsInProgress implements CallListener {
             if (held != place) {
                 return held;
             }
-            held.runs.remove(run);
-            return held.runs.isEmpty() ? null : held;
+            held.copies.removeIf(copy -> copy.run() == run);
+            return held.copies.isEmpty() ? null : held;
         });
     }
 
@@ -480,25 +480,28 @@ public class RequestsInProgress implements CallListener {
         public abstract boolean callLeaves();
     }
 
+    /** A copy of a request holding its place: its record's run and the turn it went into progress in. */
+    private record Copy(Taken run, FairTurns.Turn turn) {}
+
     /**
-     * A request's place in progress: its turn (the first copy's) and the runs of the records of the copies of it that
-     * hold it; and while it waits aside for its producer's cap, the signal that ends its wait when it may not go on.
+     * A request's place in progress: the runs of the records of the copies of it that hold it, each with its turn; and while it waits aside for its producer's cap, the signal that ends its wait when it may not go on.
      * Copies of one request share its work ({@code processing.RequestProcessor}), so what the work may do is asked of
      * each of their runs: one whose partition is still this worker's answers for the request.
      */
     public static final class Place {
-        private final FairTurns.Turn turn;
-        /** The runs of the copies that hold it, in the order they came. Changed only under the registry's map's lock. */
-        private final List<Taken> runs = new CopyOnWriteArrayList<>();
+        /** The copies that hold it, in the order they came. Changed only under the registry's map's lock. */
+        private final List<Copy> copies = new CopyOnWriteArrayList<>();
 
         private final AtomicReference<CompletableFuture<Void>> aside = new AtomicReference<>();
 
-        private Place(FairTurns.Turn turn) {
-            this.turn = turn;
-        }
+        private Place() {}
 
+        /**
+         * The turn it holds: that of the first copy still holding it (a copy that left gave its turn back with it);
+         * null once no copy holds it.
+         */
         public FairTurns.Turn turn() {
-            return turn;
+            return copies.stream().findFirst().map(Copy::turn).orElse(null);
         }
 
         /**
@@ -506,17 +509,17 @@ public class RequestsInProgress implements CallListener {
          * null once no copy holds it (it was given back meanwhile).
          */
         public Taken run() {
-            for (Taken run : runs) {
-                if (run.mayGoOn()) {
-                    return run;
+            for (Copy copy : copies) {
+                if (copy.run().mayGoOn()) {
+                    return copy.run();
                 }
             }
-            return runs.isEmpty() ? null : runs.get(0);
+            return copies.stream().findFirst().map(Copy::run).orElse(null);
         }
 
         /** Whether the request may still go on here: a copy of it may. */
         public boolean mayGoOn() {
-            return runs.stream().anyMatch(Taken::mayGoOn);
+            return copies.stream().anyMatch(copy -> copy.run().mayGoOn());
         }
 
         /**
@@ -524,7 +527,7 @@ public class RequestsInProgress implements CallListener {
          * copies' runs in turn until one says yes (that one's partition then answers for the call).
          */
         public boolean waitsToCall() {
-            return runs.stream().anyMatch(Taken::waitsToCall);
+            return copies.stream().anyMatch(copy -> copy.run().waitsToCall());
         }
 
         /**
@@ -532,7 +535,7 @@ public class RequestsInProgress implements CallListener {
          * one says yes (a revocation of that one's partition then waits for the call).
          */
         public boolean callLeaves() {
-            return runs.stream().anyMatch(Taken::callLeaves);
+            return copies.stream().anyMatch(copy -> copy.run().callLeaves());
         }
 
         /** It waits aside now; {@code gone} ends the wait. */

@@ -2,8 +2,12 @@ package io.imageworker.progress;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.imageworker.config.ProducerWeights;
 import io.imageworker.contract.ImageStarted;
+import io.imageworker.contract.Lane;
 import io.imageworker.support.Pauses;
+import io.imageworker.turns.FairTurns;
+import io.smallrye.mutiny.Uni;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -107,17 +111,29 @@ class RequestsInProgressTest {
     void theCopiesOfARequestShareOnePlaceGivenBackWhenTheLastLeavesIt() {
         Record first = taken(0);
         Record copy = taken(1);
+        FairTurns turns = new FairTurns(2, 0, ProducerWeights.EQUAL);
+        FairTurns.Turn firstTurn = turn(turns);
+        FairTurns.Turn copyTurn = turn(turns);
 
-        var place = progress.place("r-1", null, first);
-        assertThat(progress.place("r-1", null, copy)).isSameAs(place);
+        var place = progress.place("r-1", firstTurn, first);
+        assertThat(progress.place("r-1", copyTurn, copy)).isSameAs(place);
         assertThat(progress.placeOf("r-1")).contains(place);
         assertThat(place.run()).isSameAs(first);
+        assertThat(place.turn()).isSameAs(firstTurn);
 
         progress.unplace("r-1", place, first);
         assertThat(progress.placeOf("r-1")).contains(place);
         assertThat(place.run()).isSameAs(copy);
+        assertThat(place.turn()).as("the first copy's turn went with it").isSameAs(copyTurn);
         progress.unplace("r-1", place, copy);
         assertThat(progress.placeOf("r-1")).isEmpty();
+    }
+
+    /** A turn of {@code turns}, taken at once (a place is free); only which turn it is counts here. */
+    private static FairTurns.Turn turn(FairTurns turns) {
+        return turns.run(Lane.NORMAL, "a", turn -> Uni.createFrom().item(turn))
+                .await()
+                .atMost(Duration.ofSeconds(5));
     }
 
     @Test

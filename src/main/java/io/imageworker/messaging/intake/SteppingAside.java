@@ -142,8 +142,9 @@ public class SteppingAside implements PlacesInProgress {
                                 run.waiting();
                             }
                             placed.aside(gone);
-                            return placed.turn()
-                                    .aside(Uni.join().first(wait, handedOver).toTerminate());
+                            Uni<T> waiting = Uni.join().first(wait, handedOver).toTerminate();
+                            FairTurns.Turn turn = placed.turn();
+                            return turn == null ? waiting : turn.aside(waiting);
                         })
                         .onTermination()
                         .invoke(() -> {
