@@ -13,8 +13,9 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The subset of the fault suite that {@code ./mvnw verify} runs ({@link FaultScenario#ci()}): 60 requests through the
  * packaged worker while 5xx, hangs, truncated bodies, expired URLs and 429 storms are injected, the worker is killed
- * with SIGKILL, the broker is stopped for 5 s, the token is revoked for 6 s and the store is down for 8 s. The same
- * engine and figures as {@code ./mvnw -Pfaults}; the figures are printed.
+ * with SIGKILL, the broker is stopped for 5 s, the token is revoked for 6 s and the store is down for 8 s (while it is
+ * down, the worker's readiness must say so and its liveness must not). The same engine and figures as {@code ./mvnw
+ * -Pfaults}; the figures are printed.
  */
 @TakesAbout(seconds = 110)
 class FaultSuiteIT {
@@ -59,6 +60,11 @@ class FaultSuiteIT {
         assertThat(report.figure("uncommitted"))
                 .as("request records left uncommitted")
                 .isZero();
+        // Readiness follows the store, liveness does not (no restart by the supervisor, above), and the worker is
+        // ready again once the store is back (below).
+        assertThat(report.figure("unready-while-store-down"))
+                .as("the worker's readiness down while the store was down")
+                .isEqualTo(1);
         assertThat(report.figure("ready")).as("worker ready at the end").isEqualTo(1);
         assertThat(report.violations()).isEmpty();
     }

@@ -20,7 +20,8 @@ public final class EarlyWorkerClassArchive implements LauncherDiscoveryListener 
     public void launcherDiscoveryStarted(LauncherDiscoveryRequest request) {
         if (selectsIntegrationTest(request) || EarlyServerStart.selectsQuarkusTest(request)) {
             try {
-                WorkerClassArchive.makeInBackground(WorkerProcess.javaCommand(), BuildPaths.workerJar());
+                WorkerClassArchive.makeInBackground(
+                        WorkerProcess.javaCommand(), BuildPaths.workerJar(), WorkerClassArchive.Training.WORKLOAD);
             } catch (IllegalStateException notPackaged) {
                 // No packaged worker (a run that did not build it): its integration tests say so themselves.
             }

@@ -367,6 +367,13 @@ public final class FaultReport {
         if (!outcome.readyAtEnd()) {
             violations.add("the worker was not ready at the end");
         }
+        outcome.unreadyWhileStoreDown().ifPresent(unready -> {
+            if (!unready) {
+                violations.add("the worker stayed ready while the store was down");
+            }
+            figures.put("unready-while-store-down", unready ? 1L : 0L);
+            rows.add(new Row("worker not ready while the store was down", unready ? "yes" : "NO", false, ""));
+        });
         figures.put("ready", outcome.readyAtEnd() ? 1L : 0L);
         rows.add(new Row("worker ready at the end", outcome.readyAtEnd() ? "yes" : "NO", false, ""));
 

@@ -2,6 +2,8 @@ package io.imageworker.testing.faults;
 
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.imageworker.testing.faults.FaultScenario.Incident;
 import io.imageworker.testing.gateway.Fault;
 import io.imageworker.testing.gateway.GatewaySimulator;
@@ -28,6 +30,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -38,6 +41,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.RecordMetadata;
@@ -80,6 +84,10 @@ public final class FaultRun {
             .build();
     private volatile Instant origin;
     private int livenessFailures;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Whether readiness answered 503 during the first outage of the store; null until one happened. */
+    private final AtomicReference<Boolean> unreadyWhileStoreDown = new AtomicReference<>();
+
     private boolean supervising = true;
 
     private FaultRun(FaultScenario scenario, Consumer<String> say) {
@@ -229,6 +237,7 @@ public final class FaultRun {
                     worker.starts(),
                     committed,
                     readyAtEnd,
+                    Optional.ofNullable(unreadyWhileStoreDown.get()),
                     worker.logFile(),
                     Duration.ofNanos(System.nanoTime() - wallStart));
         } finally {
@@ -279,6 +288,16 @@ public final class FaultRun {
                     stack.infrastructure().s3().stop();
                 }
                 say(server + " is down");
+                if (!broker) {
+                    // Readiness follows the store (the pod leaves the Service's endpoints); liveness does not (the
+                    // supervisor's restarts must stay at zero). Asked until the store is due back.
+                    boolean unready = awaitQuietly(
+                            "the worker's readiness down while the store is down",
+                            incident.length().minusSeconds(1),
+                            () -> storeCheckDown(worker));
+                    unreadyWhileStoreDown.compareAndSet(null, unready);
+                    say(unready ? "the worker is not ready while the store is down" : "the worker stayed ready");
+                }
             });
             CompletableFuture<Void> up = after(down, timeline, end, () -> {
                 if (broker) {
@@ -401,6 +420,35 @@ public final class FaultRun {
         } catch (IllegalStateException first) {
             say("the worker did not start (" + first.getMessage() + "); trying once more");
             worker.start();
+        }
+    }
+
+    /**
+     * Whether the worker's {@code /q/health/ready} answers 503 with its object-store check down (not only another
+     * check, such as the pause on a revoked token); false when it does not answer within 3 s.
+     */
+    private boolean storeCheckDown(WorkerProcess worker) {
+        try {
+            HttpResponse<String> answer = http.send(
+                    HttpRequest.newBuilder(worker.readyUrl())
+                            .timeout(Duration.ofSeconds(3))
+                            .GET()
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (answer.statusCode() != 503) {
+                return false;
+            }
+            for (JsonNode check : JSON.readTree(answer.body()).path("checks")) {
+                if (check.path("name").asText().equals("object-store")) {
+                    return check.path("status").asText().equals("DOWN");
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 
@@ -623,6 +671,8 @@ public final class FaultRun {
      * @param workerStarts how many times a worker process was started
      * @param allCommitted whether every request record was committed at the end
      * @param readyAtEnd whether the worker was ready at the end
+     * @param unreadyWhileStoreDown whether its readiness answered 503 while the store was down (the first outage of
+     *     the store), empty when the timeline stopped no store
      * @param workerLog the worker's log file
      * @param wall time from the start of the infrastructure to the end of collection
      */
@@ -640,6 +690,7 @@ public final class FaultRun {
             int workerStarts,
             boolean allCommitted,
             boolean readyAtEnd,
+            Optional<Boolean> unreadyWhileStoreDown,
             Path workerLog,
             Duration wall) {
 
