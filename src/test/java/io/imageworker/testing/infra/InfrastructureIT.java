@@ -1,5 +1,6 @@
 package io.imageworker.testing.infra;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -15,7 +16,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.DescribeClusterOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -30,7 +30,11 @@ import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.core.ResponseBytes;
 import software.amazon.awssdk.core.async.AsyncRequestBody;
 import software.amazon.awssdk.core.async.AsyncResponseTransformer;
@@ -40,11 +44,13 @@ import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 
 /**
  * The servers of the test run are real, reachable, shared by every class loader of the JVM, and keep their data across
- * a stop, a crash and a restart. The stops, kills and restarts are done to servers of this class's own
- * ({@link Infrastructure#startOwn()}, of the same kind as the shared ones): the other test classes of the JVM run
- * beside it on the shared servers.
+ * a stop, a crash and a restart; the embedded ones of a local run keep it from one run to the next. The stops, kills
+ * and restarts are done to servers of this class's own, of the same kind as the shared ones: the other test classes of
+ * the JVM run beside it on the shared servers. Embedded, they keep their data in this class's directory, as a local
+ * run's do ({@link Infrastructure#startEmbedded(Path)}), and the last test starts them again on it.
  */
-@TakesAbout(seconds = 45)
+@TakesAbout(seconds = 50)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class InfrastructureIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(30);
@@ -53,9 +59,15 @@ class InfrastructureIT {
     /** This class's own servers, which it stops, kills and restarts. */
     private static Infrastructure infrastructure;
 
+    /** Where they keep their data when they are embedded. */
+    @TempDir
+    static Path dataDir;
+
     @BeforeAll
     static void startServers() {
-        infrastructure = Infrastructure.startOwn();
+        infrastructure = Infrastructure.choosesEmbedded()
+                ? Infrastructure.startEmbedded(dataDir.resolve("servers"))
+                : Infrastructure.startOwn();
     }
 
     @AfterAll
@@ -209,26 +221,82 @@ class InfrastructureIT {
         assertThat(Files.readAllBytes(file)).isEqualTo(PNG_BYTES);
     }
 
-    private static void send(String topic, String key, String value) {
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(Map.of(
+    /**
+     * A local run finds the records and objects of the run before, on the same directory. Last: it ends the class's
+     * servers when they are embedded, and its second run becomes them; otherwise it starts two runs of its own.
+     */
+    @Test
+    @Order(Integer.MAX_VALUE)
+    void aLocalRunFindsTheRecordsAndObjectsOfThePreviousRun() {
+        Path runs = Infrastructure.choosesEmbedded() ? dataDir.resolve("servers") : dataDir.resolve("local-run");
+        Infrastructure firstRun =
+                Infrastructure.choosesEmbedded() ? infrastructure : Infrastructure.startEmbedded(runs);
+        String topic = uniqueName("image-request");
+        firstRun.kafka().createTopics(topic);
+        TopicPartition partition = new TopicPartition(topic, 0);
+        try (KafkaProducer<String, String> producer = producer(firstRun)) {
+            producer.send(new ProducerRecord<>(topic, 0, "request-1", "{}")).get(PATIENCE.toSeconds(), SECONDS);
+        } catch (Exception e) {
+            throw new AssertionError("Could not produce to " + topic, e);
+        }
+        String bucket = uniqueName("images");
+        firstRun.s3().createBucket(bucket);
+        try (S3AsyncClient s3 = firstRun.s3().newAsyncClient()) {
+            put(s3, bucket, "images/request-1.png");
+        }
+        assertThat(firstRun.s3().localDataDir())
+                .contains(runs.resolve("s3").toAbsolutePath())
+                .get()
+                .satisfies(dir -> assertThat(dir.resolve(bucket).resolve("images/request-1.png"))
+                        .hasBinaryContent(PNG_BYTES));
+        firstRun.close();
+
+        Infrastructure secondRun = Infrastructure.startEmbedded(runs);
+        if (firstRun == infrastructure) {
+            infrastructure = secondRun;
+        }
+        try (KafkaConsumer<String, String> consumer = consumer(secondRun, uniqueName("local-run-check"))) {
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            assertThat(pollUntil(consumer, 1)).extracting(ConsumerRecord::key).containsExactly("request-1");
+        }
+        try (S3AsyncClient s3 = secondRun.s3().newAsyncClient()) {
+            assertThat(get(s3, bucket, "images/request-1.png").asByteArray()).isEqualTo(PNG_BYTES);
+        } finally {
+            if (secondRun != infrastructure) {
+                secondRun.close();
+            }
+        }
+    }
+
+    private static KafkaProducer<String, String> producer(Infrastructure servers) {
+        return new KafkaProducer<>(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                infrastructure.kafkaBootstrapServers(),
+                servers.kafkaBootstrapServers(),
                 ProducerConfig.ACKS_CONFIG,
                 "all",
                 ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
                 StringSerializer.class,
                 ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
-                StringSerializer.class))) {
-            producer.send(new ProducerRecord<>(topic, 0, key, value)).get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+                StringSerializer.class));
+    }
+
+    private static void send(String topic, String key, String value) {
+        try (KafkaProducer<String, String> producer = producer(infrastructure)) {
+            producer.send(new ProducerRecord<>(topic, 0, key, value)).get(PATIENCE.toSeconds(), SECONDS);
         } catch (Exception e) {
             throw new AssertionError("Could not produce to " + topic, e);
         }
     }
 
     private static KafkaConsumer<String, String> consumer(String group) {
+        return consumer(infrastructure, group);
+    }
+
+    private static KafkaConsumer<String, String> consumer(Infrastructure servers, String group) {
         return new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
-                infrastructure.kafkaBootstrapServers(),
+                servers.kafkaBootstrapServers(),
                 ConsumerConfig.GROUP_ID_CONFIG,
                 group,
                 ConsumerConfig.AUTO_OFFSET_RESET_CONFIG,

@@ -214,6 +214,21 @@ public final class Infrastructure implements AutoCloseable {
         closeQuietly(store);
     }
 
+    /**
+     * Whether {@link #get()} and {@link #startOwn()} start both servers embedded, each in a JVM of its own (no server
+     * named by the environment, no Docker engine or {@code embedded} chosen): the kind a local run starts.
+     */
+    public static boolean choosesEmbedded() {
+        return env("KAFKA_BOOTSTRAP_SERVERS") == null
+                && env("IMAGE_WORKER_STORAGE_ENDPOINT") == null
+                && !containersChosen();
+    }
+
+    private static boolean containersChosen() {
+        String preference = preference();
+        return preference.equals("auto") ? Docker.isAvailable() : preference.equals("containers");
+    }
+
     private static Infrastructure chooseAndStart() {
         String kafkaEnv = env("KAFKA_BOOTSTRAP_SERVERS");
         String storeEnv = env("IMAGE_WORKER_STORAGE_ENDPOINT");
@@ -223,12 +238,11 @@ public final class Infrastructure implements AutoCloseable {
         if (kafkaEnv != null && storeEnv != null) {
             containers = false;
             reason = "";
-        } else if (preference.equals("auto")) {
-            containers = Docker.isAvailable();
-            reason = containers ? "Docker engine found" : "no Docker engine found";
         } else {
-            containers = preference.equals("containers");
-            reason = MODE_PROPERTY + "=" + preference;
+            containers = containersChosen();
+            reason = !preference.equals("auto")
+                    ? MODE_PROPERTY + "=" + preference
+                    : containers ? "Docker engine found" : "no Docker engine found";
         }
         Supplier<ManagedKafka> kafka;
         if (kafkaEnv != null) {
