@@ -249,6 +249,26 @@ public final class PipelineClient implements AutoCloseable {
     }
 
     /**
+     * The workload a worker is trained on before its JVM writes a class archive or an AOT cache at its exit: {@code
+     * count} generate requests with the ids {@code <prefix>-<run>-<n>} (those ending in 0 asking for two images), one
+     * the worker refuses ({@code <prefix>-invalid}, {@code INVALID_REQUEST}) and the first one again (replayed from its
+     * recorded result). Returns the ids whose terminal events to wait for.
+     */
+    public List<String> publishTrainingWorkload(String prefix, int count) {
+        List<String> ids = new ArrayList<>(publish(
+                        prefix,
+                        count,
+                        id -> request(
+                                id, "a training image", id.endsWith("0") ? "\"count\":2" : "\"size\":\"1024x1024\""))
+                .keySet());
+        String invalid = prefix + "-invalid";
+        send(invalid, request(invalid, "a training image", "\"count\":9"));
+        send(ids.get(0), request(ids.get(0), "a training image"));
+        ids.add(invalid);
+        return ids;
+    }
+
+    /**
      * Publishes {@code count} requests with the ids {@code <prefix>-<run>-<n>}, keyed by their ids, chosen so that they
      * fall on the {@code partitions} of the request topic in turn (as the producer's partitioner places a key), with
      * the body {@code json} makes of the id: every worker of a group gets its share. Returns the ids in publishing order.

@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -182,18 +181,7 @@ final class WorkerClassArchive {
                     .build();
             try {
                 worker.start();
-                List<String> ids = new ArrayList<>(client.publish(
-                                "cds",
-                                WORKLOAD,
-                                id -> PipelineClient.request(
-                                        id,
-                                        "a training image",
-                                        id.endsWith("0") ? "\"count\":2" : "\"size\":\"1024x1024\""))
-                        .keySet());
-                client.send("cds-invalid", PipelineClient.request("cds-invalid", "a training image", "\"count\":9"));
-                client.send(ids.get(0), PipelineClient.request(ids.get(0), "a training image"));
-                ids.add("cds-invalid");
-                client.awaitEnded(ids, TRAINING_TIMEOUT);
+                client.awaitEnded(client.publishTrainingWorkload("cds", WORKLOAD), TRAINING_TIMEOUT);
             } finally {
                 // SIGTERM, then the JVM writes the archive (an AOT cache is assembled by a second JVM: 10 to 20 CPU s).
                 worker.stop();

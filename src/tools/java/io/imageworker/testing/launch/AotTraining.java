@@ -99,18 +99,7 @@ public final class AotTraining {
             try (PipelineClient client = PipelineClient.on(stack)) {
                 Benchmark.say("training the AOT cache: %s (log %s)", String.join(" ", command), worker.logFile());
                 worker.start();
-                List<String> ids = new ArrayList<>(client.publish(
-                                "aot",
-                                requests,
-                                id -> PipelineClient.request(
-                                        id,
-                                        "a training image",
-                                        id.endsWith("0") ? "\"count\":2" : "\"size\":\"1024x1024\""))
-                        .keySet());
-                // A request the worker refuses (INVALID_REQUEST), and one replayed from its recorded result.
-                client.send("aot-invalid", PipelineClient.request("aot-invalid", "a training image", "\"count\":9"));
-                client.send(ids.get(0), PipelineClient.request(ids.get(0), "a training image"));
-                ids.add("aot-invalid");
+                List<String> ids = client.publishTrainingWorkload("aot", requests);
                 client.awaitEnded(ids, Duration.ofMinutes(5));
                 touchHttpEndpoints(worker, ids.get(0));
                 Map<String, Long> outcomes = new java.util.TreeMap<>();
