@@ -288,18 +288,20 @@ public final class FaultRun {
                     stack.infrastructure().s3().stop();
                 }
                 say(server + " is down");
+            });
+            CompletableFuture<Void> up = after(down, timeline, end, () -> {
                 if (!broker) {
                     // Readiness follows the store (the pod leaves the Service's endpoints); liveness does not (the
-                    // supervisor's restarts must stay at zero). Asked until the store is due back.
+                    // supervisor's restarts must stay at zero). The store stays down until the worker's readiness
+                    // said so, within a bound: on a busy machine the worker may still be restarting after its kill
+                    // when the planned outage ends.
                     boolean unready = awaitQuietly(
                             "the worker's readiness down while the store is down",
-                            incident.length().minusSeconds(1),
+                            CALLS_WAIT,
                             () -> storeCheckDown(worker));
                     unreadyWhileStoreDown.compareAndSet(null, unready);
                     say(unready ? "the worker is not ready while the store is down" : "the worker stayed ready");
                 }
-            });
-            CompletableFuture<Void> up = after(down, timeline, end, () -> {
                 if (broker) {
                     stack.infrastructure().kafka().start();
                 } else {
